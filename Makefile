@@ -1,0 +1,23 @@
+# The two commands of README.md. Each sets up what it needs (virtual environment, data cache).
+VENV ?= .venv
+export RECMETA_VENV := $(VENV)
+
+.PHONY: book test quick-book clean-book
+
+## build the book, executing every chapter (full profile), into _build/html
+book:
+	scripts/bootstrap.sh book,test
+	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
+
+## run the test suite (unit tests, then every chapter executed in the quick profile)
+test:
+	scripts/bootstrap.sh book,test,bench
+	$(VENV)/bin/python -m pytest
+
+## build the book with every chapter in its quick profile (what the tests check)
+quick-book:
+	scripts/bootstrap.sh book,test
+	RECMETA_PROFILE=quick $(VENV)/bin/jupyter-book build . --warningiserror --keep-going
+
+clean-book:
+	$(VENV)/bin/jupyter-book clean . --all

@@ -1,0 +1,99 @@
+"""The ``recmeta`` command line.
+
+Each subcommand lives in its own module exposing ``register(subparsers)``, which adds a parser
+and sets ``func`` (called with the parsed arguments; its return value is the exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+#: modules that add a subcommand, in the order they appear in ``recmeta --help``
+COMMAND_MODULES = ["recmeta.cli", "recmeta.cli_evaluate", "recmeta.cli_runs", "recmeta.cli_chapters"]
+
+
+def _data_fetch(args: argparse.Namespace) -> int:
+    from . import data
+
+    for name in args.names:
+        path = data.fetch(name, seed=args.seed, download=not args.offline)
+        print(f"{name}: {path}")
+    return 0
+
+
+def _data_stats(args: argparse.Namespace) -> int:
+    from . import data
+
+    rows = [data.stats(data.load(n, download=not args.offline), n) for n in args.names]
+    if args.json:
+        print(json.dumps(rows if len(rows) > 1 else rows[0], indent=2))
+        return 0
+    for r in rows:
+        width = max(len(k) for k in r)
+        for k, v in r.items():
+            if isinstance(v, float):
+                v = f"{v:.6g}"
+            elif isinstance(v, dict):
+                v = ", ".join(f"{kk:g}: {vv}" for kk, vv in v.items())
+            print(f"{k:<{width}}  {v}")
+        print()
+    return 0
+
+
+def _data_list(args: argparse.Namespace) -> int:
+    from . import data
+
+    for d in data.REGISTRY.values():
+        cached = (data.cache_dir() / d.ratings_path).exists()
+        print(f"{d.name:<16} {d.n_ratings:>11,} ratings  {'cached' if cached else 'not cached':<10}  {d.url}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("data", help="list, fetch and describe the registered datasets")
+    dsub = p.add_subparsers(dest="data_command", required=True)
+    f = dsub.add_parser("fetch", help="download (or copy from a pre-filled folder) and verify")
+    f.add_argument("names", nargs="+", metavar="NAME")
+    f.add_argument("--seed", metavar="DIR", help="folder holding already extracted releases")
+    f.add_argument("--offline", action="store_true", help="never download")
+    f.set_defaults(func=_data_fetch)
+    s = dsub.add_parser("stats", help="users, items, ratings, density, Gini indices")
+    s.add_argument("names", nargs="+", metavar="NAME")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--offline", action="store_true", help="never download")
+    s.set_defaults(func=_data_stats)
+    ls = dsub.add_parser("list", help="the registry and what is cached")
+    ls.set_defaults(func=_data_list)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="recmeta", description="Evaluation of recommender systems, re-derived and re-run."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # subcommand not part of this installation
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (KeyError, ValueError, RuntimeError, FileNotFoundError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"recmeta: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Create or refresh the project's virtual environment (.venv) and seed the data cache.
+# Idempotent: does nothing when pyproject.toml has not changed since the last run.
+#   scripts/bootstrap.sh [EXTRAS]      e.g. scripts/bootstrap.sh book,test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-book,test}"
+venv="${RECMETA_VENV:-.venv}"
+
+python_ok() {  # a Python new enough for LensKit 2026 (>= 3.12.5)
+  "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12, 5) else 1)' >/dev/null 2>&1
+}
+
+find_python() {
+  local c
+  for c in "${RECMETA_PYTHON:-}" python3.14 python3.13 python3.12 python3; do
+    [ -n "$c" ] && command -v "$c" >/dev/null 2>&1 && python_ok "$(command -v "$c")" && { command -v "$c"; return; }
+  done
+  if command -v pyenv >/dev/null 2>&1; then  # pyenv versions are not on PATH unless selected
+    for c in $(ls -d "$(pyenv root)"/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV); do
+      python_ok "$c" && { echo "$c"; return; }
+    done
+  fi
+  if command -v uv >/dev/null 2>&1; then
+    c=$(uv python find '>=3.12.5' 2>/dev/null || true)
+    [ -n "$c" ] && python_ok "$c" && { echo "$c"; return; }
+  fi
+  echo "error: recmeta needs Python >= 3.12.5 (LensKit 2026 requires it) and none was found." >&2
+  echo "Install one (e.g. 'pyenv install 3.13', 'uv python install 3.13') or set RECMETA_PYTHON." >&2
+  exit 1
+}
+
+if [ ! -x "$venv/bin/python" ] || ! python_ok "$venv/bin/python"; then
+  py=$(find_python)
+  echo "creating $venv with $("$py" --version)"
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+fi
+
+stamp="$venv/.recmeta-installed"
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet -e ".[$extras]"
+  echo "$want" > "$stamp"
+fi
+
+# Data cache: a folder of already extracted releases beside the project (RECMETA_SEED, default
+# ../shared/data) pre-fills it; otherwise the releases are downloaded from GroupLens.
+seed="${RECMETA_SEED:-../shared/data}"
+seed_args=()
+[ -d "$seed" ] && seed_args=(--seed "$seed")
+"$venv/bin/recmeta" data fetch ml-100k ml-latest-small "${seed_args[@]}" >/dev/null

@@ -1,0 +1,35 @@
+"""Shared test set-up: the data cache.
+
+Tests read the MovieLens releases through recmeta's own cache (``$RECMETA_DATA``, default
+``data/`` in the project). When the cache is empty, it is filled from a folder of extracted
+releases (``$RECMETA_SEED``, default ``../shared/data`` beside the project) — the same path
+``scripts/bootstrap.sh`` takes — so no test needs the network.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("RECMETA_DATA", str(ROOT / "data"))
+SEED = Path(os.environ.get("RECMETA_SEED", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def ml100k():
+    """The ML-100K ratings frame (fetched into the cache from the seed folder if needed)."""
+    from recmeta import data
+
+    data.fetch("ml-100k", seed=SEED if SEED.exists() else None)
+    return data.load("ml-100k")
+
+
+@pytest.fixture(scope="session")
+def ml_latest_small():
+    from recmeta import data
+
+    data.fetch("ml-latest-small", seed=SEED if SEED.exists() else None)
+    return data.load("ml-latest-small")
