@@ -1,0 +1,184 @@
+"""Agreement between system orderings: Kendall's τ, robustness curves and τ matrices.
+
+Valcarce et al. (2018, Sec. 4) call a metric robust when the ordering of systems it gives on an
+incomplete test set agrees with the ordering it gives on the full one; agreement is Kendall's τ
+(Kendall 1938), averaged over the random samples of each test-set size. We use τ-b, the variant
+that accounts for ties (as ``scipy.stats.kendalltau`` does by default):
+
+.. math::
+
+    \\tau_b = \\frac{\\sum_{i<j} \\operatorname{sgn}(x_i - x_j)\\,\\operatorname{sgn}(y_i - y_j)}
+                  {\\sqrt{\\sum_{i<j} \\operatorname{sgn}(x_i - x_j)^2
+                          \\sum_{i<j} \\operatorname{sgn}(y_i - y_j)^2}}
+
+All functions work on plain arrays of system scores (one score per system, e.g. the mean of a
+metric over users) and are vectorised over any number of leading axes (samples, metrics, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import stats
+
+__all__ = [
+    "kendall_tau",
+    "tau_matrix",
+    "system_means",
+    "robustness_curve",
+    "mean_band",
+]
+
+GEOMETRIC_FLOOR = 1e-5
+"""Floor applied before taking logs in the geometric mean, as trec_eval's ``gm_map`` does."""
+
+
+def kendall_tau(x: ArrayLike, y: ArrayLike) -> np.ndarray:
+    """Kendall's τ-b between the last axes of ``x`` and ``y`` (broadcast over leading axes).
+
+    ``x`` and ``y`` hold one score per system on their last axis; leading axes broadcast, so
+    ``kendall_tau(samples × systems, reference)`` gives one τ per sample. Returns NaN where one
+    side has all systems tied (τ-b is undefined there, as in scipy). Costs O(n²) in the number
+    of systems ``n``, which is meant to be small (tens).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(
+            f"x and y must score the same systems: last axes have {x.shape[-1]} and {y.shape[-1]}"
+        )
+    n = x.shape[-1]
+    if n < 2:
+        raise ValueError("Kendall's tau needs at least two systems")
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("system scores contain NaN; score every system before correlating")
+    i, j = np.triu_indices(n, 1)
+    sx = np.sign(x[..., i] - x[..., j])
+    sy = np.sign(y[..., i] - y[..., j])
+    num = (sx * sy).sum(axis=-1)
+    den = np.sqrt((sx * sx).sum(axis=-1) * (sy * sy).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return np.clip(tau, -1.0, 1.0)
+
+
+def tau_matrix(scores: ArrayLike, labels: Sequence[str] | None = None) -> pd.DataFrame:
+    """Kendall τ-b between every pair of rows of ``scores`` (k × systems).
+
+    Each row scores the same systems under one metric (or one cut-off): the result is the τ
+    matrix among metrics of Valcarce et al. (2018, Fig. 5) or among cut-offs (Fig. 1).
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim != 2:
+        raise ValueError(f"scores must be 2-d (metrics × systems), got shape {s.shape}")
+    labels = list(labels) if labels is not None else list(range(s.shape[0]))
+    if len(labels) != s.shape[0]:
+        raise ValueError(f"{len(labels)} labels for {s.shape[0]} rows of scores")
+    tau = kendall_tau(s[:, None, :], s[None, :, :])
+    return pd.DataFrame(tau, index=labels, columns=labels)
+
+
+def system_means(
+    per_user: ArrayLike,
+    users: ArrayLike | None = None,
+    *,
+    mean: str = "arithmetic",
+    floor: float = GEOMETRIC_FLOOR,
+) -> np.ndarray:
+    """Aggregate per-user scores (… × systems × users) into system scores (… × systems).
+
+    ``users`` is an optional boolean mask over users (users, or … × users matching the leading
+    axes) choosing which users are averaged, e.g. for user incompleteness. ``mean`` is
+    ``"arithmetic"`` or ``"geometric"``; the geometric mean is ``exp(mean(log(max(x, floor))))``
+    with the floor of trec_eval's ``gm_map`` (1e-5), used by Valcarce et al. (2020, Sec. 7).
+    """
+    a = np.asarray(per_user, dtype=np.float64)
+    if a.ndim < 2:
+        raise ValueError(f"per_user must be (… × systems × users), got shape {a.shape}")
+    if np.isnan(a).any():
+        raise ValueError(
+            "per-user scores contain NaN; score every (system, user) or select users with `users`"
+        )
+    if mean == "arithmetic":
+        values = a
+    elif mean == "geometric":
+        if (a < 0).any():
+            raise ValueError("the geometric mean needs non-negative scores")
+        values = np.log(np.maximum(a, floor))
+    else:
+        raise ValueError(f"mean must be 'arithmetic' or 'geometric', got {mean!r}")
+    if users is None:
+        out = values.mean(axis=-1)
+    else:
+        w = np.asarray(users)
+        if w.dtype != bool:
+            raise TypeError("users must be a boolean mask over users")
+        if w.shape[-1] != a.shape[-1]:
+            raise ValueError(f"user mask has {w.shape[-1]} users, scores have {a.shape[-1]}")
+        w = np.expand_dims(w, -2)  # broadcast over systems
+        n = w.sum(axis=-1)
+        if (n == 0).any():
+            raise ValueError("a user mask selects no user: the mean is undefined")
+        out = (values * w).sum(axis=-1) / n
+    return np.exp(out) if mean == "geometric" else out
+
+
+def mean_band(values: ArrayLike, level: float = 0.95, axis: int = -1) -> tuple[np.ndarray, ...]:
+    """Mean and Student-t confidence interval of the mean along ``axis``.
+
+    ``mean ± t_{(1+level)/2, m-1} · s / √m`` for ``m`` samples with standard deviation ``s``
+    (ddof=1). With one sample the half-width is NaN. Returns ``(mean, low, high)``.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    m = v.shape[axis]
+    centre = v.mean(axis=axis)
+    if m < 2:
+        half = np.full_like(centre, np.nan)
+    else:
+        sd = v.std(axis=axis, ddof=1)
+        half = stats.t.ppf(0.5 + level / 2, m - 1) * sd / np.sqrt(m)
+    return centre, centre - half, centre + half
+
+
+def robustness_curve(
+    scores: ArrayLike,
+    reference: ArrayLike,
+    share: ArrayLike,
+    *,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Kendall τ of each incomplete test set against the full one, averaged per share.
+
+    ``scores`` is (k × systems): the system scores on each incomplete test set (row ``j`` made
+    from mask ``j``); ``reference`` (systems,) the scores on the full test set; ``share`` (k,)
+    the share of each mask. Returns one row per share with the mean τ over its samples, a
+    Student-t confidence band (see :func:`mean_band`), the spread and the number of samples.
+    Valcarce et al. (2018, Sec. 4): the higher the curve, the more robust the metric.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    share = np.asarray(share, dtype=np.float64)
+    if s.ndim != 2 or share.shape != (s.shape[0],):
+        raise ValueError(
+            f"scores must be (masks × systems) with one share per mask; got {s.shape} and "
+            f"{share.shape}"
+        )
+    tau = kendall_tau(s, reference)
+    rows = []
+    for p in np.unique(share)[::-1]:
+        t = tau[share == p]
+        centre, low, high = mean_band(t, level)
+        rows.append(
+            {
+                "share": p,
+                "tau": centre,
+                "low": low,
+                "high": high,
+                "sd": t.std(ddof=1) if t.size > 1 else np.nan,
+                "min": t.min(),
+                "samples": t.size,
+            }
+        )
+    return pd.DataFrame(rows)

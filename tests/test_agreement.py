@@ -1,0 +1,125 @@
+"""Kendall's tau, tau matrices, aggregation and robustness curves against scipy and by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from recmeta import agreement as ag
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 25).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 6), min_size=n, max_size=n),
+            st.lists(st.integers(0, 6), min_size=n, max_size=n),
+        )
+    )
+)
+def test_tau_b_matches_scipy_with_ties(xy):
+    x, y = (np.array(v, dtype=float) for v in xy)
+    expected = stats.kendalltau(x, y).statistic
+    got = ag.kendall_tau(x, y)
+    if np.isnan(expected):
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_tau_is_vectorised_over_samples():
+    rng = np.random.default_rng(0)
+    reference = rng.random(20)
+    samples = reference + rng.normal(0, 0.1, size=(300, 20))
+    samples[:5] = np.round(samples[:5], 1)  # some ties
+    got = ag.kendall_tau(samples, reference)
+    assert got.shape == (300,)
+    expected = [stats.kendalltau(s, reference).statistic for s in samples]
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_tau_hand_worked():
+    # two concordant pairs and one discordant pair: (2 - 1) / 3
+    assert ag.kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+    assert ag.kendall_tau([1, 2, 3], [3, 2, 1]) == pytest.approx(-1)
+    assert np.isnan(ag.kendall_tau([1, 1, 1], [1, 2, 3]))
+
+
+def test_tau_refuses_bad_input():
+    with pytest.raises(ValueError, match="same systems"):
+        ag.kendall_tau([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="NaN"):
+        ag.kendall_tau([1, np.nan, 3], [1, 2, 3])
+    with pytest.raises(ValueError, match="two systems"):
+        ag.kendall_tau([1], [1])
+
+
+def test_tau_matrix_against_scipy():
+    rng = np.random.default_rng(1)
+    scores = rng.random((4, 12))
+    scores[3] = scores[0] ** 2  # same ordering as row 0
+    m = ag.tau_matrix(scores, ["P", "R", "MAP", "P2"])
+    assert list(m.index) == ["P", "R", "MAP", "P2"]
+    np.testing.assert_allclose(np.diag(m), 1.0)
+    np.testing.assert_allclose(m.to_numpy(), m.to_numpy().T)
+    assert m.loc["P", "P2"] == pytest.approx(1.0)
+    assert m.loc["R", "MAP"] == pytest.approx(stats.kendalltau(scores[1], scores[2]).statistic)
+
+
+def test_system_means_arithmetic_and_geometric():
+    rng = np.random.default_rng(2)
+    per_user = rng.random((3, 50))
+    per_user[0, :5] = 0.0
+    np.testing.assert_allclose(ag.system_means(per_user), per_user.mean(axis=1))
+    expected = stats.gmean(np.maximum(per_user, 1e-5), axis=1)
+    np.testing.assert_allclose(ag.system_means(per_user, mean="geometric"), expected)
+
+
+def test_system_means_with_user_masks():
+    rng = np.random.default_rng(3)
+    per_user = rng.random((4, 30))
+    masks = rng.random((6, 30)) < 0.5
+    got = ag.system_means(per_user, masks)
+    assert got.shape == (6, 4)
+    for k, mask in enumerate(masks):
+        np.testing.assert_allclose(got[k], per_user[:, mask].mean(axis=1))
+    with pytest.raises(ValueError, match="no user"):
+        ag.system_means(per_user, np.zeros(30, dtype=bool))
+    with pytest.raises(TypeError, match="boolean"):
+        ag.system_means(per_user, np.ones(30))
+
+
+def test_system_means_refuses_nan_and_unknown_mean():
+    with pytest.raises(ValueError, match="NaN"):
+        ag.system_means(np.array([[0.1, np.nan]]))
+    with pytest.raises(ValueError, match="geometric"):
+        ag.system_means(np.ones((2, 2)), mean="harmonic")
+
+
+def test_mean_band_is_the_t_interval():
+    rng = np.random.default_rng(4)
+    v = rng.normal(size=17)
+    centre, low, high = ag.mean_band(v, 0.9)
+    lo, hi = stats.t.interval(0.9, 16, loc=v.mean(), scale=stats.sem(v))
+    assert centre == pytest.approx(v.mean())
+    assert (low, high) == pytest.approx((lo, hi))
+
+
+def test_robustness_curve_by_hand():
+    reference = np.array([1.0, 2.0, 3.0, 4.0])
+    scores = np.array(
+        [
+            [1.0, 2.0, 3.0, 4.0],  # share 1.0: tau 1
+            [1.0, 2.0, 3.0, 4.0],  # share 0.5: tau 1
+            [2.0, 1.0, 3.0, 4.0],  # share 0.5: one swap -> 4/6
+        ]
+    )
+    curve = ag.robustness_curve(scores, reference, [1.0, 0.5, 0.5])
+    assert list(curve["share"]) == [1.0, 0.5]
+    assert list(curve["samples"]) == [1, 2]
+    assert curve["tau"].tolist() == pytest.approx([1.0, (1 + 4 / 6) / 2])
+    half = stats.t.ppf(0.975, 1) * np.std([1, 4 / 6], ddof=1) / np.sqrt(2)
+    assert curve["high"][1] - curve["tau"][1] == pytest.approx(half)
