@@ -1,0 +1,40 @@
+"""``recmeta run``: execute one chapter with its parameters overridden."""
+
+from __future__ import annotations
+
+import argparse
+
+from . import chapters
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.list:
+        for c in chapters.discover(args.root):
+            print(f"{c.name}: {c.title}")
+            for k, v in c.parameters.items():
+                print(f"    {k} = {v!r}")
+        return 0
+    if not args.chapter:
+        raise ValueError("name a chapter (recmeta run --list shows them)")
+    chapter = chapters.find(args.chapter, args.root)
+    overrides = chapters.parse_assignments(args.set, chapter.parameters)
+    path = chapters.run(
+        args.chapter, dataset=args.dataset, overrides=overrides, quick=args.quick,
+        out=args.out, root=args.root, html=not args.no_html,
+    )
+    print(path)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="execute a chapter with overridden parameters")
+    p.add_argument("chapter", nargs="?", help="chapter name (file name in notebooks/ without .md)")
+    p.add_argument("--list", action="store_true", help="list the chapters and their parameters")
+    p.add_argument("--dataset", help="registered dataset name or path to a ratings CSV")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a parameter (Python literal or string); repeatable")
+    p.add_argument("--quick", action="store_true", help="the quick profile (small sizes)")
+    p.add_argument("--out", default="_build/runs", help="output folder (default _build/runs)")
+    p.add_argument("--root", default=None, help="project folder (default: current folder)")
+    p.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    p.set_defaults(func=_run)

@@ -1,0 +1,78 @@
+"""The book builds, executing every chapter (quick profile), and `recmeta run` re-runs one."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recmeta import chapters
+from recmeta.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory, ml100k, ml_latest_small):
+    out = tmp_path_factory.mktemp("book")
+    env = {**os.environ, "RECMETA_PROFILE": "quick"}
+    jb = Path(sys.executable).parent / "jupyter-book"
+    r = subprocess.run(
+        [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
+        capture_output=True, text=True, env=env, cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    return out / "_build" / "html"
+
+
+def test_book_builds_every_page(built_book):
+    assert (built_book / "index.html").exists()
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]] + [c["file"] for p in toc["parts"] for c in p["chapters"]]
+    for f in files:
+        assert (built_book / f"{f}.html").exists(), f"{f} was not built"
+
+
+def test_datasets_chapter_has_table_and_figures(built_book):
+    html = (built_book / "notebooks" / "datasets.html").read_text()
+    assert "943" in html and "1,682" in html and "9,724" in html
+    assert len(re.findall(r'<img[^>]+src="[^"]+\.png"', html)) >= 2
+    assert "Traceback" not in html and 'class="output stderr"' not in html
+
+
+def test_every_chapter_has_a_parameters_cell():
+    for c in chapters.discover(ROOT):
+        assert c.parameters, f"{c.name} has no cell tagged 'parameters'"
+
+
+def test_run_one_chapter_with_overrides(tmp_path, ml100k):
+    path = chapters.run(
+        "datasets", overrides={"datasets": ["ml-100k"]}, quick=True, out=tmp_path, root=ROOT
+    )
+    nb = json.loads(path.read_text())
+    text = json.dumps(nb)
+    assert "ml-latest-small" not in "".join(
+        "".join(o.get("data", {}).get("text/plain", "")) for c in nb["cells"] for o in c.get("outputs", [])
+    )
+    assert "injected-parameters" in text
+    assert path.with_suffix(".html").exists()
+
+
+def test_run_reports_the_failing_cell(tmp_path, ml100k):
+    with pytest.raises(chapters.ChapterError, match="failed in cell"):
+        chapters.run("datasets", overrides={"datasets": ["no-such-release"]}, quick=True,
+                     out=tmp_path, root=ROOT, html=False)
+
+
+def test_run_cli_list_and_bad_parameter(capsys):
+    assert cli_main(["run", "--list", "--root", str(ROOT)]) == 0
+    assert "datasets" in capsys.readouterr().out
+    assert cli_main(["run", "datasets", "--set", "nope=1", "--root", str(ROOT)]) == 2
+    assert "no parameter 'nope'" in capsys.readouterr().err
