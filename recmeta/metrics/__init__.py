@@ -1,0 +1,36 @@
+"""The metric engine: judgments, runs, and every ranking metric of the book, vectorised.
+
+>>> from recmeta.metrics import Judgments, Runs, evaluate
+>>> j = Judgments.from_frame(test, threshold=4)                       # doctest: +SKIP
+>>> runs = Runs.from_frame(recs, j)                                   # doctest: +SKIP
+>>> evaluate(j, runs, ["P@10", "nDCG@100", "RR"])                     # doctest: +SKIP
+
+Metric names follow ir_measures (``P@10``, ``R@10``, ``F1@10``, ``AP@100``, ``nDCG@100``,
+``RR``, ``ERR@20``, ``bpref@100``, ``infAP@100``, ``AUC``, ``muAP@k``, ``NDCNG@k``,
+``SRecall(gamma=1)@10``); see :func:`known_metrics`. Where trec_eval has a metric, values equal
+trec_eval's (tested against pytrec_eval).
+"""
+
+from ._evaluate import GMEAN_FLOOR, aggregate, evaluate, pivot, score_matrices, score_matrix
+from ._judgments import Judgments, JudgmentsError
+from ._names import MetricNameError, MetricSpec, known_metrics, parse_metric
+from ._runs import Runs, RunsError
+from ._single import score_rankings
+
+__all__ = [
+    "Judgments",
+    "JudgmentsError",
+    "Runs",
+    "RunsError",
+    "MetricSpec",
+    "MetricNameError",
+    "parse_metric",
+    "known_metrics",
+    "evaluate",
+    "score_matrix",
+    "score_matrices",
+    "aggregate",
+    "pivot",
+    "score_rankings",
+    "GMEAN_FLOOR",
+]

@@ -1,0 +1,31 @@
+"""Area under the ROC curve of a ranking (Krichene & Rendle 2020, eq. 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._context import RankedJudgments
+from ._names import MetricSpec
+
+
+def auc(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
+    """AUC = (n − (|R| − 1)/2 − mean rank of R) / (n − |R|).
+
+    The fraction of (relevant, non-relevant) pairs ranked in the right order, over a ranking of n
+    items (Krichene & Rendle 2020, eq. 2). Here the ranking is the user's list (cut at k if given)
+    followed by the relevant items it misses, placed last; every other listed item — judged or
+    not — counts as non-relevant. It equals eq. 2 when the list ranks the whole catalogue (or
+    the sampled candidates). A non-empty list with no non-relevant item scores 1.
+    """
+    K = ctx.cut(spec.k)
+    rel = ctx.rel[:, :, :K]
+    n_list = ctx.present[:, :, :K].sum(axis=2).astype(np.float64)
+    R = ctx.num_rel[None, :]
+    found = rel.sum(axis=2)
+    missing = R - found
+    rank_sum = np.where(rel, np.arange(1, K + 1, dtype=np.float64), 0.0).sum(axis=2)
+    rank_sum = rank_sum + missing * n_list + missing * (missing + 1) / 2
+    n = n_list + missing
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = (n - (R - 1) / 2 - rank_sum / R) / (n - R)
+    return np.where(n > R, value, 1.0)

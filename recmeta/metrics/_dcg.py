@@ -1,0 +1,55 @@
+"""Discounted cumulative gain: nDCG (trec_eval ``ndcg_cut``) and NDCNG (Scheel et al.)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._context import RankedJudgments, discount
+from ._names import MetricSpec
+
+
+def _gain(grades: np.ndarray, kind: str, threshold: float) -> np.ndarray:
+    g = np.nan_to_num(grades, nan=0.0)
+    if kind == "linear":
+        return g
+    if kind == "exp":
+        return np.exp2(g) - 1.0
+    return (g >= threshold).astype(np.float64) * (g > 0)
+
+
+def _ndcg(ctx: RankedJudgments, list_gain: np.ndarray, entry_gain: np.ndarray, k: int | None):
+    K = ctx.cut(k)
+    dcg = (list_gain[:, :, :K] * discount(K)).sum(axis=2)
+    ideal = ctx.per_user_top(entry_gain, ctx.depth if k is None else k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ideal > 0, dcg / ideal, 0.0)
+
+
+def ndcg(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
+    """nDCG@k = DCG@k / IDCG@k with DCG@k = sum_{i<=k} g(r_i) / log2(i + 1).
+
+    Gain ``g`` (``gain=``): ``linear`` — the grade itself, as trec_eval ``ndcg_cut`` (which
+    uses the qrels value) and Valcarce et al. (2020, eq. 5) do; ``exp`` — 2^r − 1 (Burges et al.
+    2005); ``binary`` — 1 for relevant (r >= τ). Unjudged items gain 0. The ideal DCG ranks *all*
+    the user's judged items by gain (not just the retrieved ones) and cuts at k. Järvelin &
+    Kekäläinen (2002).
+    """
+    kind = spec.param("gain")
+    _, _, grades = ctx.active_entries
+    return _ndcg(ctx, _gain(ctx.grade, kind, ctx.threshold),
+                 _gain(grades, kind, ctx.threshold), spec.k)
+
+
+def ndcng(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
+    """NDCNG@k: nDCG of the normalised gain 2^(r/m) − 1 (Scheel et al., eq. 5).
+
+    ``m`` is the user's highest grade (the highest reachable gain); with ``m = 0`` every gain is
+    0 and NDCNG is 0. Discount and ideal ranking as in :func:`ndcg`.
+    """
+    users, _, grades = ctx.active_entries
+    m = ctx.per_user_max(grades)
+    safe = np.where(m > 0, m, 1.0)
+    list_gain = np.exp2(np.nan_to_num(ctx.grade) / safe[None, :, None]) - 1.0
+    list_gain *= (m > 0)[None, :, None]
+    entry_gain = (np.exp2(grades / safe[users]) - 1.0) * (m[users] > 0)
+    return _ndcg(ctx, list_gain, entry_gain, spec.k)

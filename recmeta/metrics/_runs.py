@@ -1,0 +1,317 @@
+"""Runs: for each system, a users × depth array of ranked items.
+
+``Runs.ranks[s, u, d]`` is the code (position in ``Runs.items``) of the item system ``s`` puts at
+rank ``d + 1`` for user ``u``, or ``-1`` for "no item" (a list shorter than the depth). Users are
+those of the :class:`Judgments` the runs are built for; the item index starts with the judgments'
+items, followed by items that appear only in the runs (they are unjudged).
+
+Tie-break, one rule everywhere: items are ordered by score, descending, and equal scores by the
+item id *as text*, descending — the order trec_eval uses (``comp_sim_docno`` in its
+``form_res_rels.c``), so a run written to a TREC file and scored by trec_eval gives the same
+numbers. A frame with ranks instead of scores is ordered by rank, then by the same text rule.
+The rank column of a TREC run file is ignored, as trec_eval ignores it.
+
+Users of a run that are not in the judgments are not evaluated (trec_eval likewise ignores topics
+without qrels); their number is kept in ``Runs.dropped_users``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+
+import numpy as np
+import pandas as pd
+
+from ._judgments import Judgments, _Entries
+
+__all__ = ["Runs", "RunsError", "text_order"]
+
+
+class RunsError(ValueError):
+    """Malformed runs; the message names the problem and the fix."""
+
+
+def text_order(ids: pd.Index | np.ndarray) -> np.ndarray:
+    """Rank of each id when the ids are compared as text (``str``), ascending, from 0."""
+    text = np.asarray([str(x) for x in ids], dtype=object)
+    order = np.argsort(text, kind="stable")
+    key = np.empty(len(text), dtype=np.int64)
+    key[order] = np.arange(len(text))
+    return key
+
+
+@dataclass(frozen=True, eq=False)
+class Runs:
+    """Ranked lists of several systems over the users of one set of judgments."""
+
+    systems: pd.Index
+    users: pd.Index
+    items: pd.Index
+    ranks: np.ndarray  # (n_systems, n_users, depth) int32, -1 = no item
+    n_judged_items: int
+    dropped_users: int = 0
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def depth(self) -> int:
+        return self.ranks.shape[2]
+
+    def __repr__(self) -> str:
+        s, u, d = self.ranks.shape
+        return f"Runs({s} systems, {u} users, depth {d})"
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        judgments: Judgments,
+        *,
+        system_col: str = "system",
+        user_col: str = "user",
+        item_col: str = "item",
+        score_col: str = "score",
+        rank_col: str = "rank",
+        system: str | None = None,
+        depth: int | None = None,
+    ) -> Runs:
+        """Runs from a tidy frame (system, user, item, and score or rank).
+
+        Ordering: by ``score`` descending if the frame has a score column, else by ``rank``
+        ascending; ties by item id as text, descending (see the module docstring). A frame
+        without a system column needs ``system=`` (its name). ``depth`` truncates the lists.
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise RunsError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        if system_col not in df.columns:
+            if system is None:
+                raise RunsError(
+                    f"run frame has no {system_col!r} column; name the system with system='...'"
+                    f" or pass system_col= (columns: {list(df.columns)})"
+                )
+            df = df.assign(**{system_col: system})
+        missing = [c for c in (user_col, item_col) if c not in df.columns]
+        if missing:
+            raise RunsError(f"run frame lacks column(s) {missing}; it has {list(df.columns)}")
+        if score_col in df.columns:
+            key_col, sign = score_col, -1.0
+        elif rank_col in df.columns:
+            key_col, sign = rank_col, 1.0
+        else:
+            raise RunsError(
+                f"run frame needs a {score_col!r} or a {rank_col!r} column to order the items"
+            )
+        if not pd.api.types.is_numeric_dtype(df[key_col]):
+            raise RunsError(f"column {key_col!r} must be numeric, got {df[key_col].dtype}")
+        key = df[key_col].to_numpy(dtype=np.float64)
+        if np.isnan(key).any():
+            raise RunsError(f"column {key_col!r} has {int(np.isnan(key).sum())} NaN values")
+        if df[[system_col, user_col, item_col]].isna().any().any():
+            raise RunsError("run frame has missing system/user/item ids")
+        if depth is not None and depth < 1:
+            raise RunsError(f"depth must be >= 1, got {depth}")
+
+        systems = pd.Index(pd.unique(df[system_col]), name="system")
+        scode = systems.get_indexer(df[system_col])
+        ucode = judgments.users.get_indexer(df[user_col])
+        known = ucode >= 0
+        dropped = int(pd.unique(df.loc[~known, user_col]).size) if not known.all() else 0
+
+        item_values = df[item_col].to_numpy()
+        distinct = pd.Index(pd.unique(item_values))
+        dcode = distinct.get_indexer(item_values)
+        judged_code = judgments.items.get_indexer(distinct)
+        extra = distinct[judged_code < 0]
+        extra = extra[np.argsort(text_order(extra), kind="stable")]  # deterministic
+        items = judgments.items.append(extra)
+        item_code_of_distinct = items.get_indexer(distinct)
+        icode = item_code_of_distinct[dcode]
+        tkey = text_order(distinct)[dcode]
+
+        scode, ucode, icode, tkey, key = (a[known] for a in (scode, ucode, icode, tkey, key))
+        order = np.lexsort((-tkey, sign * key, ucode, scode))
+        scode, ucode, icode = scode[order], ucode[order], icode[order]
+        group = scode.astype(np.int64) * len(judgments.users) + ucode
+        if len(group):
+            dup = (group[1:] == group[:-1]) & (icode[1:] == icode[:-1])
+            # duplicates are adjacent only if tied; check on a sort by item as well
+            pairs = group * len(items) + icode
+            if dup.any() or np.unique(pairs).size != pairs.size:
+                raise RunsError(
+                    "an item appears twice in one system's list for one user; "
+                    "deduplicate the run (trec_eval rejects such runs too)"
+                )
+        start = np.r_[True, group[1:] != group[:-1]] if len(group) else np.zeros(0, bool)
+        first = np.maximum.accumulate(np.where(start, np.arange(len(group)), 0))
+        pos = np.arange(len(group)) - first
+        d = int(pos.max()) + 1 if len(pos) else 1
+        if depth is not None:
+            d = depth
+        keep = pos < d
+        ranks = np.full((len(systems), len(judgments.users), d), -1, dtype=np.int32)
+        ranks[scode[keep], ucode[keep], pos[keep]] = icode[keep]
+        return cls(systems, judgments.users, items, ranks, len(judgments.items), dropped)
+
+    @classmethod
+    def from_trec(
+        cls,
+        paths: str | PathLike | Sequence[str | PathLike],
+        judgments: Judgments,
+        depth: int | None = None,
+    ) -> Runs:
+        """Runs from TREC run files (``qid Q0 docno rank score tag``); one system per tag.
+
+        Items are ordered by score, then docno descending, as trec_eval does.
+        """
+        from recmeta.trec import read_runs
+
+        if isinstance(paths, (str, PathLike)):
+            paths = [paths]
+        frame = read_runs(paths)
+        return cls.from_frame(frame.drop(columns="rank"), judgments, depth=depth)
+
+    @classmethod
+    def from_lenskit(
+        cls,
+        collections: Mapping[str, object],
+        judgments: Judgments,
+        depth: int | None = None,
+    ) -> Runs:
+        """Runs from LensKit ``ItemListCollection``s, one per system name.
+
+        Ordered lists keep their order; unordered lists are sorted by score with the tie rule
+        of this module. The collection keys must carry the user id (``user_id`` field).
+        """
+        frames = []
+        for name, coll in collections.items():
+            rows = []
+            for key, il in coll.items():
+                user = getattr(key, "user_id", None)
+                if user is None:
+                    user = key[0]
+                ids = il.ids()
+                if il.ordered:
+                    frames.append(
+                        pd.DataFrame(
+                            {"system": name, "user": user, "item": ids,
+                             "rank": np.arange(1, len(ids) + 1, dtype=np.float64)}
+                        )
+                    )
+                    continue
+                scores = il.scores()
+                if scores is None:
+                    raise RunsError(
+                        f"system {name!r}, user {user!r}: an unordered item list without scores "
+                        "cannot be ranked"
+                    )
+                ranks = _rank_by_score(np.asarray(scores, np.float64), ids)
+                rows.append(pd.DataFrame({"system": name, "user": user, "item": ids, "rank": ranks}))
+            frames.extend(rows)
+        if not frames:
+            raise RunsError("no item lists in the given collections")
+        return cls.from_frame(pd.concat(frames, ignore_index=True), judgments, depth=depth)
+
+    @classmethod
+    def from_orders(
+        cls, orders: np.ndarray, judgments: Judgments, systems: Sequence[str] | None = None
+    ) -> Runs:
+        """Runs from arrays of item codes (positions in ``judgments.items``), -1 = no item.
+
+        ``orders`` is users × depth (one system) or systems × users × depth.
+        """
+        r = np.asarray(orders)
+        if r.ndim == 2:
+            r = r[None]
+        if r.ndim != 3 or not np.issubdtype(r.dtype, np.integer):
+            raise RunsError(f"orders must be an integer array of 2 or 3 dims, got {r.dtype} {r.shape}")
+        if r.shape[1] != len(judgments.users):
+            raise RunsError(f"orders have {r.shape[1]} users, judgments have {len(judgments.users)}")
+        if ((r < -1) | (r >= len(judgments.items))).any():
+            raise RunsError("item codes must lie in [-1, number of judged items)")
+        if systems is None:
+            systems = [f"s{i}" for i in range(r.shape[0])]
+        runs = cls(pd.Index(systems, name="system"), judgments.users, judgments.items,
+                   r.astype(np.int32), len(judgments.items))
+        runs.validate()
+        return runs
+
+    # ------------------------------------------------------------------ checks and views
+    def validate(self) -> None:
+        """Check that -1 only pads list ends and no item repeats within a list."""
+        r = self.ranks
+        empty = r < 0
+        if (empty[:, :, :-1] & ~empty[:, :, 1:]).any():
+            raise RunsError("'no item' (-1) must only pad the end of a list")
+        s = np.sort(r, axis=2)
+        if ((s[:, :, 1:] == s[:, :, :-1]) & (s[:, :, 1:] >= 0)).any():
+            raise RunsError("an item appears twice in one list")
+
+    def check_aligned(self, judgments: Judgments) -> None:
+        if not (self.users is judgments.users or self.users.equals(judgments.users)):
+            raise RunsError("runs were built for other judgments (user index differs); "
+                            "rebuild them with Runs.from_frame(..., judgments)")
+        n = len(judgments.items)
+        if n != self.n_judged_items or not (
+            self.items is judgments.items or self.items[:n].equals(judgments.items)
+        ):
+            raise RunsError("runs were built for other judgments (item index differs)")
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy frame (system, user, item, rank) of the runs."""
+        s, u, d = np.nonzero(self.ranks >= 0)
+        return pd.DataFrame(
+            {
+                "system": self.systems[s],
+                "user": self.users[u],
+                "item": self.items[self.ranks[s, u, d]],
+                "rank": d + 1,
+            }
+        )
+
+    def select(self, systems: Sequence[str]) -> Runs:
+        """The runs of some systems only."""
+        idx = self.systems.get_indexer(systems)
+        if (idx < 0).any():
+            raise RunsError(f"unknown systems {list(np.asarray(systems)[idx < 0])}")
+        return Runs(self.systems[idx], self.users, self.items, self.ranks[idx],
+                    self.n_judged_items, self.dropped_users)
+
+    def entry_positions(self, entries: _Entries) -> np.ndarray:
+        """For each ranked item, the index of its judgment entry, or -1 (cached per entries)."""
+        hit = self._cache.get(id(entries))
+        if hit is not None and hit[0] is entries:
+            return hit[1]
+        pos = _gather_entries(self.ranks, entries, len(self.items))
+        self._cache.clear()
+        self._cache[id(entries)] = (entries, pos)
+        return pos
+
+
+def _rank_by_score(scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Ranks (1 = best) by score descending, ties by id as text descending."""
+    order = np.lexsort((-text_order(ids), -scores))
+    ranks = np.empty(len(ids), dtype=np.float64)
+    ranks[order] = np.arange(1, len(ids) + 1)
+    return ranks
+
+
+def _gather_entries(ranks: np.ndarray, entries: _Entries, n_items: int) -> np.ndarray:
+    """Look up (user, ranked item) in the CSR judgments, by chunks of users (no per-user loop).
+
+    A dense table of entry indices is filled for a chunk of users and indexed by the ranks; its
+    extra last column holds -1, so that a rank of -1 ("no item") reads -1.
+    """
+    n_sys, n_users, depth = ranks.shape
+    out = np.empty(ranks.shape, dtype=np.int64)
+    width = n_items + 1
+    chunk = max(1, min(n_users, 4_000_000 // width))
+    for u0 in range(0, n_users, chunk):
+        u1 = min(n_users, u0 + chunk)
+        table = np.full((u1 - u0, width), -1, dtype=np.int64)
+        lo, hi = entries.indptr[u0], entries.indptr[u1]
+        table[entries.users[lo:hi] - u0, entries.items[lo:hi]] = np.arange(lo, hi)
+        rows = np.arange(u1 - u0)[None, :, None]
+        out[:, u0:u1, :] = table[rows, ranks[:, u0:u1, :]]
+    return out
