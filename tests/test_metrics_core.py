@@ -190,3 +190,21 @@ def test_cutoff_beyond_list_length(small):
     j, runs = small
     m = score_matrix(j, runs, "P@10")
     assert m[0, 0] == pytest.approx(2 / 10)  # trec_eval divides by k, not by the list length
+
+
+def test_runs_from_lenskit_item_lists():
+    from lenskit.data import ItemList, ItemListCollection
+
+    j = Judgments.from_frame(
+        pd.DataFrame({"user": [1, 1, 2], "item": [5, 3, 7], "rating": [5.0, 4.0, 5.0]}), 4
+    )
+    scored = ItemListCollection.empty(["user_id"])
+    scored.add(ItemList(item_ids=[3, 5, 9], scores=[0.9, 0.9, 0.1]), user_id=1)
+    ordered = ItemListCollection.empty(["user_id"])
+    ordered.add(ItemList(item_ids=[7, 2], ordered=True), user_id=2)
+    runs = Runs.from_lenskit({"scored": scored, "ordered": ordered}, j)
+    assert list(runs.systems) == ["scored", "ordered"]
+    # tie 0.9/0.9 broken by item text descending: 5 before 3
+    assert list(runs.items[runs.ranks[0, 0]]) == [5, 3, 9]
+    assert list(runs.items[runs.ranks[1, 1, :2]]) == [7, 2]
+    assert score_matrix(j, runs, "RR")[1, 1] == 1.0

@@ -134,15 +134,12 @@ class Runs:
         order = np.lexsort((-tkey, sign * key, ucode, scode))
         scode, ucode, icode = scode[order], ucode[order], icode[order]
         group = scode.astype(np.int64) * len(judgments.users) + ucode
-        if len(group):
-            dup = (group[1:] == group[:-1]) & (icode[1:] == icode[:-1])
-            # duplicates are adjacent only if tied; check on a sort by item as well
-            pairs = group * len(items) + icode
-            if dup.any() or np.unique(pairs).size != pairs.size:
-                raise RunsError(
-                    "an item appears twice in one system's list for one user; "
-                    "deduplicate the run (trec_eval rejects such runs too)"
-                )
+        pairs = group * len(items) + icode
+        if np.unique(pairs).size != pairs.size:
+            raise RunsError(
+                "an item appears twice in one system's list for one user; "
+                "deduplicate the run (trec_eval rejects such runs too)"
+            )
         start = np.r_[True, group[1:] != group[:-1]] if len(group) else np.zeros(0, bool)
         first = np.maximum.accumulate(np.where(start, np.arange(len(group)), 0))
         pos = np.arange(len(group)) - first
@@ -184,33 +181,34 @@ class Runs:
         Ordered lists keep their order; unordered lists are sorted by score with the tie rule
         of this module. The collection keys must carry the user id (``user_id`` field).
         """
+        import warnings
+
         frames = []
         for name, coll in collections.items():
-            rows = []
-            for key, il in coll.items():
-                user = getattr(key, "user_id", None)
-                if user is None:
-                    user = key[0]
-                ids = il.ids()
-                if il.ordered:
-                    frames.append(
-                        pd.DataFrame(
-                            {"system": name, "user": user, "item": ids,
-                             "rank": np.arange(1, len(ids) + 1, dtype=np.float64)}
-                        )
-                    )
-                    continue
-                scores = il.scores()
-                if scores is None:
-                    raise RunsError(
-                        f"system {name!r}, user {user!r}: an unordered item list without scores "
-                        "cannot be ranked"
-                    )
-                ranks = _rank_by_score(np.asarray(scores, np.float64), ids)
-                rows.append(pd.DataFrame({"system": name, "user": user, "item": ids, "rank": ranks}))
-            frames.extend(rows)
+            user_field = coll.key_fields[0]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "rank column for unordered list"
+                df = coll.to_df()
+            if df.empty:
+                continue
+            ranks = df["rank"] if "rank" in df.columns else None
+            scores = df["score"] if "score" in df.columns else None
+            if ranks is not None and ranks.notna().all():
+                key = {"rank": ranks.to_numpy(np.float64)}
+            elif scores is not None and scores.notna().all():
+                key = {"score": scores.to_numpy(np.float64)}
+            else:
+                raise RunsError(
+                    f"system {name!r}: lists need either all ranks (ordered lists) or all scores"
+                )
+            frames.append(pd.DataFrame({"system": name, "user": df[user_field].to_numpy(),
+                                        "item": df["item_id"].to_numpy(), **key}))
         if not frames:
             raise RunsError("no item lists in the given collections")
+        keys = {tuple(sorted(set(f.columns) & {"rank", "score"})) for f in frames}
+        if len(keys) > 1:  # some systems ranked, some scored: rank everything
+            frames = [f if "rank" in f.columns else
+                      f.assign(rank=_rank_within(f)).drop(columns="score") for f in frames]
         return cls.from_frame(pd.concat(frames, ignore_index=True), judgments, depth=depth)
 
     @classmethod
@@ -289,11 +287,17 @@ class Runs:
         return pos
 
 
-def _rank_by_score(scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Ranks (1 = best) by score descending, ties by id as text descending."""
-    order = np.lexsort((-text_order(ids), -scores))
-    ranks = np.empty(len(ids), dtype=np.float64)
-    ranks[order] = np.arange(1, len(ids) + 1)
+def _rank_within(frame: pd.DataFrame) -> np.ndarray:
+    """Ranks (1 = best) per user by score descending, ties by item text descending."""
+    ucode = pd.factorize(frame["user"])[0]
+    icode, distinct = pd.factorize(frame["item"])
+    tkey = text_order(distinct)[icode]
+    order = np.lexsort((-tkey, -frame["score"].to_numpy(), ucode))
+    u = ucode[order]
+    start = np.r_[True, u[1:] != u[:-1]]
+    first = np.maximum.accumulate(np.where(start, np.arange(len(u)), 0))
+    ranks = np.empty(len(u), dtype=np.float64)
+    ranks[order] = np.arange(len(u)) - first + 1
     return ranks
 
 
