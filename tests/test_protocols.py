@@ -1,0 +1,266 @@
+"""Target-set protocols on tiny hand-checked data (Bellogín et al. 2017, Table 3 and §6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from recmeta.protocols import (
+    Protocol,
+    attach_scores,
+    candidate_pairs,
+    protocol_mean,
+    set_metrics,
+    target_sets,
+    uniform_test_size,
+    uniform_test_split,
+)
+
+# Items 1..7 (item 7 has no rating at all); relevant means rating >= 4.
+#   train  u1: 1(5) 2(2)     u2: 2(4) 3(5)     u3: 1(3) 6(5)
+#   test   u1: 3(5) 4(4) 5(1)  u2: 1(5) 5(4)   u3: 4(2)
+# PR_test: u1 {3, 4}, u2 {1, 5}, u3 {}.  Test items (TI): {1, 3, 4, 5}.
+# Pools 𝒞 ∖ PR_test(u) ∖ R_train(u):
+#   AI: u1 {5, 6, 7}, u2 {4, 6, 7}, u3 {2, 3, 4, 5, 7}
+#   TI: u1 {5},       u2 {4},       u3 {3, 4, 5}
+TRAIN = pd.DataFrame({"user": [1, 1, 2, 2, 3, 3], "item": [1, 2, 2, 3, 1, 6], "rating": [5.0, 2, 4, 5, 3, 5]})
+TEST = pd.DataFrame({"user": [1, 1, 1, 2, 2, 3], "item": [3, 4, 5, 1, 5, 4], "rating": [5.0, 4, 1, 5, 4, 2]})
+ITEMS = np.arange(1, 8)
+
+
+def contents(sets: pd.DataFrame) -> list[tuple[int, list[int], list[int]]]:
+    """(user, relevant items, non-relevant items) of every set, in set order."""
+    out = []
+    for _, d in sets.groupby("set"):
+        out.append((int(d["user"].iloc[0]), sorted(d.loc[d.relevant, "item"]), sorted(d.loc[~d.relevant, "item"])))
+    return out
+
+
+def build(c, r, nn, n=None, seed=0, **kw):
+    return target_sets(TRAIN, TEST, Protocol(c, r, nn, n, threshold=4, **kw), items=ITEMS, seed=seed)
+
+
+# -- the eight combinations ---------------------------------------------------------------------
+
+
+def test_ai_an_ar():
+    assert contents(build("AI", "AR", "AN")) == [(1, [3, 4], [5, 6, 7]), (2, [1, 5], [4, 6, 7]), (3, [], [2, 3, 4, 5, 7])]
+
+
+def test_ti_an_ar():
+    assert contents(build("TI", "AR", "AN")) == [(1, [3, 4], [5]), (2, [1, 5], [4]), (3, [], [3, 4, 5])]
+
+
+def test_ai_an_1r():
+    assert contents(build("AI", "1R", "AN")) == [
+        (1, [3], [5, 6, 7]),
+        (1, [4], [5, 6, 7]),
+        (2, [1], [4, 6, 7]),
+        (2, [5], [4, 6, 7]),
+    ]
+
+
+def test_ti_an_1r():
+    assert contents(build("TI", "1R", "AN")) == [(1, [3], [5]), (1, [4], [5]), (2, [1], [4]), (2, [5], [4])]
+
+
+def test_ti_nn_1r_with_full_pools_is_exact():
+    # |N_u| = 1 equals the TI pools of u1 and u2 (u3 has no relevant item, hence no 1R set)
+    assert contents(build("TI", "1R", "NN", 1)) == [(1, [3], [5]), (1, [4], [5]), (2, [1], [4]), (2, [5], [4])]
+
+
+def test_ai_nn_1r_with_full_pools_is_exact():
+    assert contents(build("AI", "1R", "NN", 3)) == contents(build("AI", "1R", "AN"))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ti_nn_ar(seed):
+    got = contents(build("TI", "AR", "NN", 1, seed=seed))
+    assert got[:2] == [(1, [3, 4], [5]), (2, [1, 5], [4])]
+    user, rel, non = got[2]
+    assert user == 3 and rel == [] and len(non) == 1 and set(non) <= {3, 4, 5}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ai_nn_ar(seed):
+    got = contents(build("AI", "AR", "NN", 3, seed=seed))
+    assert got[:2] == [(1, [3, 4], [5, 6, 7]), (2, [1, 5], [4, 6, 7])]
+    user, rel, non = got[2]
+    assert user == 3 and rel == [] and len(non) == 3 and set(non) <= {2, 3, 4, 5, 7}
+
+
+def test_nn_samples_differ_across_sets_and_seeds():
+    a = contents(build("AI", "1R", "NN", 1, seed=0))
+    seen = {tuple(x[2][0] for x in contents(build("AI", "1R", "NN", 1, seed=s))) for s in range(20)}
+    assert all(len(x[2]) == 1 for x in a)
+    assert len(seen) > 1  # the draw depends on the seed
+    assert {x[2][0] for x in a[:1]} <= {5, 6, 7}
+
+
+def test_rating_column_keeps_judged_apart_from_unjudged():
+    s = build("AI", "AR", "AN")
+    u1 = s[s.user == 1].set_index("item")["rating"]
+    assert u1[3] == 5.0 and u1[4] == 4.0 and u1[5] == 1.0  # item 5: judged non-relevant
+    assert np.isnan(u1[6]) and np.isnan(u1[7])  # unjudged
+    assert (s["stratum"] == 0).all()
+    assert s.dtypes["set"] == np.int64 and s.dtypes["relevant"] == bool
+
+
+def test_ar_users_all_adds_users_without_test_ratings():
+    train = pd.concat([TRAIN, pd.DataFrame({"user": [4], "item": [2], "rating": [5.0]})], ignore_index=True)
+    s = target_sets(train, TEST, Protocol("TI", "AR", "AN", threshold=4, ar_users="all"), items=ITEMS)
+    assert contents(s)[-1] == (4, [], [1, 3, 4, 5])
+    s_test = target_sets(train, TEST, Protocol("TI", "AR", "AN", threshold=4), items=ITEMS)
+    assert s_test["user"].unique().tolist() == [1, 2, 3]
+
+
+# -- NN sampling is uniform ---------------------------------------------------------------------
+
+
+def test_nn_sampling_is_uniform_over_the_pool():
+    # one user with 300 relevant test items among 400; the pool is the 100 other items
+    items = np.arange(400)
+    test = pd.DataFrame({"user": 0, "item": items[:300], "rating": 5.0})
+    train = pd.DataFrame({"user": 1, "item": items, "rating": 1.0})
+    s = target_sets(train, test, Protocol("AI", "1R", "NN", 10, threshold=4), seed=11)
+    non = s.loc[~s.relevant, "item"]
+    assert len(non) == 3000 and non.between(300, 399).all()
+    assert not s.duplicated(["set", "item"]).any()  # without replacement
+    counts = non.value_counts().reindex(np.arange(300, 400), fill_value=0)
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
+def test_shared_nonrelevant_reuses_one_sample_per_user():
+    items = np.arange(50)
+    test = pd.DataFrame({"user": 0, "item": items[:20], "rating": 5.0})
+    train = pd.DataFrame({"user": 1, "item": items, "rating": 1.0})
+    s = target_sets(train, test, Protocol("AI", "1R", "NN", 5, threshold=4, shared_nonrelevant=True), seed=2)
+    negs = {tuple(sorted(d.loc[~d.relevant, "item"])) for _, d in s.groupby("set")}
+    assert len(negs) == 1 and len(next(iter(negs))) == 5
+    s2 = target_sets(train, test, Protocol("AI", "1R", "NN", 5, threshold=4), seed=2)
+    assert len({tuple(sorted(d.loc[~d.relevant, "item"])) for _, d in s2.groupby("set")}) > 1
+
+
+def test_nn_raises_when_the_pool_is_too_small():
+    with pytest.raises(ValueError, match="holds only 1 items"):
+        build("TI", "1R", "NN", 2)
+
+
+# -- P1R, -10% head ---------------------------------------------------------------------------
+
+
+def test_p1r_samples_within_the_relevant_items_percentile():
+    # popularity |R(i)| over train+test: 1:3, 2:2, 3:2, 4:2, 5:2, 6:1, 7:0
+    # m = 2 over 7 items by rank (1, 2, 3, 4 | 5, 6, 7): stratum 0 = {1, 2, 3, 4}, 1 = {5, 6, 7}
+    s = build("AI", "1R", "AN", percentiles=2)
+    got = {(int(d.user.iloc[0]), int(d.loc[d.relevant, "item"].iloc[0])): (int(d.stratum.iloc[0]), sorted(d.loc[~d.relevant, "item"])) for _, d in s.groupby("set")}
+    assert got == {
+        (1, 3): (0, []),  # u1's pool in stratum 0: {1..4} minus train {1, 2} minus PR_test {3, 4}
+        (1, 4): (0, []),
+        (2, 1): (0, [4]),  # {1..4} minus {2, 3} minus {1, 5}
+        (2, 5): (1, [6, 7]),
+    }
+
+
+def test_p1r_mean_averages_percentiles():
+    per_set = pd.DataFrame({"set": [0, 1, 2], "stratum": [0, 0, 1], "P": [0.1, 0.3, 0.0]})
+    assert protocol_mean(per_set) == pytest.approx((0.2 + 0.0) / 2)
+    with pytest.raises(ValueError, match="1R only"):
+        Protocol("TI", "AR", "AN", percentiles=10)
+
+
+def test_exclude_items_removes_them_from_test_and_candidates():
+    s = target_sets(TRAIN, TEST, Protocol("AI", "AR", "AN", threshold=4), items=ITEMS, exclude_items=[1, 5])
+    assert not s["item"].isin([1, 5]).any()
+    # u2's test ratings (items 1 and 5) are all removed, so u2 has no AR set
+    assert contents(s) == [(1, [3, 4], [6, 7]), (3, [], [2, 3, 4, 7])]
+
+
+# -- uniform test profiles (§6.2) -------------------------------------------------------------
+
+
+def test_uniform_test_size_hand_example():
+    # counts 10 8 6 4 2, |R| = 30, sigma |R| = 9; eta_k = floor(0.8 c) = 8 6 4 3 1;
+    # k eta_k = 8 12 12 12 5 -> largest k with k eta_k >= 9 is 4, eta = 3
+    assert uniform_test_size(np.array([4, 10, 2, 8, 6]), sigma=0.3, epsilon=0.2) == (4, 3)
+    with pytest.raises(ValueError, match="lower sigma"):
+        uniform_test_size(np.array([2, 2, 2]), sigma=0.9, epsilon=0.5)
+
+
+def test_uniform_test_split_gives_every_target_item_eta_test_ratings():
+    rng = np.random.default_rng(0)
+    counts = np.array([40, 30, 25, 20, 12, 8, 5, 3, 1])
+    item = np.repeat(np.arange(len(counts)), counts)
+    user = np.concatenate([rng.choice(100, c, replace=False) for c in counts])
+    df = pd.DataFrame({"user": user, "item": item, "rating": rng.integers(1, 6, len(item)).astype(float)})
+    sp = uniform_test_split(df, sigma=0.2, epsilon=0.2, seed=1)
+    zeta, eta = uniform_test_size(counts, 0.2, 0.2)
+    assert (len(sp.items), sp.eta) == (zeta, eta)
+    per_item = sp.test["item"].value_counts()
+    assert set(per_item.index) == set(sp.items) and (per_item == eta).all()
+    assert len(sp.test) / len(df) >= 0.2
+    tr_counts = sp.train["item"].value_counts()
+    assert (tr_counts.reindex(sp.items) >= 0.2 * pd.Series(counts).reindex(sp.items)).all()
+    whole = pd.concat([sp.train, sp.test]).sort_values(["user", "item"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(whole, df.sort_values(["user", "item"]).reset_index(drop=True))
+
+
+# -- scoring and the 1R average (eq. 1) --------------------------------------------------------
+
+
+def test_set_metrics_hand_example_and_eq1_average():
+    s = build("TI", "1R", "AN")  # sets: (u1:3,5) (u1:4,5) (u2:1,4) (u2:5,4)
+    scores = pd.DataFrame({"user": [1, 1, 1, 2, 2, 2], "item": [3, 4, 5, 1, 4, 5], "score": [0.9, 0.1, 0.5, 0.2, 0.2, 0.8]})
+    per_set = set_metrics(attach_scores(s, scores), n=1)
+    # u1/3 ranked first: hit; u1/4 below 5: miss; u2/1 ties with 4 at 0.2 -> item 1 first (smaller id): hit; u2/5: hit
+    assert per_set["P"].tolist() == [1.0, 0.0, 1.0, 1.0]
+    np.testing.assert_allclose(per_set["nDCG"], [1.0, 0.0, 1.0, 1.0])
+    assert protocol_mean(per_set) == pytest.approx(0.75)  # eq. 1: mean over the 4 positive test ratings
+    per_set2 = set_metrics(attach_scores(s, scores), n=2)
+    np.testing.assert_allclose(per_set2["P"], [0.5, 0.5, 0.5, 0.5])
+    np.testing.assert_allclose(per_set2["nDCG"], [1.0, 1 / np.log2(3), 1.0, 1.0])
+
+
+def test_set_metrics_agrees_with_trec_eval_in_ar():
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(5)
+    n_users, n_items = 30, 60
+    rows = [(u, i, float(rng.integers(1, 6))) for u in range(n_users) for i in rng.choice(n_items, 15, replace=False)]
+    df = pd.DataFrame(rows, columns=["user", "item", "rating"])
+    is_test = rng.random(len(df)) < 0.3
+    train, test = df[~is_test], df[is_test]
+    s = target_sets(train, test, Protocol("AI", "AR", "AN", threshold=4), items=np.arange(n_items))
+    s["score"] = rng.random(len(s))
+    per_set = set_metrics(s, n=10, gain="rating").set_index("user")
+    qrels = {str(u): {str(i): int(r) for i, r in zip(d["item"], d["rating"])} for u, d in s[s.relevant].groupby("user")}
+    run = {str(u): {str(i): float(x) for i, x in zip(d["item"], d["score"])} for u, d in s.groupby("user") if str(u) in qrels}
+    res = pytrec_eval.RelevanceEvaluator(qrels, {"P_10", "ndcg_cut_10"}).evaluate(run)
+    for u, m in res.items():
+        assert per_set.loc[int(u), "P"] == pytest.approx(m["P_10"], abs=1e-12)
+        assert per_set.loc[int(u), "nDCG"] == pytest.approx(m["ndcg_cut_10"], abs=1e-12)
+    assert len(res) > 10
+
+
+def test_scores_missing_pairs_raise_or_rank_last():
+    s = build("TI", "1R", "AN")
+    pairs = candidate_pairs(s)
+    assert pairs.values.tolist() == [[1, 3], [1, 4], [1, 5], [2, 1], [2, 4], [2, 5]]
+    partial = pairs.iloc[:-1].assign(score=1.0)  # (2, 5) unscored
+    with pytest.raises(ValueError, match="no score"):
+        attach_scores(s, partial)
+    scored = attach_scores(s, partial, missing="last")
+    per_set = set_metrics(scored, n=1)
+    assert per_set["P"].tolist() == [1.0, 1.0, 1.0, 0.0]
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="share"):
+        target_sets(TRAIN, TRAIN, Protocol(threshold=4))
+    with pytest.raises(ValueError, match="lacks column 'rating'"):
+        target_sets(TRAIN.drop(columns="rating"), TEST, Protocol(threshold=4))
+    with pytest.raises(ValueError, match="duplicate"):
+        target_sets(TRAIN, pd.concat([TEST, TEST.iloc[:1]]), Protocol(threshold=4))
+    with pytest.raises(ValueError, match="NN needs"):
+        Protocol("TI", "1R", "NN", None)
