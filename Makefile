@@ -1,6 +1,7 @@
 # The two commands of README.md. Each sets up what it needs (virtual environment, data cache).
 VENV ?= .venv
 export RECMETA_VENV := $(VENV)
+export TQDM_DISABLE := 1
 
 .PHONY: book test quick-book clean-book
 
@@ -12,6 +13,7 @@ book:
 ## run the test suite (unit tests, then every chapter executed in the quick profile)
 test:
 	scripts/bootstrap.sh book,test,bench
+	scripts/install-browser.sh
 	$(VENV)/bin/python -m pytest
 
 ## build the book with every chapter in its quick profile (what the tests check)

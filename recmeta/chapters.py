@@ -102,7 +102,8 @@ def _read(path: Path) -> Chapter:
 
 def discover(root: str | os.PathLike | None = None) -> list[Chapter]:
     """All chapters of the project, in file-name order."""
-    return [_read(p) for p in sorted(_root(root).glob("notebooks/*.md"))]
+    paths = sorted(_root(root).glob("notebooks/*.md"))
+    return [_read(p) for p in paths if p.name != "README.md"]
 
 
 def find(name: str, root: str | os.PathLike | None = None) -> Chapter:

@@ -9,6 +9,8 @@ releases (``$RECMETA_SEED``, default ``../shared/data`` beside the project) — 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,16 @@ def ml_latest_small():
 
     data.fetch("ml-latest-small", seed=SEED if SEED.exists() else None)
     return data.load("ml-latest-small")
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory, ml100k, ml_latest_small):
+    out = tmp_path_factory.mktemp("book")
+    env = {**os.environ, "RECMETA_PROFILE": "quick", "TQDM_DISABLE": "1"}
+    jb = Path(sys.executable).parent / "jupyter-book"
+    r = subprocess.run(
+        [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
+        capture_output=True, text=True, env=env, cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    return out / "_build" / "html"

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,19 +12,6 @@ from recmeta import chapters
 from recmeta.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def built_book(tmp_path_factory, ml100k, ml_latest_small):
-    out = tmp_path_factory.mktemp("book")
-    env = {**os.environ, "RECMETA_PROFILE": "quick"}
-    jb = Path(sys.executable).parent / "jupyter-book"
-    r = subprocess.run(
-        [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"],
-        capture_output=True, text=True, env=env, cwd=ROOT,
-    )
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
-    return out / "_build" / "html"
 
 
 def test_book_builds_every_page(built_book):
