@@ -65,7 +65,9 @@ class Protocol:
     default every 1R set draws its own sample. ``ar_users`` chooses who gets an AR target set:
     ``"test"`` the users with at least one test rating (as trec_eval evaluates only judged
     queries), ``"all"`` every user of train or test — the average over 𝒰 of the paper's
-    eqs. 3–4, where users without a test rating count as zero.
+    eqs. 3–4, where users without a test rating count as zero. ``short_pool`` says what NN does
+    when a pool holds fewer than |N_u| items (a heavy rater, or a popular percentile in P1R):
+    ``"raise"`` (default) or ``"shrink"``, which takes the whole pool so that set is smaller.
     """
 
     candidates: Candidates = "TI"
@@ -76,6 +78,7 @@ class Protocol:
     percentiles: int | None = None
     shared_nonrelevant: bool = False
     ar_users: Literal["test", "all"] = "test"
+    short_pool: Literal["raise", "shrink"] = "raise"
 
     def __post_init__(self) -> None:
         if self.candidates not in ("AI", "TI"):
@@ -86,6 +89,8 @@ class Protocol:
             raise ValueError(f"nonrelevant must be 'AN' or 'NN', got {self.nonrelevant!r}")
         if self.nonrelevant == "NN" and (self.n_nonrelevant is None or self.n_nonrelevant < 1):
             raise ValueError("NN needs n_nonrelevant >= 1 (the size of the sampled set N_u)")
+        if self.short_pool not in ("raise", "shrink"):
+            raise ValueError(f"short_pool must be 'raise' or 'shrink', got {self.short_pool!r}")
         if self.ar_users not in ("test", "all"):
             raise ValueError(f"ar_users must be 'test' or 'all', got {self.ar_users!r}")
         if self.percentiles is not None:
@@ -265,7 +270,7 @@ def target_sets(
         pair = unit_user * n_groups + unit_group
         uniq_pair, inverse = np.unique(pair, return_inverse=True)
         d_unit, d_item = _nonrelevant(
-            uniq_pair // n_groups, uniq_pair % n_groups, cand, stratum_of, excl, n_items, protocol, rng
+            uniq_pair // n_groups, uniq_pair % n_groups, cand, stratum_of, excl, n_items, protocol, rng, users
         )
         # expand: every set gets the draws of its (user, group)
         per = np.bincount(d_unit, minlength=len(uniq_pair))
@@ -275,7 +280,9 @@ def target_sets(
         non_unit = np.repeat(np.arange(len(unit_user)), per[inverse])
         non_item = d_item[sorted_idx][take]
     else:
-        non_unit, non_item = _nonrelevant(unit_user, unit_group, cand, stratum_of, excl, n_items, protocol, rng)
+        non_unit, non_item = _nonrelevant(
+            unit_user, unit_group, cand, stratum_of, excl, n_items, protocol, rng, users
+        )
 
     set_id = np.concatenate([rel_unit, non_unit])
     item_code = np.concatenate([rel_item, non_item])
@@ -313,6 +320,7 @@ def _nonrelevant(
     n_items: int,
     protocol: Protocol,
     rng: np.random.Generator,
+    user_ids: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Non-relevant items of every unit: all of its pool (AN) or a uniform sample (NN).
 
@@ -351,19 +359,22 @@ def _nonrelevant(
             else:
                 n = int(protocol.n_nonrelevant)
                 short = np.flatnonzero(pool_size < n)
-                if len(short):
+                if len(short) and protocol.short_pool == "raise":
                     j = short[0]
                     raise ValueError(
-                        f"NN needs {n} non-relevant candidates but the pool of user code {uu[j]} "
-                        f"(stratum {g}) holds only {pool_size[j]} items; lower n_nonrelevant, use AN, "
-                        "or use AI candidates"
+                        f"NN needs {n} non-relevant candidates but the pool of user {user_ids[uu[j]]} "
+                        f"(stratum {g}) holds only {pool_size[j]} items; lower n_nonrelevant, use AN "
+                        "or AI candidates, or pass short_pool='shrink' to take the whole pool"
                     )
                 keys = rng.random((len(us), width))
                 keys[blocked] = 2.0
-                c = np.argpartition(keys, n - 1, axis=1)[:, :n].ravel() if n < width else np.tile(
-                    np.arange(width), len(us)
-                )
-                r = np.repeat(np.arange(len(us)), n)
+                if n < width:
+                    cols = np.argpartition(keys, n - 1, axis=1)[:, :n]
+                else:
+                    cols = np.tile(np.arange(width), (len(us), 1))
+                take = np.take_along_axis(keys, cols, axis=1) < 2.0  # drops blocked items of short pools
+                r = np.repeat(np.arange(len(us)), cols.shape[1])[take.ravel()]
+                c = cols.ravel()[take.ravel()]
             out_unit.append(us[r])
             out_item.append(pool_items[c])
     if not out_unit:

@@ -144,8 +144,16 @@ def test_shared_nonrelevant_reuses_one_sample_per_user():
 
 
 def test_nn_raises_when_the_pool_is_too_small():
-    with pytest.raises(ValueError, match="holds only 1 items"):
+    with pytest.raises(ValueError, match="pool of user 1 .* holds only 1 items"):
         build("TI", "1R", "NN", 2)
+
+
+def test_short_pool_shrink_takes_the_whole_pool():
+    # TI pools have one item for u1 and u2, so |N_u| = 2 shrinks to the pool: the AN sets
+    assert contents(build("TI", "1R", "NN", 2, short_pool="shrink")) == contents(build("TI", "1R", "AN"))
+    got = contents(build("AI", "AR", "NN", 4, short_pool="shrink", seed=3))
+    assert got[:2] == [(1, [3, 4], [5, 6, 7]), (2, [1, 5], [4, 6, 7])]  # pools of 3 < 4: all taken
+    assert len(got[2][2]) == 4 and set(got[2][2]) <= {2, 3, 4, 5, 7}
 
 
 # -- P1R, -10% head ---------------------------------------------------------------------------
