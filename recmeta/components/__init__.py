@@ -1,0 +1,14 @@
+"""LensKit components for models the papers use and LensKit lacks.
+
+* :mod:`recmeta.components.itemcf` — the item-based CF of Krichene & Rendle (2020, appendix,
+  eqs. 27–30), their recommenders Y and Z.
+* :mod:`recmeta.components.plsa` — probabilistic latent semantic analysis (Hofmann 2004), the
+  strongest system in Bellogín et al. (2017).
+* :mod:`recmeta.components.random` — a seeded random scorer whose score for a (user, item) pair
+  does not depend on which other items are scored.
+
+Each is a LensKit ``Component`` with ``train(data, options)`` and ``__call__(query, items)``, so
+it drops into ``lenskit.pipeline.topn_pipeline``; each also has ``score_matrix(users)``, the
+scores of every training item for many users at once, used by :mod:`recmeta.runs`.
+Import the submodules directly; this package imports nothing eagerly.
+"""

@@ -1,0 +1,61 @@
+"""A seeded random scorer: score(u, i) = a hash of (seed, u, i) mapped to [0, 1).
+
+LensKit's ``RandomSelector`` draws a permutation of whatever candidates it is given, so the same
+(user, item) pair gets unrelated positions under AllItems, TestItems and sampled candidates, and
+it gives no scores. Here the score of a pair depends only on the seed and the two ids (SplitMix64
+finaliser, Steele et al. 2014), so one random system ranks consistently under every protocol and
+can be scored for any candidate set. Item and user ids must be integers.
+"""
+
+from __future__ import annotations
+
+from typing import override
+
+import numpy as np
+from lenskit.data import ItemList, QueryInput, RecQuery
+from lenskit.pipeline import Component
+from pydantic import BaseModel
+
+__all__ = ["RandomScoreConfig", "RandomScorer", "pair_uniform"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser (wrapping uint64 arithmetic)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def pair_uniform(seed: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Uniform [0, 1) value for each (user, item) pair (broadcasting), fixed by ``seed``."""
+    for name, ids in (("user", users), ("item", items)):
+        if not np.issubdtype(np.asarray(ids).dtype, np.integer):
+            raise TypeError(f"RandomScorer needs integer {name} ids, got {np.asarray(ids).dtype}")
+    with np.errstate(over="ignore"):
+        u = np.asarray(users).astype(np.uint64)
+        i = np.asarray(items).astype(np.uint64)
+        h = _mix(np.uint64(seed) * _GOLDEN + _GOLDEN)
+        h = _mix((h ^ u) * _GOLDEN + _GOLDEN)
+        h = _mix((h ^ i) * _GOLDEN + _GOLDEN)
+    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+class RandomScoreConfig(BaseModel, extra="forbid"):
+    seed: int = 0
+    "Seed of the hash; part of the system's configuration (and its cache key)."
+
+
+class RandomScorer(Component[ItemList]):
+    """Random scores, fixed per (seed, user, item); see the module docstring."""
+
+    config: RandomScoreConfig
+
+    @override
+    def __call__(self, query: QueryInput, items: ItemList) -> ItemList:
+        q = RecQuery.create(query)
+        if q.user_id is None:
+            return ItemList(items, scores=np.nan)
+        ids = items.ids()
+        return ItemList(items, scores=pair_uniform(self.config.seed, np.int64(q.user_id), ids))
