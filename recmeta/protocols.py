@@ -45,9 +45,12 @@ __all__ = [
     "uniform_test_size",
     "uniform_test_split",
     "candidate_pairs",
+    "item_scores",
+    "random_scores",
     "attach_scores",
     "set_metrics",
     "protocol_mean",
+    "evaluate_systems",
 ]
 
 Candidates = Literal["AI", "TI"]
@@ -446,6 +449,35 @@ def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
     return sets[["user", "item"]].drop_duplicates().sort_values(["user", "item"]).reset_index(drop=True)
 
 
+def item_scores(sets: pd.DataFrame, scores: pd.Series) -> pd.DataFrame:
+    """(user, item, score) for a non-personalised system: every user gets ``scores[item]``.
+
+    ``scores`` is indexed by item (e.g. :func:`recmeta.popularity.item_counts` of the training
+    data for the popularity recommender). Candidate items missing from it raise.
+    """
+    pairs = candidate_pairs(sets)
+    values = scores.reindex(pairs["item"].to_numpy()).to_numpy(dtype=float)
+    if np.isnan(values).any():
+        missing = pairs["item"].to_numpy()[np.isnan(values)]
+        raise ValueError(
+            f"{len(np.unique(missing))} candidate items have no score (e.g. {missing[:3].tolist()}); "
+            "give every candidate a score (count unseen items as 0 for popularity)"
+        )
+    return pairs.assign(score=values)
+
+
+def random_scores(sets: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """(user, item, score) of the random recommender: a seeded hash of (seed, user, item).
+
+    The score of a pair does not depend on the other candidates, so one random system ranks the
+    same pair consistently in every target set (as :mod:`recmeta.components.random`).
+    """
+    from .components.random import pair_uniform
+
+    pairs = candidate_pairs(sets)
+    return pairs.assign(score=pair_uniform(seed, pairs["user"].to_numpy(), pairs["item"].to_numpy()))
+
+
 def attach_scores(sets: pd.DataFrame, scores: pd.DataFrame, *, missing: Literal["raise", "last"] = "raise") -> pd.DataFrame:
     """Join a recommender's ``scores`` (user, item, score) onto the target-set frame.
 
@@ -539,3 +571,23 @@ def protocol_mean(per_set: pd.DataFrame, metric: str = "P") -> float:
     if metric not in per_set.columns:
         raise ValueError(f"no column {metric!r} in the per-set frame (have {list(per_set.columns)})")
     return float(per_set.groupby("stratum")[metric].mean().mean())
+
+
+def evaluate_systems(
+    sets: pd.DataFrame,
+    systems: dict[str, pd.DataFrame],
+    n: int = 10,
+    *,
+    gain: Literal["binary", "rating"] = "binary",
+    missing: Literal["raise", "last"] = "raise",
+) -> pd.DataFrame:
+    """P@n and nDCG@n of several systems on one set of target sets, averaged by the protocol.
+
+    ``systems`` maps a name to its (user, item, score) frame. Returns one row per system with
+    the columns ``system``, ``P@n``, ``nDCG@n`` (see :func:`set_metrics`, :func:`protocol_mean`).
+    """
+    rows = []
+    for name, scores in systems.items():
+        per_set = set_metrics(attach_scores(sets, scores, missing=missing), n, gain=gain)
+        rows.append({"system": name, f"P@{n}": protocol_mean(per_set, "P"), f"nDCG@{n}": protocol_mean(per_set, "nDCG")})
+    return pd.DataFrame(rows)

@@ -11,7 +11,10 @@ from recmeta.protocols import (
     Protocol,
     attach_scores,
     candidate_pairs,
+    evaluate_systems,
+    item_scores,
     protocol_mean,
+    random_scores,
     set_metrics,
     target_sets,
     uniform_test_size,
@@ -272,3 +275,18 @@ def test_bad_input_is_named():
         target_sets(TRAIN, pd.concat([TEST, TEST.iloc[:1]]), Protocol(threshold=4))
     with pytest.raises(ValueError, match="NN needs"):
         Protocol("TI", "1R", "NN", None)
+
+
+def test_item_and_random_scores_feed_evaluate_systems():
+    s = build("TI", "1R", "AN")  # sets: (u1:3,5) (u1:4,5) (u2:1,4) (u2:5,4)
+    pop = pd.Series({1: 3.0, 3: 2.0, 4: 2.0, 5: 1.0})
+    scores = item_scores(s, pop)
+    assert scores["score"].tolist() == [2.0, 2.0, 1.0, 3.0, 2.0, 1.0]
+    # P@1 per set: 3>5 hit, 4>5 hit, 1>4 hit, 4>5 miss -> eq. 1 mean 3/4
+    table = evaluate_systems(s, {"pop": scores, "rnd": random_scores(s, seed=1)}, n=1).set_index("system")
+    assert table.loc["pop", "P@1"] == pytest.approx(0.75)
+    assert 0.0 <= table.loc["rnd", "P@1"] <= 1.0
+    r1, r2 = random_scores(s, seed=1), random_scores(s.iloc[::-1], seed=1)
+    pd.testing.assert_frame_equal(r1, r2)  # a pair's random score does not depend on the others
+    with pytest.raises(ValueError, match="no score"):
+        item_scores(s, pop.drop(5))
