@@ -1,0 +1,50 @@
+"""Sampled metrics and their corrections (Krichene & Rendle, KDD 2020).
+
+>>> from recmeta.sampled import rank_pmf, expected_metric, correction
+>>> expected_metric("Recall@10", [100, 2, 5342], n=10_000, m=99)          # doctest: +SKIP
+>>> bv = correction("NDCG@10", n=1682, m=100, method="bv", gamma=0.1)     # doctest: +SKIP
+
+Modules: :mod:`.rank_metrics` (metrics of one relevant item at rank r, eqs. 7–13),
+:mod:`.rank_distribution` (the law of the sampled rank, §4.3), :mod:`.expected` (expected sampled
+metrics and their closed forms, §4.4), :mod:`.corrections` (§5), :mod:`.evaluation` (repeated
+sampled evaluations of runs, Tables 3–4).
+"""
+
+from .corrections import CORRECTION_METHODS, apply_correction, correction, correction_system
+from .evaluation import (
+    PAPER_ESTIMATORS,
+    Estimator,
+    exact_metrics,
+    expected_evaluation,
+    pairwise_agreement,
+    parse_estimator,
+    sampled_evaluation,
+    summarise,
+)
+from .expected import expected_metric, expected_value, sampled_metric_values
+from .rank_distribution import rank_pmf, sample_ranks
+from .rank_metrics import METRIC_NAMES, RankMetric, metric_value, parse_rank_metric
+
+__all__ = [
+    "rank_pmf",
+    "sample_ranks",
+    "expected_metric",
+    "expected_value",
+    "sampled_metric_values",
+    "correction",
+    "correction_system",
+    "apply_correction",
+    "CORRECTION_METHODS",
+    "metric_value",
+    "parse_rank_metric",
+    "RankMetric",
+    "METRIC_NAMES",
+    "Estimator",
+    "parse_estimator",
+    "PAPER_ESTIMATORS",
+    "exact_metrics",
+    "sampled_evaluation",
+    "expected_evaluation",
+    "summarise",
+    "pairwise_agreement",
+]

@@ -1,0 +1,253 @@
+"""Evaluate systems under sampled negatives, given the true rank of each user's held-out item.
+
+A run here is a vector of true ranks (1-based, one held-out relevant item per user) among the n
+items ranked for that user. Sampling m negatives turns each true rank r into a sampled rank r̃
+(:func:`~recmeta.sampled.sample_ranks`); an *estimator* then scores r̃:
+
+* ``"sampled"``: the uncorrected metric of the m + 1 items, M_{m+1}(r̃);
+* ``"rank-estimate"``: M_n(⌊1 + (n − 1)(r̃ − 1)/m⌋) with each user's own n (eq. 20);
+* ``"least-squares"``, ``"cls"``, ``"BV γ"`` (e.g. ``"BV 0.1"``): the fitted corrections of
+  :func:`~recmeta.sampled.correction`, fitted once for a single n (``fit_n``, by default the
+  rounded mean of the users' n) and a uniform prior, as in Krichene & Rendle (2020, §6.3).
+
+Sampled ranks are drawn independently per system, user and repetition from the exact law of r̃
+given r; system s in repetition j uses the stream ``(seed, j, s)`` so that adding a system
+leaves the others' draws unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .corrections import correction
+from .expected import expected_value
+from .rank_distribution import check_sampling
+from .rank_metrics import metric_value, parse_rank_metric
+
+__all__ = [
+    "Estimator",
+    "parse_estimator",
+    "PAPER_ESTIMATORS",
+    "exact_metrics",
+    "sampled_evaluation",
+    "expected_evaluation",
+    "summarise",
+    "pairwise_agreement",
+]
+
+PAPER_ESTIMATORS = ("sampled", "rank-estimate", "cls", "BV 1", "BV 0.1", "BV 0.01", "BV 0.001")
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """How a sampled rank is scored: ``method`` None (uncorrected) or a correction method."""
+
+    label: str
+    method: str | None
+    gamma: float | None = None
+
+
+def parse_estimator(spec: str | Estimator) -> Estimator:
+    """Parse ``"sampled"``, ``"rank-estimate"``, ``"least-squares"``, ``"cls"`` or ``"BV γ"``."""
+    if isinstance(spec, Estimator):
+        return spec
+    text = str(spec).strip()
+    low = text.lower()
+    if low == "sampled":
+        return Estimator(text, None)
+    if low in ("rank-estimate", "least-squares", "cls"):
+        return Estimator(text, low)
+    if low.startswith("bv"):
+        try:
+            gamma = float(low[2:].strip(" =:"))
+        except ValueError:
+            gamma = None
+        if gamma is None or not gamma > 0:
+            raise ValueError(f"estimator {spec!r}: write the bias-variance correction as 'BV <gamma>', gamma > 0, e.g. 'BV 0.1'")
+        return Estimator(text, "bv", gamma)
+    raise ValueError(
+        f"unknown estimator {spec!r}: use 'sampled', 'rank-estimate', 'least-squares', 'cls' or 'BV <gamma>'"
+    )
+
+
+def _as_runs(ranks: Mapping[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarray]:
+    if isinstance(ranks, Mapping):
+        runs = {str(k): np.asarray(v) for k, v in ranks.items()}
+    else:
+        runs = {"system": np.asarray(ranks)}
+    if not runs:
+        raise ValueError("no systems given: pass a mapping {system name: true ranks}")
+    for name, r in runs.items():
+        if r.ndim != 1 or r.size == 0:
+            raise ValueError(f"system {name!r}: true ranks must be a non-empty 1-d array (one per user)")
+    return runs
+
+
+def _fit_n(n: np.ndarray, fit_n: int | None) -> int:
+    return int(np.rint(np.mean(n))) if fit_n is None else int(fit_n)
+
+
+def _score_table(
+    metric: str, est: Estimator, n: np.ndarray, m: int, fit_n: int, replace: bool, prior: np.ndarray | None
+) -> np.ndarray | None:
+    """The vector over r̃ for estimators that have one (None for rank-estimate: per-user n)."""
+    if est.method is None:
+        return metric_value(metric, np.arange(1, m + 2), m + 1)
+    if est.method == "rank-estimate":
+        return None
+    return correction(metric, fit_n, m, est.method, gamma=est.gamma, prior=prior, replace=replace)
+
+
+def _rank_estimate_scores(metric: str, sampled: np.ndarray, n: np.ndarray, m: int) -> np.ndarray:
+    estimate = 1 + ((n - 1) * (sampled - 1)) // m
+    return metric_value(metric, estimate, n)
+
+
+def exact_metrics(ranks: Mapping[str, np.ndarray] | np.ndarray, n: np.ndarray | int, metrics: Sequence[str]) -> pd.DataFrame:
+    """Mean exact metric M_n(r) over users per system: columns system, metric, value."""
+    runs = _as_runs(ranks)
+    rows = []
+    for system, r in runs.items():
+        rr, nn, _ = check_sampling(r, n, 1, True)
+        for metric in metrics:
+            rows.append((system, parse_rank_metric(metric).name, float(metric_value(metric, rr, nn).mean())))
+    return pd.DataFrame(rows, columns=["system", "metric", "value"])
+
+
+def sampled_evaluation(
+    ranks: Mapping[str, np.ndarray] | np.ndarray,
+    n: np.ndarray | int,
+    m: int,
+    metrics: Sequence[str],
+    estimators: Sequence[str | Estimator] = PAPER_ESTIMATORS,
+    *,
+    repetitions: int = 100,
+    seed: int = 0,
+    replace: bool = True,
+    fit_n: int | None = None,
+    prior: np.ndarray | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Repeat a sampled evaluation: columns system, metric, estimator, repetition, value.
+
+    ``value`` is the mean over users of the estimator's score of the sampled rank, for one
+    repetition (one draw of m negatives per user). ``n`` is the number of items ranked per user
+    (scalar or one per user).
+    """
+    runs = _as_runs(ranks)
+    ests = [parse_estimator(e) for e in estimators]
+    names = [parse_rank_metric(metric).name for metric in metrics]
+    first = next(iter(runs.values()))
+    _, n_users, m = check_sampling(first, n, m, replace)
+    fn = _fit_n(n_users, fit_n)
+    tables = {
+        (metric, est.label): _score_table(metric, est, n_users, m, fn, replace, prior)
+        for metric in names
+        for est in tqdm(ests, desc=f"corrections {metric}", disable=not progress, leave=False)
+    }
+    frames = []
+    for s_index, (system, r) in enumerate(runs.items()):
+        rr, nn, _ = check_sampling(r, n, m, replace)
+        sampled = np.stack(
+            [
+                _draw(rr, nn, m, replace, np.random.default_rng([seed, j, s_index]))
+                for j in tqdm(range(repetitions), desc=f"sampling {system}", disable=not progress, leave=False)
+            ]
+        )
+        for metric in names:
+            for est in ests:
+                table = tables[(metric, est.label)]
+                if table is None:
+                    scores = _rank_estimate_scores(metric, sampled, nn[None, :], m)
+                else:
+                    scores = table[sampled - 1]
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "system": system,
+                            "metric": metric,
+                            "estimator": est.label,
+                            "repetition": np.arange(repetitions),
+                            "value": scores.mean(axis=1),
+                        }
+                    )
+                )
+    return pd.concat(frames, ignore_index=True)
+
+
+def _draw(r: np.ndarray, n: np.ndarray, m: int, replace: bool, rng: np.random.Generator) -> np.ndarray:
+    if replace:
+        return rng.binomial(m, (r - 1) / (n - 1.0)) + 1
+    return rng.hypergeometric(r - 1, n - r, m) + 1
+
+
+def expected_evaluation(
+    ranks: Mapping[str, np.ndarray] | np.ndarray,
+    n: np.ndarray | int,
+    m: int,
+    metrics: Sequence[str],
+    estimators: Sequence[str | Estimator] = PAPER_ESTIMATORS,
+    *,
+    replace: bool = True,
+    fit_n: int | None = None,
+    prior: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """The expectation (over sampling) of each estimator's mean: columns system, metric, estimator, value.
+
+    Exact, no simulation: E[mean_u M̂(r̃_u)] = mean_u Σ_i p(r̃ = i | r_u) M̂(i) (eq. 16).
+    """
+    runs = _as_runs(ranks)
+    ests = [parse_estimator(e) for e in estimators]
+    names = [parse_rank_metric(metric).name for metric in metrics]
+    first = next(iter(runs.values()))
+    _, n_users, m = check_sampling(first, n, m, replace)
+    fn = _fit_n(n_users, fit_n)
+    rows = []
+    for metric in names:
+        for est in ests:
+            table = _score_table(metric, est, n_users, m, fn, replace, prior)
+            for system, r in runs.items():
+                rr, nn, _ = check_sampling(r, n, m, replace)
+                if table is None:
+                    # rank-estimate with per-user n: one table per distinct n
+                    value = np.empty(rr.size)
+                    for n_value in np.unique(nn):
+                        sel = nn == n_value
+                        tab = _rank_estimate_scores(metric, np.arange(1, m + 2), np.int64(n_value), m)
+                        value[sel] = expected_value(tab, rr[sel], int(n_value), m, replace)
+                else:
+                    value = expected_value(table, rr, nn, m, replace)
+                rows.append((system, metric, est.label, float(value.mean())))
+    return pd.DataFrame(rows, columns=["system", "metric", "estimator", "value"])
+
+
+def summarise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sample standard deviation over repetitions: columns system, metric, estimator, mean, sd."""
+    g = frame.groupby(["system", "metric", "estimator"], sort=False)["value"]
+    return g.agg(mean="mean", sd="std").reset_index()
+
+
+def pairwise_agreement(frame: pd.DataFrame, exact: pd.DataFrame) -> pd.DataFrame:
+    """Share of repetitions that order each pair of systems as the exact metric does (Table 4).
+
+    For systems a, b (in the order they appear) a repetition agrees when sign(v_a − v_b) equals
+    sign(e_a − e_b) ≠ 0 for the exact values e; ties count as disagreement. Pairs tied on the
+    exact metric get NaN. Columns pair, metric, estimator, agreement (in [0, 1]).
+    """
+    systems = list(dict.fromkeys(frame["system"]))
+    ex = exact.set_index(["system", "metric"])["value"]
+    wide = frame.pivot_table(index=["metric", "estimator", "repetition"], columns="system", values="value", sort=False)
+    rows = []
+    for a, b in combinations(systems, 2):
+        diff = np.sign(wide[a] - wide[b])
+        for (metric, estimator), d in diff.groupby(level=["metric", "estimator"], sort=False):
+            truth = np.sign(ex[(a, metric)] - ex[(b, metric)])
+            share = np.nan if truth == 0 else float((d.to_numpy() == truth).mean())
+            rows.append((f"{a} vs {b}", metric, estimator, share))
+    return pd.DataFrame(rows, columns=["pair", "metric", "estimator", "agreement"])

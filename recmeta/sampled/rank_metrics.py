@@ -1,0 +1,101 @@
+"""Ranking metrics of a single relevant item at rank r in a list of n items.
+
+With one relevant item per user the metrics of Krichene & Rendle (2020, §3.1) depend only on its
+rank r (eqs. 7–13):
+
+* ``AUC``          (n − r) / (n − 1)                               (eq. 7)
+* ``Precision@k``  δ(r ≤ k) / k                                    (eq. 8)
+* ``Recall@k``     δ(r ≤ k)                                        (eq. 9; = hit ratio)
+* ``AP@k``         δ(r ≤ k) / r                                    (eq. 10)
+* ``NDCG@k``       δ(r ≤ k) / log2(r + 1)                          (eq. 11)
+* ``AP``           1 / r                                           (eq. 12; = reciprocal rank)
+* ``NDCG``         1 / log2(r + 1)                                 (eq. 13)
+
+Names are case-sensitive as written; ``RR`` and ``HR@k`` are accepted as aliases of ``AP`` and
+``Recall@k``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RankMetric", "parse_rank_metric", "metric_value", "METRIC_NAMES"]
+
+METRIC_NAMES = ("AUC", "AP", "NDCG", "Recall@k", "Precision@k", "NDCG@k", "AP@k")
+_ALIASES = {"RR": "AP", "HR": "Recall"}
+_PATTERN = re.compile(r"^(AUC|AP|NDCG|RR|Recall|HR|Precision)(?:@(\d+))?$")
+
+
+@dataclass(frozen=True)
+class RankMetric:
+    """A parsed metric name: ``family`` in AUC/AP/NDCG/Recall/Precision, cut-off ``k`` or None."""
+
+    family: str
+    k: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.family if self.k is None else f"{self.family}@{self.k}"
+
+
+def parse_rank_metric(metric: str | RankMetric) -> RankMetric:
+    """Parse ``"AUC"``, ``"AP"``, ``"NDCG"``, ``"Recall@k"``, ``"Precision@k"``, ``"NDCG@k"``,
+    ``"AP@k"`` (k a positive integer)."""
+    if isinstance(metric, RankMetric):
+        return metric
+    match = _PATTERN.match(str(metric).strip())
+    if match is None:
+        raise ValueError(
+            f"unknown metric {metric!r}: use one of {', '.join(METRIC_NAMES)} "
+            "(k a positive integer, e.g. 'Recall@10')"
+        )
+    family, k = match.group(1), match.group(2)
+    family = _ALIASES.get(family, family)
+    if family in ("Recall", "Precision") and k is None:
+        raise ValueError(f"metric {metric!r} needs a cut-off: write e.g. '{family}@10'")
+    if family == "AUC" and k is not None:
+        raise ValueError(f"metric {metric!r}: AUC takes no cut-off, write 'AUC'")
+    k_int = None if k is None else int(k)
+    if k_int is not None and k_int < 1:
+        raise ValueError(f"metric {metric!r}: the cut-off k must be at least 1")
+    return RankMetric(family, k_int)
+
+
+def _check_ranks(rank: np.ndarray | int, n: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+    r = np.asarray(rank)
+    nn = np.asarray(n)
+    for name, a in (("rank", r), ("n", nn)):
+        if not np.issubdtype(a.dtype, np.integer):
+            if a.size and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
+                continue
+            raise ValueError(f"{name} must hold integers, got dtype {a.dtype} with non-integer values")
+    r = r.astype(np.int64)
+    nn = nn.astype(np.int64)
+    if np.any(nn < 2):
+        raise ValueError("n (the number of items ranked) must be at least 2")
+    if np.any(r < 1) or np.any(r > nn):
+        raise ValueError("every rank must lie in 1..n; check that ranks are 1-based")
+    return r, nn
+
+
+def metric_value(metric: str | RankMetric, rank: np.ndarray | int, n: np.ndarray | int) -> np.ndarray:
+    """M_n(r): the metric of one relevant item at rank ``rank`` among ``n`` items (eqs. 7–13).
+
+    ``rank`` and ``n`` broadcast; ``n`` only matters for AUC. Returns float64.
+    """
+    spec = parse_rank_metric(metric)
+    r, nn = _check_ranks(rank, n)
+    rf = r.astype(np.float64)
+    if spec.family == "AUC":
+        return (nn - rf) / (nn - 1.0)
+    hit = np.ones_like(rf, dtype=bool) if spec.k is None else (r <= spec.k)
+    if spec.family == "Recall":
+        return hit.astype(np.float64)
+    if spec.family == "Precision":
+        return hit / float(spec.k)
+    if spec.family == "AP":
+        return np.where(hit, 1.0 / rf, 0.0)
+    return np.where(hit, 1.0 / np.log2(rf + 1.0), 0.0)  # NDCG

@@ -1,0 +1,451 @@
+"""Sampled metrics and corrections (Krichene & Rendle 2020), checked against independent answers.
+
+References used here: exact rational pmfs (math.comb, fractions), scipy's own distributions,
+simulations that sample actual item sets, the metric engine on explicit rankings, brute-force
+active-set enumeration for the constrained least squares, and the paper's Tables 1 and 2.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from recmeta.sampled import (
+    apply_correction,
+    correction,
+    exact_metrics,
+    expected_evaluation,
+    expected_metric,
+    expected_value,
+    metric_value,
+    pairwise_agreement,
+    parse_estimator,
+    parse_rank_metric,
+    rank_pmf,
+    sample_ranks,
+    sampled_evaluation,
+    summarise,
+)
+
+# The running example of Krichene & Rendle (2020), §3.2: n = 10,000 items, five users each.
+TOY = {"A": [100, 100, 100, 100, 100], "B": [40, 40, 8437, 9266, 4482], "C": [212, 2, 743, 5342, 1548]}
+TOY_METRICS = ["AUC", "AP", "NDCG", "Recall@10"]
+# Table 1 (exact) and Table 2 (m = 99, mean ± sd over 1,000 repetitions), as printed.
+TABLE1 = {
+    "A": [0.990, 0.010, 0.150, 0.000],
+    "B": [0.555, 0.010, 0.122, 0.000],
+    "C": [0.843, 0.101, 0.208, 0.200],
+}
+TABLE2 = {
+    "A": [(0.990, 0.004), (0.630, 0.129), (0.724, 0.097), (1.000, 0.000)],
+    "B": [(0.555, 0.014), (0.336, 0.073), (0.444, 0.054), (0.400, 0.000)],
+    "C": [(0.843, 0.014), (0.325, 0.050), (0.460, 0.039), (0.567, 0.092)],
+}
+
+
+def exact_pmf(r: int, n: int, m: int, replace: bool) -> list[Fraction]:
+    """p(r̃ = i | r), i = 1..m+1, in exact rational arithmetic."""
+    if replace:
+        p = Fraction(r - 1, n - 1)
+        return [math.comb(m, x) * p**x * (1 - p) ** (m - x) for x in range(m + 1)]
+    total = math.comb(n - 1, m)
+    return [Fraction(math.comb(r - 1, x) * math.comb(n - r, m - x), total) for x in range(m + 1)]
+
+
+def exact_pmf_matrix(n: int, m: int, replace: bool) -> np.ndarray:
+    return np.array([[float(v) for v in exact_pmf(r, n, m, replace)] for r in range(1, n + 1)])
+
+
+# --------------------------------------------------------------------------------------------
+# Metrics of a single relevant item
+
+
+@pytest.mark.parametrize("n", [2, 7, 20])
+def test_metric_value_matches_the_metric_engine(n):
+    """Eqs. 7–13 equal the general metrics of the metric engine on explicit one-relevant lists."""
+    from recmeta.metrics import score_rankings
+
+    grades = np.zeros((n, n))
+    grades[np.arange(n), np.arange(n)] = 1  # row r−1: the relevant item at rank r
+    ranks = np.arange(1, n + 1)
+    k = min(3, n)
+    engine = score_rankings(grades, ["AUC", "RR", f"AP@{n}", f"nDCG@{n}", f"P@{k}", f"R@{k}", f"nDCG@{k}", f"AP@{k}"])
+    np.testing.assert_allclose(metric_value("AUC", ranks, n), engine["AUC"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(metric_value("AP", ranks, n), engine["RR"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(metric_value("AP", ranks, n), engine[f"AP@{n}"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(metric_value("NDCG", ranks, n), engine[f"nDCG@{n}"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(metric_value(f"Precision@{k}", ranks, n), engine[f"P@{k}"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(metric_value(f"Recall@{k}", ranks, n), engine[f"R@{k}"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(metric_value(f"NDCG@{k}", ranks, n), engine[f"nDCG@{k}"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(metric_value(f"AP@{k}", ranks, n), engine[f"AP@{k}"], rtol=0, atol=1e-15)
+
+
+def test_metric_value_by_hand():
+    assert metric_value("AUC", 1, 5) == 1.0 and metric_value("AUC", 5, 5) == 0.0
+    assert metric_value("AUC", 3, 5) == 0.5
+    assert metric_value("NDCG", 3, 5) == 0.5  # 1 / log2(4)
+    assert metric_value("AP@2", 3, 5) == 0.0 and metric_value("AP@3", 3, 5) == pytest.approx(1 / 3)
+    assert metric_value("Precision@4", 2, 5) == 0.25
+    assert metric_value("RR", 4, 5) == 0.25 and metric_value("HR@4", 4, 5) == 1.0
+
+
+@pytest.mark.parametrize("bad", ["ndcg", "Recall", "AUC@10", "P@10", "NDCG@0", "MAP"])
+def test_metric_names_fail_clearly(bad):
+    with pytest.raises(ValueError, match="metric"):
+        parse_rank_metric(bad)
+
+
+def test_bad_ranks_fail_clearly():
+    with pytest.raises(ValueError, match="1..n"):
+        metric_value("AP", [0, 1], 5)
+    with pytest.raises(ValueError, match="integers"):
+        metric_value("AP", [1.5], 5)
+    with pytest.raises(ValueError, match="at least 2"):
+        rank_pmf(1, 1, 1)
+    with pytest.raises(ValueError, match="without replacement"):
+        rank_pmf(3, 10, 10, replace=False)
+    with pytest.raises(ValueError, match="at least 1"):
+        rank_pmf(3, 10, 0)
+
+
+# --------------------------------------------------------------------------------------------
+# The law of the sampled rank
+
+
+@pytest.mark.parametrize("replace", [True, False])
+@pytest.mark.parametrize(("n", "m"), [(2, 1), (9, 4), (25, 24), (40, 7)])
+def test_rank_pmf_equals_exact_rational_pmf(n, m, replace):
+    got = rank_pmf(np.arange(1, n + 1), n, m, replace)
+    np.testing.assert_allclose(got, exact_pmf_matrix(n, m, replace), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+@pytest.mark.parametrize(("n", "m"), [(10_000, 100), (10_000, 9_999), (3_706, 1_000)])
+def test_rank_pmf_keeps_all_mass_on_large_problems(n, m, replace):
+    ranks = np.r_[1:40, 40:n:97, n - 40 : n + 1]
+    pmf = rank_pmf(ranks, n, m, replace)
+    np.testing.assert_allclose(pmf.sum(axis=1), 1.0, rtol=0, atol=1e-13)
+    # and the mean is 1 + m (r − 1)/(n − 1) for both laws (§4.4.1)
+    mean = pmf @ np.arange(1, m + 2)
+    np.testing.assert_allclose(mean, 1 + m * (ranks - 1) / (n - 1), rtol=1e-12)
+
+
+def test_rank_pmf_without_replacement_matches_scipy():
+    n, m = 300, 40
+    ranks = np.array([1, 2, 17, 150, 299, 300])
+    want = stats.hypergeom.pmf(np.arange(m + 1)[None, :], n - 1, ranks[:, None] - 1, m)
+    np.testing.assert_allclose(rank_pmf(ranks, n, m, replace=False), want, rtol=1e-11, atol=1e-300)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_rank_pmf_matches_simulated_item_sampling(replace):
+    """Sample actual item sets from the n − 1 negatives and count those ranked above r."""
+    n, m, draws = 30, 6, 20_000
+    rng = np.random.default_rng(11)
+    for r in (1, 2, 12, 30):
+        negatives = np.delete(np.arange(1, n + 1), r - 1)  # positions of the irrelevant items
+        if replace:
+            picks = rng.choice(negatives, size=(draws, m), replace=True)
+        else:
+            picks = rng.permuted(np.broadcast_to(negatives, (draws, n - 1)), axis=1)[:, :m]
+        sampled = 1 + (picks < r).sum(axis=1)
+        counts = np.bincount(sampled - 1, minlength=m + 1)
+        p = rank_pmf(r, n, m, replace)
+        # 5 binomial sd per cell, plus 3 counts of slack for cells with tiny p
+        assert np.all(np.abs(counts - draws * p) <= 5 * np.sqrt(draws * p * (1 - p)) + 3), (r, counts, p)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_sample_ranks_follows_rank_pmf_and_is_seeded(replace):
+    n, m = 500, 50
+    ranks = np.array([1, 5, 250, 500])
+    a = sample_ranks(ranks, n, m, repetitions=40_000, seed=3, replace=replace)
+    assert a.shape == (40_000, 4)
+    np.testing.assert_array_equal(a, sample_ranks(ranks, n, m, repetitions=40_000, seed=3, replace=replace))
+    pmf = rank_pmf(ranks, n, m, replace)
+    values = np.arange(1, m + 2)
+    mean = pmf @ values
+    sd = np.sqrt(pmf @ values**2 - mean**2)
+    se = sd / np.sqrt(a.shape[0])
+    assert np.all(np.abs(a.mean(axis=0) - mean) <= 5 * se + 1e-12)
+    assert a.min() >= 1 and a.max() <= m + 1
+
+
+# --------------------------------------------------------------------------------------------
+# Expected metrics: closed forms against the summation (eq. 16)
+
+CLOSED = ["AUC", "AP", "Recall@1", "Recall@10", "Precision@5", "Recall@200"]
+
+
+@pytest.mark.parametrize("replace", [True, False])
+@pytest.mark.parametrize("metric", CLOSED)
+@pytest.mark.parametrize(("n", "m"), [(10_000, 1), (10_000, 99), (10_000, 1_000), (10_000, 9_999), (50, 49)])
+def test_closed_forms_equal_summation(metric, n, m, replace):
+    ranks = np.arange(1, n + 1) if n < 100 else np.r_[1:60, 60:n:53, n - 60 : n + 1]
+    closed = expected_metric(metric, ranks, n, m, replace)
+    summed = expected_metric(metric, ranks, n, m, replace, closed_form=False)
+    np.testing.assert_allclose(closed, summed, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+@pytest.mark.parametrize("metric", ["AUC", "AP", "NDCG", "Recall@3", "Precision@2", "NDCG@3", "AP@2"])
+def test_expected_metric_equals_exact_rational_expectation(metric, replace):
+    n, m = 12, 5
+    ranks = np.arange(1, n + 1)
+    values = metric_value(metric, np.arange(1, m + 2), m + 1)
+    want = [float(sum(p * Fraction(float(v)) for p, v in zip(exact_pmf(r, n, m, replace), values))) for r in ranks.tolist()]
+    np.testing.assert_allclose(expected_metric(metric, ranks, n, m, replace), want, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_sampled_auc_is_unbiased(replace):
+    n = 1_000
+    ranks = np.arange(1, n + 1)
+    for m in (1, 10, 999):
+        summed = expected_metric("AUC", ranks, n, m, replace, closed_form=False)
+        np.testing.assert_allclose(summed, metric_value("AUC", ranks, n), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("metric", ["AP", "NDCG", "NDCG@10", "Recall@1", "AP@3", "Precision@1"])
+def test_m_equal_one_collapses_to_an_affine_function_of_rank(metric):
+    """§4.4.4: E[M(r̃)] = (n − r)/(n − 1) (M(1) − M(2)) + M(2), i.e. a rescaled exact AUC."""
+    n = 2_000
+    ranks = np.arange(1, n + 1)
+    m1, m2 = metric_value(metric, [1, 2], 2)
+    want = metric_value("AUC", ranks, n) * (m1 - m2) + m2
+    for replace in (True, False):
+        np.testing.assert_allclose(expected_metric(metric, ranks, n, 1, replace), want, rtol=0, atol=1e-14)
+
+
+def test_expected_value_checks_its_vector():
+    with pytest.raises(ValueError, match=r"shape \(m \+ 1,\)"):
+        expected_value(np.ones(5), [1, 2], 10, 5)
+
+
+# --------------------------------------------------------------------------------------------
+# The paper's toy example
+
+
+def test_table1_exact_metrics():
+    got = exact_metrics(TOY, 10_000, TOY_METRICS).set_index(["system", "metric"])["value"]
+    for system, row in TABLE1.items():
+        for metric, printed in zip(TOY_METRICS, row):
+            assert round(got[(system, metric)], 3) == pytest.approx(printed, abs=1e-12), (system, metric)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_table2_expectations_within_two_standard_errors(replace):
+    """Analytic E[metric] vs the paper's Monte-Carlo mean over 1,000 repetitions.
+
+    Allowed gap: 2 standard errors 2·sd/√1000 (sd widened by its print rounding, 0.0005) plus the
+    rounding of the printed mean (0.0005).
+    """
+    got = expected_evaluation(TOY, 10_000, 99, TOY_METRICS, ["sampled"], replace=replace)
+    got = got.set_index(["system", "metric"])["value"]
+    for system, row in TABLE2.items():
+        for metric, (mean, sd) in zip(TOY_METRICS, row):
+            allowed = 2 * (sd + 0.0005) / math.sqrt(1000) + 0.0005
+            assert abs(got[(system, metric)] - mean) <= allowed, (system, metric, got[(system, metric)], mean)
+
+
+def test_toy_example_orderings_flip_under_sampling():
+    """§4.2: exact AP ranks C first; sampled AP (m = 99) ranks C last and A first."""
+    exact = exact_metrics(TOY, 10_000, ["AP"]).set_index("system")["value"]
+    sampled = expected_evaluation(TOY, 10_000, 99, ["AP"], ["sampled"]).set_index("system")["value"]
+    assert exact.idxmax() == "C" and sampled.idxmin() == "C" and sampled.idxmax() == "A"
+
+
+# --------------------------------------------------------------------------------------------
+# Corrections
+
+
+def weighted_bias(values: np.ndarray, P: np.ndarray, w: np.ndarray, M: np.ndarray) -> float:
+    return float(w @ (P @ values - M) ** 2)
+
+
+def test_rank_estimate_by_hand():
+    # n = 8, m = 3: r̂ = 1 + 7 (r̃ − 1)/3 = 1, 3.33, 5.67, 8 → floors 1, 3, 5, 8
+    np.testing.assert_allclose(correction("AP", 8, 3, "rank-estimate"), [1, 1 / 3, 1 / 5, 1 / 8])
+    np.testing.assert_allclose(correction("AUC", 8, 3, "rank-estimate"), [1, 5 / 7, 3 / 7, 0])
+    # m = n − 1: the rank estimate is the sampled rank itself
+    np.testing.assert_allclose(correction("NDCG", 30, 29, "rank-estimate"), metric_value("NDCG", np.arange(1, 31), 30))
+
+
+@pytest.mark.parametrize("replace", [True, False])
+@pytest.mark.parametrize("metric", ["AP", "NDCG@3", "Recall@2"])
+def test_least_squares_equals_numpy_on_a_small_system(metric, replace):
+    n, m = 9, 4
+    P = exact_pmf_matrix(n, m, replace)
+    M = metric_value(metric, np.arange(1, n + 1), n)
+    prior = np.arange(n, 0, -1) / (n * (n + 1) / 2)  # a non-uniform prior
+    for given, w in ((None, np.full(n, 1 / n)), (prior, prior)):
+        want = np.linalg.lstsq(np.sqrt(w)[:, None] * P, np.sqrt(w) * M, rcond=None)[0]
+        got = correction(metric, n, m, "least-squares", prior=given, replace=replace)
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+@pytest.mark.parametrize("gamma", [1.0, 0.1, 0.01])
+def test_bias_variance_equals_an_augmented_least_squares(gamma, replace):
+    """Eq. 24 written as one least-squares system: bias rows plus one row per (r, r̃) for the variance."""
+    n, m = 9, 4
+    P = exact_pmf_matrix(n, m, replace)
+    w = np.full(n, 1 / n)
+    M = metric_value("NDCG", np.arange(1, n + 1), n)
+    rows, rhs = [np.sqrt(w)[:, None] * P], [np.sqrt(w) * M]
+    for r in range(n):
+        for i in range(m + 1):
+            e = np.zeros(m + 1)
+            e[i] = 1.0
+            rows.append((np.sqrt(gamma * w[r] * P[r, i]) * (e - P[r]))[None, :])
+            rhs.append(np.zeros(1))
+    want = np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)[0]
+    got = correction("NDCG", n, m, "bv", gamma=gamma, replace=replace)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+def test_bias_variance_with_gamma_one_is_the_posterior_mean():
+    n, m = 200, 10
+    P = exact_pmf_matrix(n, m, True)
+    M = metric_value("AP", np.arange(1, n + 1), n)
+    posterior = P / P.sum(axis=0)  # uniform prior: p(r | r̃) ∝ p(r̃ | r)
+    np.testing.assert_allclose(correction("AP", n, m, "bv", gamma=1.0), posterior.T @ M, rtol=1e-10)
+
+
+def brute_force_monotone_ls(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """min ‖Ax − b‖ over non-increasing x: try every set of tied neighbours, keep the best feasible."""
+    k = A.shape[1]
+    best, best_x = np.inf, None
+    for ties in itertools.product([False, True], repeat=k - 1):
+        block = np.r_[0, np.cumsum(~np.array(ties))]  # block index of each coordinate
+        B = np.zeros((k, block[-1] + 1))
+        B[np.arange(k), block] = 1.0
+        y = np.linalg.lstsq(A @ B, b, rcond=None)[0]
+        x = B @ y
+        if np.all(np.diff(x) <= 1e-12):
+            obj = float(np.sum((A @ x - b) ** 2))
+            if obj < best:
+                best, best_x = obj, x
+    return best_x
+
+
+@pytest.mark.parametrize("replace", [True, False])
+@pytest.mark.parametrize("metric", ["AP", "NDCG", "Recall@2", "AP@3"])
+def test_cls_equals_brute_force(metric, replace):
+    n, m = 10, 5
+    P = exact_pmf_matrix(n, m, replace)
+    w = np.full(n, 1 / n)
+    M = metric_value(metric, np.arange(1, n + 1), n)
+    A, b = np.sqrt(w)[:, None] * P, np.sqrt(w) * M
+    got = correction(metric, n, m, "cls", replace=replace)
+    assert np.all(np.diff(got) <= 1e-12)
+    np.testing.assert_allclose(got, brute_force_monotone_ls(A, b), rtol=1e-7, atol=1e-9)
+
+
+def test_cls_constraint_binds_and_beats_the_uncorrected_metric():
+    """Least squares oscillates and CLS does not; CLS has no less bias than least squares and less
+    than the uncorrected metric (itself a feasible non-increasing vector) and the rank estimate."""
+    from recmeta.sampled import correction_system
+
+    n, m = 2_000, 20
+    P, w, M = correction_system("AP", n, m)
+    ls = correction("AP", n, m, "least-squares")
+    cls = correction("AP", n, m, "cls")
+    raw = metric_value("AP", np.arange(1, m + 2), m + 1)
+    assert np.any(np.diff(ls) > 0)
+    assert np.all(np.diff(cls) <= 1e-12)
+    assert weighted_bias(ls, P, w, M) <= weighted_bias(cls, P, w, M) + 1e-15
+    assert weighted_bias(cls, P, w, M) < weighted_bias(raw, P, w, M)
+    assert weighted_bias(cls, P, w, M) < weighted_bias(correction("AP", n, m, "rank-estimate"), P, w, M)
+
+
+def test_lower_gamma_means_lower_bias():
+    from recmeta.sampled import correction_system
+
+    P, w, M = correction_system("NDCG@10", 3_000, 100)
+    bias = [weighted_bias(correction("NDCG@10", 3_000, 100, "bv", gamma=g), P, w, M) for g in (1, 0.1, 0.01, 0.001)]
+    assert all(a > b for a, b in zip(bias, bias[1:]))
+
+
+def test_correction_arguments_fail_clearly():
+    with pytest.raises(ValueError, match="gamma > 0"):
+        correction("AP", 10, 3, "bv")
+    with pytest.raises(ValueError, match="gamma only applies"):
+        correction("AP", 10, 3, "cls", gamma=0.1)
+    with pytest.raises(ValueError, match="unknown correction method"):
+        correction("AP", 10, 3, "BV")
+    with pytest.raises(ValueError, match="sum to 1"):
+        correction("AP", 10, 3, "cls", prior=np.ones(10))
+    with pytest.raises(ValueError, match="length n"):
+        correction("AP", 10, 3, "cls", prior=np.ones(9) / 9)
+
+
+def test_apply_correction_indexes_by_sampled_rank():
+    values = np.array([1.0, 0.5, 0.25])
+    np.testing.assert_array_equal(apply_correction(values, np.array([[1, 3], [2, 2]])), [[1.0, 0.25], [0.5, 0.5]])
+    with pytest.raises(ValueError, match="same m"):
+        apply_correction(values, np.array([4]))
+    with pytest.raises(ValueError, match="integers"):
+        apply_correction(values, np.array([1.0]))
+
+
+# --------------------------------------------------------------------------------------------
+# Repeated sampled evaluation
+
+
+def test_parse_estimator():
+    assert parse_estimator("BV 0.1").gamma == 0.1 and parse_estimator("BV 0.1").method == "bv"
+    assert parse_estimator("cls").method == "cls" and parse_estimator("sampled").method is None
+    with pytest.raises(ValueError, match="BV <gamma>"):
+        parse_estimator("BV")
+    with pytest.raises(ValueError, match="unknown estimator"):
+        parse_estimator("isotonic")
+
+
+def test_sampled_evaluation_means_match_expectations():
+    rng = np.random.default_rng(5)
+    n, m, users = 400, 30, 300
+    ranks = {"X": rng.integers(1, n + 1, users), "Y": np.minimum(rng.geometric(0.02, users), n)}
+    ests = ["sampled", "rank-estimate", "cls", "BV 0.1"]
+    metrics = ["AP", "Recall@5", "AUC"]
+    sim = sampled_evaluation(ranks, n, m, metrics, ests, repetitions=400, seed=1, progress=False)
+    again = sampled_evaluation(ranks, n, m, metrics, ests, repetitions=400, seed=1, progress=False)
+    pd.testing.assert_frame_equal(sim, again)
+    summary = summarise(sim).set_index(["system", "metric", "estimator"])
+    expected = expected_evaluation(ranks, n, m, metrics, ests).set_index(["system", "metric", "estimator"])["value"]
+    expected = expected.reindex(summary.index)
+    assert expected.notna().all()
+    se = summary["sd"] / np.sqrt(400)
+    gap = (summary["mean"] - expected).abs()
+    assert (gap <= 5 * se + 1e-12).all(), pd.concat([gap, se], axis=1)
+
+
+def test_sampled_evaluation_with_per_user_n():
+    n = np.array([50, 60, 70, 80])
+    ranks = {"S": np.array([1, 10, 70, 3])}
+    sim = sampled_evaluation(ranks, n, 49, ["AUC", "AP"], ["sampled", "rank-estimate"], repetitions=3, progress=False)
+    assert set(sim["estimator"]) == {"sampled", "rank-estimate"} and len(sim) == 12
+    with pytest.raises(ValueError, match="1..n"):
+        sampled_evaluation({"S": np.array([51, 1, 1, 1])}, n, 10, ["AP"], ["sampled"], repetitions=1, progress=False)
+
+
+def test_pairwise_agreement_counts_correct_orders():
+    frame = pd.DataFrame(
+        {
+            "system": ["X"] * 4 + ["Y"] * 4,
+            "metric": "AP",
+            "estimator": "sampled",
+            "repetition": [0, 1, 2, 3] * 2,
+            "value": [0.1, 0.3, 0.2, 0.5, 0.2, 0.2, 0.1, 0.6],
+        }
+    )
+    exact = pd.DataFrame({"system": ["X", "Y"], "metric": "AP", "value": [0.01, 0.02]})
+    got = pairwise_agreement(frame, exact)
+    # exact: X < Y. Repetitions: X<Y yes, X>Y no, X>Y no, X<Y yes → 2 of 4
+    assert got.loc[0, "pair"] == "X vs Y" and got.loc[0, "agreement"] == 0.5
