@@ -1,0 +1,281 @@
+"""Multi-graded relevance: the experiments of Scheel, Lommatzsch & Albayrak (2011).
+
+The metrics themselves live in :mod:`recmeta.metrics` (``muAP``, ``NDCNG``, ``nDCG(gain=exp)``,
+``AP``); this module builds the inputs the paper feeds them and collects the results.
+
+* **The artificial swap study** (their sec. 2.1, Figs. 4–5): a reference ranking of 100 items
+  graded on 2, 10, 20 or 50 levels (:func:`reference_grades`, uniform or non-uniform level
+  distribution), test rankings made by ``s`` random pair swaps (:func:`swap_permutations`), the
+  mean of each measure over many repetitions against ``s`` (:func:`swap_study`).
+* **Rating scales** (their sec. 3.2, Table 2): map ratings to grades whose irrelevant level is 0
+  and stretch the scale (:func:`to_grades`), then evaluate the same runs on every version of the
+  judgments (:func:`scale_study`).
+* **Virtual users** (their sec. 2.2, Figs. 7–8): one system's scores, cut into graded levels,
+  serve as the reference judgments for the others (:func:`virtual_judgments`,
+  :func:`virtual_user_study`).
+
+Every loop here runs over swap steps, grade levels or scale versions, never over users or
+rankings: those are rows of one array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "PAPER_LEVELS",
+    "DISTRIBUTIONS",
+    "PAPER_METRICS",
+    "level_weights",
+    "level_counts",
+    "reference_grades",
+    "swap_permutations",
+    "swap_rankings",
+    "swap_study",
+    "to_grades",
+    "scale_study",
+    "quantise_levels",
+    "virtual_judgments",
+    "virtual_user_study",
+]
+
+PAPER_LEVELS = (2, 10, 20, 50)
+"""Numbers of relevance levels of the paper's artificial reference rankings."""
+
+DISTRIBUTIONS = ("uniform", "non-uniform")
+
+PAPER_METRICS = {"muAP": "µAP", "nDCG(gain=exp)": "NDCG", "NDCNG": "NDCNG"}
+"""The paper's three measures as metric-engine names, with the label the chapter shows.
+
+The paper's NDCG (eq. 3) uses the exponential gain 2^r − 1; :mod:`recmeta.metrics` calls it
+``nDCG(gain=exp)``. None of the three takes a cut-off here: the rankings are scored whole.
+"""
+
+
+# ---------------------------------------------------------------------- µAP weights
+def level_weights(grades: Sequence[float] | np.ndarray) -> pd.Series:
+    """The weights µAP gives each threshold: ``d_t / sum_{t in L} d_t`` (Scheel et al., eq. 4).
+
+    ``L`` is the set of positive grades present, ``d_t = t - t_prev`` the distance to the next
+    lower level of ``L`` (to 0 for the lowest), so the weights sum to 1 and ``sum d_t = max L``.
+    For the paper's levels 0.0, 0.3, 1.0 the weights are 0.3 and 0.7.
+    """
+    g = np.asarray(grades, dtype=np.float64)
+    if g.size == 0 or not np.isfinite(g).all() or (g < 0).any():
+        raise ValueError("grades must be a non-empty array of finite values >= 0 "
+                         "(shift the scale so that its irrelevant level is 0; see to_grades)")
+    levels = np.unique(g[g > 0])
+    if levels.size == 0:
+        raise ValueError("no positive grade: µAP is undefined without a relevant level")
+    d = np.diff(levels, prepend=0.0)
+    return pd.Series(d / levels[-1], index=pd.Index(levels, name="threshold"), name="weight")
+
+
+# ---------------------------------------------------------------------- reference rankings
+def level_counts(
+    n_items: int, n_levels: int, distribution: str = "uniform",
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
+    """Number of items on each level ``0 .. n_levels - 1`` of an artificial reference ranking.
+
+    ``uniform``: the items spread as evenly as possible (100 items on 10 levels: 10 each; a
+    remainder goes to the lowest levels). ``non-uniform``: level probabilities drawn from a flat
+    Dirichlet, then counts from a multinomial, so some levels may stay empty — the paper's
+    "probabilities differ randomly between the relevance levels" (Scheel et al., sec. 2.1).
+    A draw without any item above level 0 is redrawn, since no measure is defined on it.
+    """
+    if n_levels < 2:
+        raise ValueError(f"n_levels must be >= 2 (level 0 is irrelevant), got {n_levels}")
+    if n_items < 1:
+        raise ValueError(f"n_items must be >= 1, got {n_items}")
+    if distribution == "uniform":
+        base, extra = divmod(n_items, n_levels)
+        return np.full(n_levels, base, dtype=np.int64) + (np.arange(n_levels) < extra)
+    if distribution != "non-uniform":
+        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+    rng = np.random.default_rng(rng)
+    while True:
+        counts = rng.multinomial(n_items, rng.dirichlet(np.ones(n_levels)))
+        if counts[1:].sum() > 0:
+            return counts.astype(np.int64)
+
+
+def reference_grades(
+    n_items: int = 100, n_levels: int = 10, distribution: str = "uniform",
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
+    """Grades of an artificial reference ranking, best first: integers ``n_levels - 1 .. 0``.
+
+    Level counts from :func:`level_counts`; successive levels are 1 apart, as the paper assumes
+    for ordinal scales (sec. 2.2). Being sorted, the ranking is ideal: every measure scores it 1.
+    """
+    counts = level_counts(n_items, n_levels, distribution, rng)
+    return np.repeat(np.arange(n_levels, dtype=np.float64), counts)[::-1].copy()
+
+
+# ---------------------------------------------------------------------- swapped test rankings
+def swap_permutations(
+    n_items: int, swaps: Sequence[int] | np.ndarray, rng: np.random.Generator | int | None = None
+) -> np.ndarray:
+    """One permutation of ``0 .. n_items - 1`` per entry of ``swaps``, made by that many random
+    pair swaps of the identity (Scheel et al., sec. 2.1, Fig. 1).
+
+    Each swap exchanges the items at two distinct positions drawn uniformly; the swaps of a row
+    are independent, so a later swap may undo an earlier one, and a swap of two items on the same
+    level leaves every measure unchanged. Vectorised over rows: the loop runs over swap steps.
+    """
+    s = np.asarray(swaps)
+    if s.ndim != 1 or not np.issubdtype(s.dtype, np.integer) or (s < 0).any():
+        raise ValueError("swaps must be a 1-d array of non-negative integers")
+    if n_items < 2 and (s > 0).any():
+        raise ValueError("swapping needs at least two items")
+    rng = np.random.default_rng(rng)
+    perms = np.tile(np.arange(n_items, dtype=np.int64), (s.size, 1))
+    for step in range(int(s.max(initial=0))):
+        rows = np.flatnonzero(s > step)
+        i = rng.integers(n_items, size=rows.size)
+        j = (i + rng.integers(1, n_items, size=rows.size)) % n_items  # j != i
+        a = perms[rows, i]
+        perms[rows, i] = perms[rows, j]
+        perms[rows, j] = a
+    return perms
+
+
+def swap_rankings(
+    reference: np.ndarray, swap_counts: Sequence[int], repetitions: int,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Test rankings of a reference: ``repetitions`` rankings per number of swaps.
+
+    Returns ``(swaps, permutations)``: the swap count of each row and the row's permutation
+    (test-ranking position -> reference position). The grades in test-ranking order are
+    ``reference[permutations]``.
+    """
+    if repetitions < 1:
+        raise ValueError(f"repetitions must be >= 1, got {repetitions}")
+    swaps = np.repeat(np.asarray(swap_counts, dtype=np.int64), repetitions)
+    return swaps, swap_permutations(len(reference), swaps, rng)
+
+
+def _score_permutations(
+    reference: np.ndarray, perms: np.ndarray, metrics: Sequence[str], thresholds: bool
+) -> dict[str, np.ndarray]:
+    """Scores of each permutation of ``reference``; ``AP@t=...`` entries per positive level."""
+    from .metrics import Judgments, Runs, score_matrices
+
+    positive = np.unique(reference[reference > 0])
+    grades = np.broadcast_to(reference, perms.shape)
+    judgments = Judgments.from_grades(grades, threshold=float(positive.min()))
+    runs = Runs.from_orders(perms, judgments)
+    out = {name: m[0] for name, m in score_matrices(judgments, runs, list(metrics)).items()}
+    if thresholds:
+        for t in positive:  # loop over levels; the runs' entry look-up is shared
+            out[f"AP@t={t:g}"] = score_matrices(judgments.with_threshold(t), runs, ["AP"])["AP"][0]
+    return out
+
+
+def swap_study(
+    levels: Sequence[int] = PAPER_LEVELS,
+    distributions: Sequence[str] = DISTRIBUTIONS,
+    *,
+    n_items: int = 100,
+    max_swaps: int = 99,
+    repetitions: int = 100,
+    metrics: Sequence[str] = tuple(PAPER_METRICS),
+    thresholds: bool = True,
+    seed: int = 0,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """The artificial study of Scheel et al. (sec. 2.1 and 4, Figs. 4–5).
+
+    For each distribution and number of levels, one reference ranking (:func:`reference_grades`)
+    and ``repetitions`` test rankings for every swap count ``0 .. max_swaps``; each measure is
+    averaged over the repetitions. With ``thresholds``, also MAP at every threshold ``t`` (the
+    AP of "relevant = grade >= t"), reported as metric ``"MAP"`` with its ``threshold``.
+
+    Returns a tidy frame: distribution, levels, swaps, metric, threshold (NaN but for MAP),
+    value (mean over repetitions), sd (standard deviation over repetitions).
+    """
+    from tqdm.auto import tqdm
+
+    rng = np.random.default_rng(seed)
+    settings = [(d, n) for d in distributions for n in levels]
+    parts = []
+    for dist, n_levels in tqdm(settings, desc="swap study", disable=not progress):
+        reference = reference_grades(n_items, n_levels, dist, rng)
+        swaps, perms = swap_rankings(reference, range(max_swaps + 1), repetitions, rng)
+        scores = _score_permutations(reference, perms, metrics, thresholds)
+        frame = pd.DataFrame(scores).assign(swaps=swaps)
+        stats = frame.groupby("swaps").agg(["mean", "std"])
+        long = stats.stack(level=0, future_stack=True).rename_axis(["swaps", "metric"])
+        long = long.reset_index().rename(columns={"mean": "value", "std": "sd"})
+        is_map = long["metric"].str.startswith("AP@t=")
+        long["threshold"] = np.where(
+            is_map, pd.to_numeric(long["metric"].str.removeprefix("AP@t="), errors="coerce"),
+            np.nan)
+        long.loc[is_map, "metric"] = "MAP"
+        parts.append(long.assign(distribution=dist, levels=n_levels))
+    cols = ["distribution", "levels", "swaps", "metric", "threshold", "value", "sd"]
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+# ---------------------------------------------------------------------- rating scales
+def to_grades(
+    ratings: pd.DataFrame, *, irrelevant: float | None = None, factor: float = 1.0,
+    column: str = "rating",
+) -> pd.DataFrame:
+    """Ratings as grades whose irrelevant level is 0: ``grade = factor · max(r − irrelevant, 0)``.
+
+    µAP and NDCG-type gains need the irrelevant level at 0 (Scheel et al., sec. 3.2: "the
+    relevance scores must be shifted"). ``irrelevant`` defaults to the lowest rating of the frame
+    (ML-100K's 1 star becomes grade 0 and 5 stars grade 4, the 0–4 scale of the paper's sec. 2);
+    ratings at or below it all become 0. ``factor`` stretches the scale without changing any
+    preference: ``factor=2`` is the doubled scale of the paper's Table 2.
+    """
+    if column not in ratings.columns:
+        raise KeyError(f"ratings frame has no column {column!r}; it has {list(ratings.columns)}")
+    r = ratings[column]
+    if not pd.api.types.is_numeric_dtype(r) or not np.isfinite(r.to_numpy(np.float64)).all():
+        raise ValueError(f"column {column!r} must hold finite numbers; clean the ratings first")
+    if not (np.isfinite(factor) and factor > 0):
+        raise ValueError(f"factor must be a positive number (a rescaling keeps the order), got {factor}")
+    if irrelevant is None:
+        if len(r) == 0:
+            raise ValueError("empty ratings frame: give irrelevant= explicitly")
+        irrelevant = float(r.min())
+    grades = factor * np.maximum(r.to_numpy(np.float64) - float(irrelevant), 0.0)
+    return ratings.assign(**{column: grades})
+
+
+def scale_study(
+    test: pd.DataFrame,
+    runs: pd.DataFrame,
+    scales: Mapping[str, Callable[[pd.DataFrame], pd.DataFrame]],
+    metrics: Sequence[str],
+    *,
+    threshold: float | str = "lowest",
+) -> pd.DataFrame:
+    """Evaluate the same runs against several versions of the same test ratings.
+
+    ``scales`` maps a name to a function ratings -> grades (e.g. ``lambda df: to_grades(df,
+    factor=2)``). ``runs`` is a tidy frame (system, user, item, score or rank) as
+    :meth:`recmeta.metrics.Runs.from_frame` reads it. ``threshold="lowest"`` sets τ to the lowest
+    positive grade of each version, so the same users enter every average. Returns a tidy frame:
+    scale, system, metric, value (mean over users).
+    """
+    from .metrics import Judgments, Runs, evaluate
+
+    parts = []
+    for name, transform in scales.items():
+        grades = transform(test)
+        g = grades["rating"].to_numpy(np.float64)
+        if (g < 0).any():
+            raise ValueError(f"scale {name!r} gives negative grades; map the irrelevant level to 0")
+        tau = float(g[g > 0].min()) if threshold == "lowest" else float(threshold)
+        j = Judgments.from_frame(grades, threshold=tau)
+        r = Runs.from_frame(runs, j)
+        parts.append(evaluate(j, r, list(metrics)).assign(scale=name))
+    return pd.concat(parts, ignore_index=True)[["scale", "system", "metric", "value"]]

@@ -1,0 +1,290 @@
+"""Multi-graded relevance (Scheel et al. 2011): µAP, NDCNG and the chapter's experiments.
+
+Expected values come from hand-worked examples, from slow references written here (plain Python
+over one ranking), and from exact enumeration of all swap sequences of tiny rankings.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recmeta import multigraded as mg
+from recmeta.metrics import score_rankings
+
+
+# ---------------------------------------------------------------- slow references
+def slow_ap(grades: list[float], t: float) -> float:
+    rel = [g >= t for g in grades]
+    hits, total = 0, 0.0
+    for rank, r in enumerate(rel, 1):
+        if r:
+            hits += 1
+            total += hits / rank
+    return total / sum(rel)
+
+
+def slow_mu_ap(grades: list[float]) -> float:
+    levels = sorted({g for g in grades if g > 0})
+    prev, num = 0.0, 0.0
+    for t in levels:
+        num += (t - prev) * slow_ap(grades, t)
+        prev = t
+    return num / prev
+
+
+def slow_ndcg(grades: list[float], gain) -> float:
+    def dcg(gs):
+        return sum(gain(g) / math.log2(i + 1) for i, g in enumerate(gs, 1))
+
+    return dcg(grades) / dcg(sorted(grades, reverse=True))
+
+
+def slow_ndcng(grades: list[float]) -> float:
+    m = max(grades)
+    return slow_ndcg(grades, lambda g: 2 ** (g / m) - 1)
+
+
+# ---------------------------------------------------------------- the measures (acceptance)
+def test_level_weights_of_the_papers_three_level_example():
+    w = mg.level_weights([0.0, 0.3, 1.0, 0.3])
+    assert list(w.index) == [0.3, 1.0]
+    assert w.to_numpy() == pytest.approx([0.3, 0.7])
+
+
+def test_level_weights_refuse_bad_grades():
+    with pytest.raises(ValueError, match="irrelevant level is 0"):
+        mg.level_weights([-1.0, 2.0])
+    with pytest.raises(ValueError, match="no positive grade"):
+        mg.level_weights([0.0, 0.0])
+
+
+def test_mu_ap_of_the_three_level_example_by_hand():
+    # ranked: C(0.3) B(1.0) A(0.0) D(0.3). t=0.3: relevant at 1, 2, 4 -> (1 + 1 + 3/4) / 3;
+    # t=1.0: relevant at 2 -> 1/2. µAP = 0.3 * 11/12 + 0.7 * 1/2.
+    out = score_rankings([0.3, 1.0, 0.0, 0.3], ["muAP"])
+    assert out["muAP"][0] == pytest.approx(0.3 * 11 / 12 + 0.7 * 0.5, abs=1e-12)
+
+
+def test_measures_on_a_small_ranking_by_hand():
+    # ranked grades 1, 2, 0, 2 on levels 0..2.
+    # AP(t=1) = (1 + 1 + 3/4) / 3 = 11/12, AP(t=2) = (1/2 + 2/4) / 2 = 1/2, d = 1, 1
+    # NDCNG: m = 2, gains 2^(g/2) - 1 = sqrt2 - 1, 1, 0, 1; ideal order 2, 2, 1, 0
+    # nDCG(exp): gains 1, 3, 0, 3; ideal 3, 3, 1, 0
+    out = score_rankings([1.0, 2.0, 0.0, 2.0], ["muAP", "NDCNG", "nDCG(gain=exp)"])
+    l3, l5 = math.log2(3), math.log2(5)
+    s = math.sqrt(2) - 1
+    assert out["muAP"][0] == pytest.approx(17 / 24, abs=1e-12)
+    assert out["NDCNG"][0] == pytest.approx((s + 1 / l3 + 1 / l5) / (1 + 1 / l3 + s / 2), abs=1e-12)
+    assert out["nDCG(gain=exp)"][0] == pytest.approx((1 + 3 / l3 + 3 / l5) / (3 + 3 / l3 + 1 / 2),
+                                                     abs=1e-12)
+
+
+def test_mu_ap_equals_ap_when_there_are_two_levels():
+    rng = np.random.default_rng(3)
+    for top in (1.0, 3.0, 0.25):
+        grades = top * (rng.random((200, 12)) < 0.4)
+        grades[:, 0] = top  # every ranking has a relevant item
+        out = score_rankings(grades, ["muAP", "AP"], threshold=top)
+        np.testing.assert_allclose(out["muAP"], out["AP"], rtol=0, atol=1e-12)
+        assert out["AP"].min() < 1  # the rankings are not all ideal
+
+
+@pytest.mark.parametrize("distribution", mg.DISTRIBUTIONS)
+@pytest.mark.parametrize("levels", mg.PAPER_LEVELS)
+def test_ideal_ranking_scores_one(levels, distribution):
+    ref = mg.reference_grades(100, levels, distribution, rng=levels)
+    out = score_rankings(ref, list(mg.PAPER_METRICS))
+    for name in mg.PAPER_METRICS:
+        assert out[name][0] == pytest.approx(1.0, abs=1e-12), name
+
+
+def test_ndcng_and_mu_ap_are_invariant_to_scaling_ndcg_exp_is_not():
+    rng = np.random.default_rng(5)
+    grades = rng.integers(0, 5, size=(50, 20)).astype(float)
+    grades[:, -1] = 4  # a top-grade item at the bottom: no ranking is ideal
+    names = ["muAP", "NDCNG", "nDCG(gain=exp)", "nDCG"]
+    base = score_rankings(grades, names)
+    for c in (0.5, 2.0, 7.3):
+        scaled = score_rankings(c * grades, names)
+        for name in ("muAP", "NDCNG", "nDCG"):  # nDCG: linear gain, scale-free as well
+            np.testing.assert_allclose(scaled[name], base[name], rtol=1e-12, err_msg=name)
+        diff = np.abs(scaled["nDCG(gain=exp)"] - base["nDCG(gain=exp)"])
+        assert diff.min() > 1e-6
+
+
+def test_engine_agrees_with_slow_references_on_random_graded_rankings():
+    rng = np.random.default_rng(11)
+    grades = rng.choice([0.0, 0.5, 1.0, 2.5, 4.0], size=(40, 9))
+    grades[:, 4] = 4.0
+    out = score_rankings(grades, ["muAP", "NDCNG", "nDCG(gain=exp)"])
+    for row, g in enumerate(grades.tolist()):
+        assert out["muAP"][row] == pytest.approx(slow_mu_ap(g), abs=1e-12)
+        assert out["NDCNG"][row] == pytest.approx(slow_ndcng(g), abs=1e-12)
+        assert out["nDCG(gain=exp)"][row] == pytest.approx(
+            slow_ndcg(g, lambda x: 2**x - 1), abs=1e-12)
+
+
+# ---------------------------------------------------------------- reference rankings
+def test_level_counts():
+    assert mg.level_counts(100, 10).tolist() == [10] * 10
+    assert mg.level_counts(7, 3).tolist() == [3, 2, 2]
+    for seed in range(20):
+        c = mg.level_counts(100, 2, "non-uniform", rng=seed)
+        assert c.sum() == 100 and c[1:].sum() > 0
+    many = np.array([mg.level_counts(100, 50, "non-uniform", rng=s) for s in range(20)])
+    assert (many == 0).any()  # some levels stay empty, as in the paper
+    with pytest.raises(ValueError, match="distribution"):
+        mg.level_counts(10, 3, "zipf")
+    with pytest.raises(ValueError, match="n_levels"):
+        mg.level_counts(10, 1)
+
+
+def test_reference_grades_are_sorted_levels():
+    ref = mg.reference_grades(100, 20)
+    assert ref.tolist() == sorted(ref.tolist(), reverse=True)
+    assert np.unique(ref).tolist() == list(range(20))
+    assert (np.bincount(ref.astype(int)) == 5).all()
+
+
+# ---------------------------------------------------------------- swaps
+def _parity(perm: np.ndarray) -> int:
+    seen, cycles = np.zeros(perm.size, bool), 0
+    for start in range(perm.size):
+        if not seen[start]:
+            cycles += 1
+            i = start
+            while not seen[i]:
+                seen[i] = True
+                i = perm[i]
+    return (perm.size - cycles) % 2
+
+
+def test_swap_permutations_are_permutations_with_the_right_parity():
+    swaps = np.arange(30).repeat(5)
+    perms = mg.swap_permutations(12, swaps, rng=0)
+    assert (np.sort(perms, axis=1) == np.arange(12)).all()
+    assert (perms[swaps == 0] == np.arange(12)).all()
+    displaced = (perms != np.arange(12)).sum(axis=1)
+    assert (displaced[swaps == 1] == 2).all()
+    assert (displaced <= 2 * swaps).all()
+    # every transposition flips the parity: s swaps give a permutation of parity s mod 2
+    assert [_parity(p) for p in perms] == (swaps % 2).tolist()
+
+
+def test_single_swap_picks_every_pair_equally_often():
+    perms = mg.swap_permutations(4, np.ones(6000, dtype=int), rng=1)
+    pairs = [tuple(np.flatnonzero(p != np.arange(4))) for p in perms]
+    counts = pd.Series(pairs).value_counts()
+    assert len(counts) == 6
+    chi2 = ((counts - 1000) ** 2 / 1000).sum()
+    assert chi2 < 20.5  # chi-square, 5 degrees of freedom, p = 0.001
+
+
+def test_swap_permutations_refuse_bad_counts():
+    with pytest.raises(ValueError, match="non-negative"):
+        mg.swap_permutations(5, np.array([1, -1]))
+    with pytest.raises(ValueError, match="non-negative"):
+        mg.swap_permutations(5, np.array([1.5]))
+
+
+def _exact_swap_means(reference: list[float], n_swaps: int) -> dict[str, float]:
+    """Mean of each measure over every sequence of n_swaps swaps (all equally likely)."""
+    n = len(reference)
+    pairs = list(itertools.combinations(range(n), 2))
+    sums = {"muAP": 0.0, "NDCNG": 0.0, "nDCG(gain=exp)": 0.0}
+    count = 0
+    for seq in itertools.product(pairs, repeat=n_swaps):
+        g = list(reference)
+        for i, j in seq:
+            g[i], g[j] = g[j], g[i]
+        sums["muAP"] += slow_mu_ap(g)
+        sums["NDCNG"] += slow_ndcng(g)
+        sums["nDCG(gain=exp)"] += slow_ndcg(g, lambda x: 2**x - 1)
+        count += 1
+    return {k: v / count for k, v in sums.items()}
+
+
+def test_swap_study_matches_exact_enumeration_on_a_tiny_ranking():
+    reps = 4000
+    out = mg.swap_study([3], ["uniform"], n_items=5, max_swaps=2, repetitions=reps,
+                        thresholds=False, seed=2, progress=False)
+    ref = mg.reference_grades(5, 3).tolist()
+    assert ref == [2.0, 1.0, 1.0, 0.0, 0.0]
+    for s in (1, 2):
+        exact = _exact_swap_means(ref, s)
+        for name, value in exact.items():
+            row = out[(out.swaps == s) & (out.metric == name)].iloc[0]
+            se = row["sd"] / math.sqrt(reps)
+            assert abs(row["value"] - value) < 4 * se + 1e-12, (s, name, row["value"], value)
+
+
+def test_swap_study_mu_ap_is_the_weighted_mean_of_map_per_threshold():
+    out = mg.swap_study([2, 10], ["uniform", "non-uniform"], max_swaps=20, repetitions=5,
+                        seed=4, progress=False)
+    assert set(out.metric) == {"muAP", "NDCNG", "nDCG(gain=exp)", "MAP"}
+    for (dist, levels), part in out.groupby(["distribution", "levels"]):
+        at0 = part[part.swaps == 0]
+        assert at0["value"].to_numpy() == pytest.approx(1.0)
+        maps = part[part.metric == "MAP"].pivot(index="swaps", columns="threshold", values="value")
+        # weights of eq. 4 from the thresholds present: levels are 1 apart, except where the
+        # non-uniform draw left a level empty
+        w = mg.level_weights(maps.columns.to_numpy())
+        mu = part[part.metric == "muAP"].set_index("swaps")["value"]
+        np.testing.assert_allclose(maps.to_numpy() @ w.to_numpy(), mu.loc[maps.index], atol=1e-12)
+        if levels == 2:
+            np.testing.assert_allclose(maps[1.0], mu.loc[maps.index], atol=1e-12)
+        last = part[(part.metric == "muAP") & (part.swaps == 20)]["value"].iloc[0]
+        assert last < 0.99
+
+
+# ---------------------------------------------------------------- rating scales
+def _ratings(values) -> pd.DataFrame:
+    return pd.DataFrame({"user": 1, "item": np.arange(len(values)), "rating": values})
+
+
+def test_to_grades_shifts_the_irrelevant_level_to_zero_and_rescales():
+    df = _ratings([1.0, 2.0, 5.0, 3.5])
+    assert mg.to_grades(df)["rating"].tolist() == [0.0, 1.0, 4.0, 2.5]
+    assert mg.to_grades(df, factor=2)["rating"].tolist() == [0.0, 2.0, 8.0, 5.0]
+    assert mg.to_grades(df, irrelevant=3)["rating"].tolist() == [0.0, 0.0, 2.0, 0.5]
+    assert df["rating"].tolist() == [1.0, 2.0, 5.0, 3.5]  # input untouched
+
+
+def test_to_grades_refuses_bad_input():
+    with pytest.raises(ValueError, match="positive"):
+        mg.to_grades(_ratings([1.0, 2.0]), factor=0)
+    with pytest.raises(ValueError, match="finite"):
+        mg.to_grades(_ratings([1.0, np.nan]))
+    with pytest.raises(KeyError, match="score"):
+        mg.to_grades(_ratings([1.0]), column="score")
+
+
+def test_scale_study_on_a_doubled_scale():
+    rng = np.random.default_rng(8)
+    test = pd.DataFrame({"user": np.repeat([1, 2, 3], 6), "item": np.tile(np.arange(6), 3),
+                         "rating": rng.integers(1, 6, size=18).astype(float)})
+    test.loc[test.item == 5, "rating"] = 5.0
+    runs = pd.DataFrame({"system": np.repeat(["a", "b"], 18), "user": np.tile(test.user, 2),
+                         "item": np.tile(test.item, 2), "score": rng.random(36)})
+    metrics = ["muAP", "NDCNG", "nDCG(gain=exp)", "nDCG"]
+    out = mg.scale_study(test, runs, {"native": mg.to_grades,
+                                      "doubled": lambda df: mg.to_grades(df, factor=2)}, metrics)
+    wide = out.pivot_table(index=["system", "metric"], columns="scale", values="value")
+    for m in ("muAP", "NDCNG", "nDCG"):
+        np.testing.assert_allclose(wide.xs(m, level="metric")["native"],
+                                   wide.xs(m, level="metric")["doubled"], rtol=1e-12)
+    exp = wide.xs("nDCG(gain=exp)", level="metric")
+    assert (np.abs(exp["native"] - exp["doubled"]) > 1e-6).all()
+    # the native values equal the slow references, user by user
+    for system in ("a", "b"):
+        values = []
+        for u in (1, 2, 3):
+            r = runs[(runs.system == system) & (runs.user == u)].sort_values("score", ascending=False)
+            g = test.set_index(["user", "item"]).loc[[(u, i) for i in r.item], "rating"] - 1
+            values.append(slow_mu_ap(g.tolist()))
+        assert wide.loc[(system, "muAP"), "native"] == pytest.approx(np.mean(values), abs=1e-12)
