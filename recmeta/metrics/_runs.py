@@ -176,7 +176,7 @@ class Runs:
         judgments: Judgments,
         depth: int | None = None,
     ) -> Runs:
-        """Runs from LensKit ``ItemListCollection``s, one per system name.
+        """Runs from LensKit ``ItemListCollection`` objects, one per system name.
 
         Ordered lists keep their order; unordered lists are sorted by score with the tie rule
         of this module. The collection keys must carry the user id (``user_id`` field).
