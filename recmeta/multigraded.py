@@ -279,3 +279,101 @@ def scale_study(
         r = Runs.from_frame(runs, j)
         parts.append(evaluate(j, r, list(metrics)).assign(scale=name))
     return pd.concat(parts, ignore_index=True)[["scale", "system", "metric", "value"]]
+
+
+# ---------------------------------------------------------------------- virtual users
+def quantise_levels(
+    scores: pd.DataFrame, n_levels: int | None, *, score_col: str = "score"
+) -> np.ndarray:
+    """Each user's scores cut into graded levels, 0 for the user's lowest score.
+
+    ``n_levels = L``: ``L`` equal-width ordinal levels ``0 .. L-1`` over the user's own score
+    range, ``level = min(floor(L (s - min_u) / (max_u - min_u)), L - 1)`` — the paper's ordinal
+    virtual user (strategy 1, 9 levels). ``None``: the raw distance ``s - min_u`` — its real-valued
+    virtual user (strategy 9), whose levels are as many as the distinct scores and unevenly
+    spaced. A user whose scores are all equal gets 0 everywhere (no relevant item).
+    """
+    if "user" not in scores.columns or score_col not in scores.columns:
+        raise KeyError(f"scores need columns 'user' and {score_col!r}; got {list(scores.columns)}")
+    s = scores[score_col].to_numpy(np.float64)
+    if not np.isfinite(s).all():
+        raise ValueError(f"{int((~np.isfinite(s)).sum())} scores are NaN or infinite; a virtual "
+                         "user must grade every candidate (fill unscored items first)")
+    if n_levels is not None and n_levels < 2:
+        raise ValueError(f"n_levels must be >= 2 or None, got {n_levels}")
+    users = scores["user"].to_numpy()
+    lo = pd.Series(s).groupby(users).transform("min").to_numpy()
+    hi = pd.Series(s).groupby(users).transform("max").to_numpy()
+    if n_levels is None:
+        return s - lo
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return np.minimum(np.floor(n_levels * (s - lo) / span), n_levels - 1).astype(np.float64)
+
+
+def virtual_judgments(
+    scores: pd.DataFrame, n_levels: int | None, *, score_col: str = "score"
+) -> pd.DataFrame:
+    """Graded judgments (user, item, rating) from one system's scores: a "virtual user".
+
+    Scheel et al. (sec. 2.2) take the scores of a retrieval strategy as reference ratings when a
+    collection has too few relevance levels; the levels come from :func:`quantise_levels`.
+    """
+    missing = [c for c in ("user", "item", score_col) if c not in scores.columns]
+    if missing:
+        raise KeyError(f"scores lack column(s) {missing}; they have {list(scores.columns)}")
+    return pd.DataFrame({
+        "user": scores["user"].to_numpy(), "item": scores["item"].to_numpy(),
+        "rating": quantise_levels(scores, n_levels, score_col=score_col),
+    })
+
+
+def virtual_user_study(
+    scores: pd.DataFrame,
+    reference: str,
+    levels: Sequence[int | None],
+    metrics: Sequence[str] = tuple(PAPER_METRICS),
+    *,
+    thresholds: bool = False,
+) -> pd.DataFrame:
+    """Evaluate every system against the virtual user made of ``reference``'s scores.
+
+    ``scores`` is a tidy frame (system, user, item, score) in which every system scores the same
+    candidate items of each user; each system's ranking of the candidates (by score, ties as in
+    :class:`recmeta.metrics.Runs`) is evaluated against the graded judgments
+    ``virtual_judgments(scores of reference, n)`` for each ``n`` in ``levels``, the analogue of
+    the paper's Figs. 7 (9 levels) and 8 (158 levels). τ is the lowest positive grade, so that
+    every user with two distinct reference scores is evaluated. With ``thresholds``, MAP at every
+    threshold is added as metric ``"MAP"`` with its ``threshold``.
+
+    Returns a tidy frame: levels (``n``, or -1 for raw scores), system, metric, threshold, value.
+    """
+    from .metrics import Judgments, Runs, evaluate
+
+    missing = [c for c in ("system", "user", "item", "score") if c not in scores.columns]
+    if missing:
+        raise KeyError(f"scores lack column(s) {missing}; they have {list(scores.columns)}")
+    ref = scores[scores["system"] == reference]
+    if ref.empty:
+        known = ", ".join(map(str, pd.unique(scores["system"])))
+        raise ValueError(f"no scores of reference system {reference!r}; systems: {known}")
+    pairs = pd.MultiIndex.from_frame(scores[["user", "item"]])
+    ref_pairs = pd.MultiIndex.from_frame(ref[["user", "item"]])
+    if not pairs.isin(ref_pairs).all():
+        raise ValueError(f"some systems score (user, item) pairs that {reference!r} does not; "
+                         "every system must score the same candidates")
+    parts = []
+    for n in levels:
+        grades = virtual_judgments(ref, n)
+        positive = grades["rating"].to_numpy()[grades["rating"].to_numpy() > 0]
+        if positive.size == 0:
+            raise ValueError(f"the virtual user of {reference!r} grades nothing above 0")
+        j = Judgments.from_frame(grades, threshold=float(positive.min()))
+        runs = Runs.from_frame(scores[["system", "user", "item", "score"]], j)
+        res = evaluate(j, runs, list(metrics)).assign(threshold=np.nan)
+        if thresholds:
+            for t in np.unique(positive):
+                ap = evaluate(j.with_threshold(t), runs, ["AP"])
+                res = pd.concat([res, ap.assign(metric="MAP", threshold=t)], ignore_index=True)
+        parts.append(res.assign(levels=-1 if n is None else int(n)))
+    cols = ["levels", "system", "metric", "threshold", "value"]
+    return pd.concat(parts, ignore_index=True)[cols]

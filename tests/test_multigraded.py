@@ -288,3 +288,70 @@ def test_scale_study_on_a_doubled_scale():
             g = test.set_index(["user", "item"]).loc[[(u, i) for i in r.item], "rating"] - 1
             values.append(slow_mu_ap(g.tolist()))
         assert wide.loc[(system, "muAP"), "native"] == pytest.approx(np.mean(values), abs=1e-12)
+
+
+# ---------------------------------------------------------------- virtual users
+def test_quantise_levels_by_hand():
+    scores = pd.DataFrame({"user": [1, 1, 1, 1, 2, 2, 3, 3],
+                           "score": [2.0, 3.0, 4.0, 6.0, 10.0, 11.0, 5.0, 5.0]})
+    # user 1: range 2..6, width 4 / 4 levels = 1 per level; 6 falls in the top level
+    assert mg.quantise_levels(scores, 4).tolist() == [0, 1, 2, 3, 0, 3, 0, 0]
+    assert mg.quantise_levels(scores, None).tolist() == [0, 1, 2, 4, 0, 1, 0, 0]
+    with pytest.raises(ValueError, match="n_levels"):
+        mg.quantise_levels(scores, 1)
+    with pytest.raises(ValueError, match="NaN"):
+        mg.quantise_levels(scores.assign(score=np.nan), 3)
+
+
+def _virtual_scores(seed: int = 0, n_users: int = 6, n_items: int = 15) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(n_users, n_items))
+    systems = {"ref": base, "monotone": np.exp(2 * base),  # same order as ref
+               "noisy": base + rng.normal(scale=1.0, size=base.shape),
+               "reversed": -base}
+    return pd.concat([
+        pd.DataFrame({"system": name, "user": np.repeat(np.arange(n_users), n_items),
+                      "item": np.tile(np.arange(n_items), n_users), "score": s.ravel()})
+        for name, s in systems.items()], ignore_index=True)
+
+
+def test_virtual_user_study_scores_the_reference_and_its_monotone_copy_one():
+    scores = _virtual_scores()
+    out = mg.virtual_user_study(scores, "ref", [5, None], thresholds=True)
+    main = out[out.metric != "MAP"].set_index(["levels", "system", "metric"])["value"]
+    for levels in (5, -1):
+        for m in mg.PAPER_METRICS:
+            assert main[(levels, "ref", m)] == pytest.approx(1.0)
+            assert main[(levels, "monotone", m)] == pytest.approx(1.0)
+            assert main[(levels, "noisy", m)] < 1
+            assert main[(levels, "reversed", m)] < main[(levels, "noisy", m)]
+    maps = out[(out.metric == "MAP") & (out.levels == 5)]
+    assert sorted(maps.threshold.unique()) == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_virtual_user_study_against_slow_references():
+    scores = _virtual_scores(seed=3, n_users=4, n_items=10)
+    out = mg.virtual_user_study(scores, "ref", [3])
+    got = out.set_index(["system", "metric"])["value"]
+    ref = scores[scores.system == "ref"]
+    grades = mg.quantise_levels(ref, 3)
+    grade_of = dict(zip(zip(ref.user, ref.item), grades))
+    for system in ("noisy", "reversed"):
+        sub = scores[scores.system == system]
+        mu, ng = [], []
+        for _, lst in sub.groupby("user"):
+            lst = lst.sort_values("score", ascending=False)
+            g = [grade_of[(u, i)] for u, i in zip(lst.user, lst.item)]
+            mu.append(slow_mu_ap(g))
+            ng.append(slow_ndcng(g))
+        assert got[(system, "muAP")] == pytest.approx(np.mean(mu), abs=1e-12)
+        assert got[(system, "NDCNG")] == pytest.approx(np.mean(ng), abs=1e-12)
+
+
+def test_virtual_user_study_refuses_bad_input():
+    scores = _virtual_scores()
+    with pytest.raises(ValueError, match="reference system 'nope'"):
+        mg.virtual_user_study(scores, "nope", [3])
+    extra = pd.DataFrame({"system": ["noisy"], "user": [0], "item": [99], "score": [1.0]})
+    with pytest.raises(ValueError, match="same candidates"):
+        mg.virtual_user_study(pd.concat([scores, extra]), "ref", [3])
