@@ -23,13 +23,17 @@ from recmeta.sampled import (
     expected_evaluation,
     expected_metric,
     expected_value,
+    m_curves,
     metric_value,
+    order_probability,
     pairwise_agreement,
     parse_estimator,
     parse_rank_metric,
+    rank_curves,
     rank_pmf,
     sample_ranks,
     sampled_evaluation,
+    smallest_reliable_m,
     summarise,
 )
 
@@ -449,3 +453,46 @@ def test_pairwise_agreement_counts_correct_orders():
     got = pairwise_agreement(frame, exact)
     # exact: X < Y. Repetitions: X<Y yes, X>Y no, X>Y no, X<Y yes → 2 of 4
     assert got.loc[0, "pair"] == "X vs Y" and got.loc[0, "agreement"] == 0.5
+
+
+# --------------------------------------------------------------------------------------------
+# Curves and order probabilities
+
+
+def test_rank_curves_and_m_curves_frames():
+    curves = rank_curves(["AP", "Recall@10"], np.arange(1, 101), 1_000, [None, 10])
+    assert set(curves["m"]) == {"exact", "10"} and len(curves) == 400
+    exact_ap = curves.query("metric == 'AP' and m == 'exact'")["value"].to_numpy()
+    np.testing.assert_allclose(exact_ap, 1 / np.arange(1, 101))
+    mc = m_curves(TOY, 10_000, [1, 99], ["AUC"], ["sampled"])
+    # sampled AUC is unbiased for every m (§4.4.1): equal to Table 1's exact AUC
+    ex = exact_metrics(TOY, 10_000, ["AUC"]).set_index("system")["value"]
+    for m in (1, 99):
+        got = mc.query("m == @m").set_index("system")["value"]
+        np.testing.assert_allclose(got[ex.index], ex, atol=1e-14)
+
+
+@pytest.mark.parametrize(("estimator", "m"), [("sampled", 100), ("BV 0.1", 20), ("rank-estimate", 40)])
+def test_order_probability_matches_simulation(estimator, m):
+    rng = np.random.default_rng(0)
+    n, users, reps = 500, 200, 1_000
+    a = np.minimum(rng.geometric(0.03, users), n)
+    b = np.where(rng.random(users) < 0.3, rng.integers(1, 6, users), rng.integers(1, n + 1, users))
+    p = order_probability(a, b, n, m, "AP", estimator)
+    sim = sampled_evaluation({"a": a, "b": b}, n, m, ["AP"], [estimator], repetitions=reps, seed=4, progress=False)
+    share = pairwise_agreement(sim, exact_metrics({"a": a, "b": b}, n, ["AP"]))["agreement"].iloc[0]
+    # sampling error of the simulated share, plus 0.02 for the normal approximation
+    assert abs(p - share) <= 4 * np.sqrt(max(p * (1 - p), 1e-4) / reps) + 0.02, (p, share)
+
+
+def test_smallest_reliable_m_scans_for_the_last_failure():
+    rng = np.random.default_rng(0)
+    n, users = 500, 200
+    a = np.minimum(rng.geometric(0.03, users), n)
+    b = np.where(rng.random(users) < 0.3, rng.integers(1, 6, users), rng.integers(1, n + 1, users))
+    ms = [5, 20, 60, 100, 200, 499]
+    probs = [order_probability(a, b, n, m, "AP", "rank-estimate") for m in ms]
+    got = smallest_reliable_m(a, b, n, ms, "AP", "rank-estimate")
+    first_ok = next(i for i in range(len(ms)) if all(p >= 0.95 for p in probs[i:]))
+    assert got == ms[first_ok]
+    assert smallest_reliable_m(a, b, n, [5, 20], "AP", "sampled") is None

@@ -7,10 +7,12 @@
 Modules: :mod:`.rank_metrics` (metrics of one relevant item at rank r, eqs. 7–13),
 :mod:`.rank_distribution` (the law of the sampled rank, §4.3), :mod:`.expected` (expected sampled
 metrics and their closed forms, §4.4), :mod:`.corrections` (§5), :mod:`.evaluation` (repeated
-sampled evaluations of runs, Tables 3–4).
+sampled evaluations of runs, Tables 3–4), :mod:`.curves` (frames for the figures, order
+probabilities).
 """
 
 from .corrections import CORRECTION_METHODS, apply_correction, correction, correction_system
+from .curves import estimator_moments, m_curves, order_probability, rank_curves, smallest_reliable_m
 from .evaluation import (
     PAPER_ESTIMATORS,
     Estimator,
@@ -47,4 +49,9 @@ __all__ = [
     "expected_evaluation",
     "summarise",
     "pairwise_agreement",
+    "rank_curves",
+    "m_curves",
+    "estimator_moments",
+    "order_probability",
+    "smallest_reliable_m",
 ]
