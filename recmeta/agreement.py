@@ -12,7 +12,8 @@ that accounts for ties (as ``scipy.stats.kendalltau`` does by default):
                           \\sum_{i<j} \\operatorname{sgn}(y_i - y_j)^2}}
 
 All functions work on plain arrays of system scores (one score per system, e.g. the mean of a
-metric over users) and are vectorised over any number of leading axes (samples, metrics, ...).
+metric over users as given by :func:`recmeta.metrics.aggregate`, arithmetic or geometric) and
+are vectorised over any number of leading axes (samples, metrics, ...).
 """
 
 from __future__ import annotations
@@ -27,14 +28,9 @@ from scipy import stats
 __all__ = [
     "kendall_tau",
     "tau_matrix",
-    "system_means",
     "robustness_curve",
     "mean_band",
 ]
-
-GEOMETRIC_FLOOR = 1e-5
-"""Floor applied before taking logs in the geometric mean, as trec_eval's ``gm_map`` does."""
-
 
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     """Kendall's τ-b between the last axes of ``x`` and ``y`` (broadcast over leading axes).
@@ -79,51 +75,6 @@ def tau_matrix(scores: ArrayLike, labels: Sequence[str] | None = None) -> pd.Dat
         raise ValueError(f"{len(labels)} labels for {s.shape[0]} rows of scores")
     tau = kendall_tau(s[:, None, :], s[None, :, :])
     return pd.DataFrame(tau, index=labels, columns=labels)
-
-
-def system_means(
-    per_user: ArrayLike,
-    users: ArrayLike | None = None,
-    *,
-    mean: str = "arithmetic",
-    floor: float = GEOMETRIC_FLOOR,
-) -> np.ndarray:
-    """Aggregate per-user scores (… × systems × users) into system scores (… × systems).
-
-    ``users`` is an optional boolean mask over users (users, or … × users matching the leading
-    axes) choosing which users are averaged, e.g. for user incompleteness. ``mean`` is
-    ``"arithmetic"`` or ``"geometric"``; the geometric mean is ``exp(mean(log(max(x, floor))))``
-    with the floor of trec_eval's ``gm_map`` (1e-5), used by Valcarce et al. (2020, Sec. 7).
-    """
-    a = np.asarray(per_user, dtype=np.float64)
-    if a.ndim < 2:
-        raise ValueError(f"per_user must be (… × systems × users), got shape {a.shape}")
-    if np.isnan(a).any():
-        raise ValueError(
-            "per-user scores contain NaN; score every (system, user) or select users with `users`"
-        )
-    if mean == "arithmetic":
-        values = a
-    elif mean == "geometric":
-        if (a < 0).any():
-            raise ValueError("the geometric mean needs non-negative scores")
-        values = np.log(np.maximum(a, floor))
-    else:
-        raise ValueError(f"mean must be 'arithmetic' or 'geometric', got {mean!r}")
-    if users is None:
-        out = values.mean(axis=-1)
-    else:
-        w = np.asarray(users)
-        if w.dtype != bool:
-            raise TypeError("users must be a boolean mask over users")
-        if w.shape[-1] != a.shape[-1]:
-            raise ValueError(f"user mask has {w.shape[-1]} users, scores have {a.shape[-1]}")
-        w = np.expand_dims(w, -2)  # broadcast over systems
-        n = w.sum(axis=-1)
-        if (n == 0).any():
-            raise ValueError("a user mask selects no user: the mean is undefined")
-        out = (values * w).sum(axis=-1) / n
-    return np.exp(out) if mean == "geometric" else out
 
 
 def mean_band(values: ArrayLike, level: float = 0.95, axis: int = -1) -> tuple[np.ndarray, ...]:

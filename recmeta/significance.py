@@ -227,7 +227,11 @@ def _check_scores(scores: ArrayLike) -> np.ndarray:
     if a.shape[0] < 2 or a.shape[1] < 1:
         raise ValueError(f"need at least two systems and one user, got shape {a.shape}")
     if not np.isfinite(a).all():
-        raise ValueError("scores contain NaN or infinity; score every (system, user) pair")
+        raise ValueError(
+            "scores contain NaN or infinity; a paired test needs every system scored on the same "
+            "users: keep the users every system is scored on, e.g. "
+            "scores[:, np.isfinite(scores).all(axis=0)]"
+        )
     return a
 
 

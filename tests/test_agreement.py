@@ -69,36 +69,6 @@ def test_tau_matrix_against_scipy():
     assert m.loc["R", "MAP"] == pytest.approx(stats.kendalltau(scores[1], scores[2]).statistic)
 
 
-def test_system_means_arithmetic_and_geometric():
-    rng = np.random.default_rng(2)
-    per_user = rng.random((3, 50))
-    per_user[0, :5] = 0.0
-    np.testing.assert_allclose(ag.system_means(per_user), per_user.mean(axis=1))
-    expected = stats.gmean(np.maximum(per_user, 1e-5), axis=1)
-    np.testing.assert_allclose(ag.system_means(per_user, mean="geometric"), expected)
-
-
-def test_system_means_with_user_masks():
-    rng = np.random.default_rng(3)
-    per_user = rng.random((4, 30))
-    masks = rng.random((6, 30)) < 0.5
-    got = ag.system_means(per_user, masks)
-    assert got.shape == (6, 4)
-    for k, mask in enumerate(masks):
-        np.testing.assert_allclose(got[k], per_user[:, mask].mean(axis=1))
-    with pytest.raises(ValueError, match="no user"):
-        ag.system_means(per_user, np.zeros(30, dtype=bool))
-    with pytest.raises(TypeError, match="boolean"):
-        ag.system_means(per_user, np.ones(30))
-
-
-def test_system_means_refuses_nan_and_unknown_mean():
-    with pytest.raises(ValueError, match="NaN"):
-        ag.system_means(np.array([[0.1, np.nan]]))
-    with pytest.raises(ValueError, match="geometric"):
-        ag.system_means(np.ones((2, 2)), mean="harmonic")
-
-
 def test_mean_band_is_the_t_interval():
     rng = np.random.default_rng(4)
     v = rng.normal(size=17)
