@@ -30,6 +30,7 @@ positive test ratings in 1R (eq. 1), and over percentiles in P1R.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -51,6 +52,12 @@ __all__ = [
     "set_metrics",
     "protocol_mean",
     "evaluate_systems",
+    "engine_metrics",
+    "Scorer",
+    "popularity_scorer",
+    "random_scorer",
+    "remove_test_ratings",
+    "trials",
 ]
 
 Candidates = Literal["AI", "TI"]
@@ -590,4 +597,135 @@ def evaluate_systems(
     for name, scores in systems.items():
         per_set = set_metrics(attach_scores(sets, scores, missing=missing), n, gain=gain)
         rows.append({"system": name, f"P@{n}": protocol_mean(per_set, "P"), f"nDCG@{n}": protocol_mean(per_set, "nDCG")})
+    return pd.DataFrame(rows)
+
+
+def engine_metrics(
+    sets: pd.DataFrame,
+    systems: dict[str, pd.DataFrame],
+    metrics: list[str],
+    threshold: float,
+    *,
+    popularity: pd.Series | None = None,
+    missing: Literal["raise", "last"] = "last",
+) -> pd.DataFrame:
+    """Any metric of :mod:`recmeta.metrics` on target sets, each set taken as one query.
+
+    Judged items of a set (test rating present, relevant or not) become its judgments, so bpref
+    and infAP see judged non-relevant items apart from unjudged ones; ``popularity`` (|PR(i)| by
+    item) feeds stratified recall. Each system ranks the whole set. The engine averages over sets
+    with a relevant item — in 1R every set, which is eq. 1; in AR the users with a positive test
+    rating. Ties follow the engine's rule (trec_eval's), not :func:`set_metrics`'s.
+    Returns a frame system, metric, value.
+    """
+    from .metrics import Judgments, Runs, evaluate
+
+    ids = pd.Index(np.unique(sets["set"].to_numpy()), name="user")
+    judged = sets.loc[sets["rating"].notna(), ["set", "item", "rating"]]
+    j = Judgments.from_frame(judged, threshold, user_col="set", users=ids, items=pd.Index(np.unique(sets["item"])))
+    if popularity is not None:
+        j = j.with_popularity(popularity)
+    frames = []
+    for name, scores in systems.items():
+        scored = attach_scores(sets, scores, missing=missing)
+        scored["score"] = scored["score"].replace(-np.inf, np.finfo(float).min)
+        frames.append(scored[["set", "item", "score"]].rename(columns={"set": "user"}).assign(system=name))
+    runs = Runs.from_frame(pd.concat(frames, ignore_index=True), j)
+    return evaluate(j, runs, metrics)
+
+
+# ----------------------------------------------------------------------------- experiments
+
+Scorer = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
+"""A system under a protocol: ``(train, sets) -> (user, item, score)`` for the candidate pairs."""
+
+
+def popularity_scorer(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
+    """The popularity recommender: score = |R_train(i)|, the item's number of training ratings."""
+    return item_scores(sets, item_counts(train, items=sets["item"].unique()).astype(float))
+
+
+def random_scorer(seed: int) -> Scorer:
+    """The random recommender with a fixed seed (see :func:`random_scores`)."""
+
+    def score(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
+        return random_scores(sets, seed)
+
+    return score
+
+
+def remove_test_ratings(test: pd.DataFrame, fraction: float, *, seed: int = 0) -> pd.DataFrame:
+    """Drop round(fraction·|test|) test ratings chosen at random (test sparsity, §4.2, Fig. 4)."""
+    if not 0 <= fraction < 1:
+        raise ValueError(f"fraction must lie in [0, 1), got {fraction}")
+    k = int(round(fraction * len(test)))
+    drop = np.random.default_rng(seed).choice(len(test), k, replace=False)
+    keep = np.ones(len(test), dtype=bool)
+    keep[drop] = False
+    return test.loc[keep].reset_index(drop=True)
+
+
+def trials(
+    ratings: pd.DataFrame,
+    protocol: Protocol,
+    scorers: dict[str, Scorer],
+    *,
+    seeds: Iterable[int] = (0,),
+    sigma: float = 0.2,
+    removed: float = 0.0,
+    n: int = 10,
+    split: Literal["coin_flip", "uniform"] = "coin_flip",
+    epsilon: float = 0.2,
+    head: float = 0.0,
+    gain: Literal["binary", "rating"] = "binary",
+    missing: Literal["raise", "last"] = "last",
+) -> pd.DataFrame:
+    """Run systems under one protocol over several random splits (Bellogín et al. 2017, §3–§6).
+
+    For each seed: split the ratings (coin flip with test probability σ, or the uniform-test split
+    of §6.2 with σ and ε), drop a share ``removed`` of the test ratings, optionally remove the
+    ``head`` share of most popular items from test and candidates ("−10 % head"), build the target
+    sets, score them with every system and average P@n and nDCG@n as the protocol says.
+
+    One row per (seed, system) with ``P``, ``nDCG``, and per split: ``sets`` (number of target
+    sets), ``t`` (harmonic mean target-set size), ``rho`` (the exact expected precision of a
+    random ranking, :func:`recmeta.expectations.random_precision`), ``formula`` (eq. 4 σ'δ with
+    σ' = σ(1 − removed) in AR over 𝒰 = all users, eq. 5 1/t in 1R; NaN for P1R and the uniform
+    split), and with ``shared_nonrelevant`` 1R the lemma's ``lower`` and ``upper`` bounds (eq. 2).
+    """
+    from . import expectations as ex
+    from .popularity import head_items
+    from .splits import coin_flip
+
+    rows = []
+    for seed in seeds:
+        if split == "coin_flip":
+            sp = coin_flip(ratings, sigma, seed=seed)
+            train, test = sp.train, sp.test
+        elif split == "uniform":
+            us = uniform_test_split(ratings, sigma, epsilon, seed=seed)
+            train, test = us.train, us.test
+        else:
+            raise ValueError(f"split must be 'coin_flip' or 'uniform', got {split!r}")
+        if removed:
+            test = remove_test_ratings(test, removed, seed=seed)
+        exclude = head_items(ratings, head) if head else None
+        sets = target_sets(train, test, protocol, seed=seed, items=np.unique(ratings["item"]), exclude_items=exclude)
+        sizes = sets.groupby("set").size()
+        t = ex.harmonic_target_size(sizes)
+        formula = np.nan
+        if split == "coin_flip" and protocol.percentiles is None and not head:
+            if protocol.relevant == "1R":
+                formula = ex.random_precision_1r(t)
+            elif protocol.ar_users == "all":
+                n_pos = int((ratings["rating"] >= protocol.threshold).sum())
+                formula = ex.random_precision_ar(sigma * (1 - removed), n_pos, ratings["user"].nunique(), t)
+        common = {"seed": seed, "removed": removed, "sets": len(sizes), "t": t, "rho": ex.random_precision(sets), "formula": formula}
+        for name, scorer in scorers.items():
+            scored = attach_scores(sets, scorer(train, sets), missing=missing)
+            per_set = set_metrics(scored, n, gain=gain)
+            row = {**common, "system": name, "P": protocol_mean(per_set, "P"), "nDCG": protocol_mean(per_set, "nDCG")}
+            if protocol.relevant == "1R" and protocol.shared_nonrelevant and protocol.percentiles is None:
+                row["lower"], _, row["upper"] = ex.lemma_bounds(scored, n)
+            rows.append(row)
     return pd.DataFrame(rows)

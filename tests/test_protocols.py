@@ -11,12 +11,14 @@ from recmeta.protocols import (
     Protocol,
     attach_scores,
     candidate_pairs,
+    engine_metrics,
     evaluate_systems,
     item_scores,
     protocol_mean,
     random_scores,
     set_metrics,
     target_sets,
+    trials,
     uniform_test_size,
     uniform_test_split,
 )
@@ -290,3 +292,33 @@ def test_item_and_random_scores_feed_evaluate_systems():
     pd.testing.assert_frame_equal(r1, r2)  # a pair's random score does not depend on the others
     with pytest.raises(ValueError, match="no score"):
         item_scores(s, pop.drop(5))
+
+
+def test_engine_metrics_agree_with_set_metrics_in_1r():
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame(
+        [(u, i, float(rng.integers(1, 6))) for u in range(40) for i in rng.choice(80, 20, replace=False)],
+        columns=["user", "item", "rating"],
+    )
+    is_test = rng.random(len(df)) < 0.3
+    sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "1R", "NN", 20, threshold=4), seed=1)
+    systems = {"rnd": random_scores(sets, seed=3)}
+    ours = evaluate_systems(sets, systems, n=5).set_index("system")
+    engine = engine_metrics(sets, systems, ["P@5", "bpref"], threshold=4).set_index("metric")["value"]
+    assert engine["P@5"] == pytest.approx(ours.loc["rnd", "P@5"], abs=1e-12)
+    assert 0.0 <= engine["bpref"] <= 1.0
+
+
+def test_trials_report_formula_rho_and_lemma_bounds():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        [(u, i, float(rng.integers(1, 6))) for u in range(60) for i in rng.choice(120, 25, replace=False)],
+        columns=["user", "item", "rating"],
+    )
+    scorers = {"rnd": lambda train, sets: random_scores(sets, 5)}
+    r = trials(df, Protocol("AI", "1R", "NN", 19, threshold=4, shared_nonrelevant=True), scorers, seeds=[0, 1])
+    assert len(r) == 2 and np.allclose(r["formula"], 1 / 20) and np.allclose(r["rho"], 1 / 20)
+    assert (r["lower"] <= r["P"] + 1e-12).all() and (r["P"] <= r["upper"] + 1e-12).all()
+    ar = trials(df, Protocol("AI", "AR", "AN", threshold=4, ar_users="all"), scorers, removed=0.5)
+    n_pos = int((df["rating"] >= 4).sum())
+    assert ar["formula"].iloc[0] == pytest.approx(0.2 * 0.5 * n_pos / (60 * ar["t"].iloc[0]))
