@@ -34,12 +34,17 @@ __all__ = [
     "reference_grades",
     "swap_permutations",
     "swap_rankings",
+    "study_reference",
     "swap_study",
+    "single_swaps",
+    "score_permutations",
     "to_grades",
     "scale_study",
     "quantise_levels",
     "virtual_judgments",
     "virtual_user_study",
+    "plot_swap_study",
+    "plot_thresholds",
 ]
 
 PAPER_LEVELS = (2, 10, 20, 50)
@@ -144,6 +149,18 @@ def swap_permutations(
     return perms
 
 
+def single_swaps(n_items: int) -> np.ndarray:
+    """Every permutation made by exactly one swap: one row per pair ``i < j`` (n(n-1)/2 rows).
+
+    Averaging a measure over these rows gives its exact expectation after one random swap.
+    """
+    i, j = np.triu_indices(n_items, k=1)
+    perms = np.tile(np.arange(n_items, dtype=np.int64), (i.size, 1))
+    rows = np.arange(i.size)
+    perms[rows, i], perms[rows, j] = j, i
+    return perms
+
+
 def swap_rankings(
     reference: np.ndarray, swap_counts: Sequence[int], repetitions: int,
     rng: np.random.Generator | int | None = None,
@@ -160,10 +177,11 @@ def swap_rankings(
     return swaps, swap_permutations(len(reference), swaps, rng)
 
 
-def _score_permutations(
+def score_permutations(
     reference: np.ndarray, perms: np.ndarray, metrics: Sequence[str], thresholds: bool
 ) -> dict[str, np.ndarray]:
-    """Scores of each permutation of ``reference``; ``AP@t=...`` entries per positive level."""
+    """Scores of each permutation of ``reference`` (rows of ``perms``: test position -> reference
+    position), one array per metric; with ``thresholds``, ``AP@t=...`` for every positive level."""
     from .metrics import Judgments, Runs, score_matrices
 
     positive = np.unique(reference[reference > 0])
@@ -175,6 +193,15 @@ def _score_permutations(
         for t in positive:  # loop over levels; the runs' entry look-up is shared
             out[f"AP@t={t:g}"] = score_matrices(judgments.with_threshold(t), runs, ["AP"])["AP"][0]
     return out
+
+
+def study_reference(distribution: str, n_levels: int, n_items: int = 100, seed: int = 0) -> np.ndarray:
+    """The reference ranking :func:`swap_study` uses for one setting (its own random stream,
+    seeded by ``seed``, the distribution and the number of levels)."""
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+    rng = np.random.default_rng([seed, DISTRIBUTIONS.index(distribution), n_levels, 0])
+    return reference_grades(n_items, n_levels, distribution, rng)
 
 
 def swap_study(
@@ -191,7 +218,7 @@ def swap_study(
 ) -> pd.DataFrame:
     """The artificial study of Scheel et al. (sec. 2.1 and 4, Figs. 4–5).
 
-    For each distribution and number of levels, one reference ranking (:func:`reference_grades`)
+    For each distribution and number of levels, one reference ranking (:func:`study_reference`)
     and ``repetitions`` test rankings for every swap count ``0 .. max_swaps``; each measure is
     averaged over the repetitions. With ``thresholds``, also MAP at every threshold ``t`` (the
     AP of "relevant = grade >= t"), reported as metric ``"MAP"`` with its ``threshold``.
@@ -199,15 +226,15 @@ def swap_study(
     Returns a tidy frame: distribution, levels, swaps, metric, threshold (NaN but for MAP),
     value (mean over repetitions), sd (standard deviation over repetitions).
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
-    rng = np.random.default_rng(seed)
     settings = [(d, n) for d in distributions for n in levels]
     parts = []
-    for dist, n_levels in tqdm(settings, desc="swap study", disable=not progress):
-        reference = reference_grades(n_items, n_levels, dist, rng)
-        swaps, perms = swap_rankings(reference, range(max_swaps + 1), repetitions, rng)
-        scores = _score_permutations(reference, perms, metrics, thresholds)
+    for dist, n_levels in tqdm(settings, desc="swap study", **({} if progress else {"disable": True})):
+        reference = study_reference(dist, n_levels, n_items, seed)
+        swap_rng = np.random.default_rng([seed, DISTRIBUTIONS.index(dist), n_levels, 1])
+        swaps, perms = swap_rankings(reference, range(max_swaps + 1), repetitions, swap_rng)
+        scores = score_permutations(reference, perms, metrics, thresholds)
         frame = pd.DataFrame(scores).assign(swaps=swaps)
         stats = frame.groupby("swaps").agg(["mean", "std"])
         long = stats.stack(level=0, future_stack=True).rename_axis(["swaps", "metric"])
@@ -377,3 +404,42 @@ def virtual_user_study(
         parts.append(res.assign(levels=-1 if n is None else int(n)))
     cols = ["levels", "system", "metric", "threshold", "value"]
     return pd.concat(parts, ignore_index=True)[cols]
+
+
+# ---------------------------------------------------------------------- figures
+def plot_swap_study(study: pd.DataFrame, distribution: str, labels: Mapping[str, str] = PAPER_METRICS):
+    """One panel per measure: mean value against the number of swaps, a line per level count
+    (the layout of Scheel et al.'s Figs. 4–5)."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    part = study[(study["distribution"] == distribution) & study["metric"].isin(list(labels))]
+    if part.empty:
+        raise ValueError(f"the study has no rows for distribution {distribution!r} and {list(labels)}")
+    fig, axes = plt.subplots(1, len(labels), figsize=(4 * len(labels), 3.6), sharey=True,
+                             constrained_layout=True)
+    for ax, (metric, label) in zip(np.atleast_1d(axes), labels.items()):
+        sns.lineplot(part[part["metric"] == metric], x="swaps", y="value", hue="levels",
+                     palette="viridis", ax=ax, legend=ax is np.atleast_1d(axes)[0])
+        ax.set(xlabel="number of random swaps", ylabel=f"mean {label}", title=label)
+    np.atleast_1d(axes)[0].legend(title="levels")
+    return fig
+
+
+def plot_thresholds(study: pd.DataFrame, distribution: str, levels: int):
+    """MAP at each threshold (thin lines, coloured by threshold) and µAP (black) against swaps."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    part = study[(study["distribution"] == distribution) & (study["levels"] == levels)]
+    maps = part[part["metric"] == "MAP"]
+    if maps.empty:
+        raise ValueError("the study has no MAP rows: run swap_study(..., thresholds=True)")
+    fig, ax = plt.subplots(figsize=(6.5, 4), constrained_layout=True)
+    sns.lineplot(maps, x="swaps", y="value", hue="threshold", palette="crest", lw=1, ax=ax)
+    mu = part[part["metric"] == "muAP"]
+    ax.plot(mu["swaps"], mu["value"], color="black", lw=2.2, label="µAP")
+    ax.set(xlabel="number of random swaps", ylabel="mean value",
+           title=f"MAP per threshold and µAP, {levels} levels ({distribution})")
+    ax.legend(title="threshold t", ncol=2, fontsize="small")
+    return fig

@@ -355,3 +355,21 @@ def test_virtual_user_study_refuses_bad_input():
     extra = pd.DataFrame({"system": ["noisy"], "user": [0], "item": [99], "score": [1.0]})
     with pytest.raises(ValueError, match="same candidates"):
         mg.virtual_user_study(pd.concat([scores, extra]), "ref", [3])
+
+
+def test_single_swaps_lists_every_transposition_once():
+    perms = mg.single_swaps(5)
+    assert perms.shape == (10, 5)
+    moved = {tuple(np.flatnonzero(p != np.arange(5))) for p in perms}
+    assert moved == set(itertools.combinations(range(5), 2))
+    assert (np.sort(perms, axis=1) == np.arange(5)).all()
+
+
+def test_study_reference_is_the_reference_of_the_study():
+    ref = mg.study_reference("non-uniform", 20, 100, seed=7)
+    assert ref.tolist() == mg.study_reference("non-uniform", 20, 100, seed=7).tolist()
+    out = mg.swap_study([20], ["non-uniform"], max_swaps=1, repetitions=2, seed=7, progress=False)
+    thresholds = sorted(out.loc[out.metric == "MAP", "threshold"].unique())
+    assert thresholds == sorted(np.unique(ref[ref > 0]).tolist())
+    with pytest.raises(ValueError, match="distribution"):
+        mg.study_reference("normal", 5)
