@@ -31,6 +31,7 @@ __all__ = [
     "nonpersonalised_precision_uniform",
     "nonpersonalised_precision_1r_bounds",
     "lemma_bounds",
+    "top_positive_counts",
 ]
 
 
@@ -187,3 +188,20 @@ def lemma_bounds(scored: pd.DataFrame, n: int) -> tuple[float, float, float]:
     lower = np.sum(rel & (rank < n)) / (n * n_pos)
     upper = np.sum(rel & (rank < m_u[inv])) / (n * n_pos)
     return float(lower), value, float(upper)
+
+
+def top_positive_counts(scored: pd.DataFrame, n: int, positive_counts: pd.Series) -> np.ndarray:
+    """|PR(i_k^{u,s})| for k = 1..n: the positive-rating counts of each set's top n items.
+
+    ``scored`` is a scored target-set frame (ranked by score, ties by item id, as
+    :func:`recmeta.protocols.set_metrics`); ``positive_counts`` maps item → |PR(i)| (items absent
+    count 0). Returns a sets × n matrix, the input of :func:`nonpersonalised_precision_ar`.
+    Sets with fewer than n items raise.
+    """
+    sizes = scored.groupby("set").size()
+    if (sizes < n).any():
+        raise ValueError(f"every target set needs at least n = {n} items")
+    order = scored.sort_values(["set", "score", "item"], ascending=[True, False, True])
+    top = order.groupby("set", sort=True).head(n)
+    values = positive_counts.reindex(top["item"].to_numpy()).fillna(0).to_numpy(dtype=float)
+    return values.reshape(-1, n)

@@ -243,3 +243,15 @@ def test_lemma_bounds_hand_example():
     # n = 2: 1R: {a,x,y} hit, {b,x,y}: x, b -> hit => 1R-P@2 = (1/2 + 1/2)/2 = 1/2
     # lower: top-2 of AR = a, x -> 1 hit / (2·2) = 1/4; m_u = 3: a, x, b -> 2 hits / 4 = 1/2
     assert E.lemma_bounds(sets, 2) == pytest.approx((0.25, 0.5, 0.5))
+
+
+def test_top_positive_counts_reads_each_sets_top_items():
+    scored = pd.DataFrame(
+        {"set": [0, 0, 0, 1, 1, 1], "item": [1, 2, 3, 1, 2, 4], "score": [0.1, 0.9, 0.5, 0.7, 0.7, 0.2]}
+    )
+    counts = pd.Series({1: 10.0, 2: 20.0, 3: 30.0})
+    # set 0: 2, 3 ; set 1: 1 and 2 tie -> item 1 first
+    np.testing.assert_array_equal(E.top_positive_counts(scored, 2, counts), [[20, 30], [10, 20]])
+    np.testing.assert_array_equal(E.top_positive_counts(scored, 3, counts), [[20, 30, 10], [10, 20, 0]])
+    with pytest.raises(ValueError, match="at least"):
+        E.top_positive_counts(scored, 4, counts)

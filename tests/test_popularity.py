@@ -130,3 +130,15 @@ def test_simulation_is_seeded():
     assert not a.equals(c)
     with pytest.raises(ValueError, match="rating_prior"):
         pop.simulate_ratings(50, 40, 500, 1.5, {1.0: 0.5}, c1=0.0, c2=2.0)
+
+
+def test_simulate_like_copies_the_sizes_and_prior():
+    rng = np.random.default_rng(0)
+    counts = np.sort(rng.zipf(1.6, 120).clip(1, 60))[::-1]
+    item = np.repeat(np.arange(120), counts)
+    user = np.concatenate([rng.choice(80, c, replace=False) for c in counts])
+    df = pd.DataFrame({"user": user, "item": item, "rating": rng.choice([1.0, 3.0, 5.0], len(item))})
+    sim = pop.simulate_like(df, 1.0, seed=1)
+    assert len(sim) == len(df) and sim["user"].max() <= df["user"].nunique()
+    assert sim["item"].max() <= df["item"].nunique()
+    assert set(sim["rating"].unique()) <= {1.0, 3.0, 5.0}
