@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._context import RankedJudgments
+from ._context import RankedJudgments, cumsum_ranks
 from ._names import MetricSpec
 
 
 def _ap(rel: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
-    """``sum_i rel_i P@i / |R|`` over the given positions; NaN where |R| = 0."""
-    hits = np.cumsum(rel, axis=2, dtype=np.float64)
-    ranks = np.arange(1, rel.shape[2] + 1, dtype=np.float64)
-    s = np.where(rel, hits / ranks, 0.0).sum(axis=2)
+    """``sum_i rel_i P@i / |R|`` over the given (depth-first) positions; NaN where |R| = 0."""
+    hits = cumsum_ranks(rel.astype(np.float64))
+    ranks = np.arange(1, rel.shape[0] + 1, dtype=np.float64)[:, None, None]
+    s = (rel * (hits / ranks)).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return s / num_rel
 
@@ -23,8 +23,11 @@ def average_precision(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     Valcarce et al. (2020), eq. 4. Some libraries divide by min(|R|, k) instead (see the book's
     Metrics page).
     """
-    K = ctx.cut(spec.k)
-    return _ap(ctx.rel[:, :, :K], ctx.num_rel)
+    cum = ctx.cumulative(
+        "ap", lambda: cumsum_ranks(ctx.rel * (ctx.cum_rel / ctx.ranks1))
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return ctx.at(cum, spec.k) / ctx.num_rel
 
 
 def mu_ap(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
@@ -38,10 +41,10 @@ def mu_ap(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     """
     K = ctx.cut(spec.k)
     users, _, grades = ctx.active_entries
-    grade = ctx.grade[:, :, :K]
+    grade = ctx.grade[:K]
     levels = np.unique(grades[grades > 0])
     previous = np.zeros(ctx.n_users)
-    total = np.zeros(ctx.grade.shape[:2])
+    total = np.zeros(ctx.grade.shape[1:])
     for t in levels:  # loop over grade levels, vectorised over systems and users
         at_or_above = grades >= t
         count = np.bincount(users[at_or_above], minlength=ctx.n_users).astype(np.float64)

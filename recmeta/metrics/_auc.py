@@ -18,12 +18,12 @@ def auc(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     the sampled candidates). A non-empty list with no non-relevant item scores 1.
     """
     K = ctx.cut(spec.k)
-    rel = ctx.rel[:, :, :K]
-    n_list = ctx.present[:, :, :K].sum(axis=2).astype(np.float64)
-    R = ctx.num_rel[None, :]
-    found = rel.sum(axis=2)
+    rel = ctx.rel[:K]
+    n_list = np.minimum(ctx.list_length, K).astype(np.float64)
+    R = ctx.num_rel
+    found = ctx.at(ctx.cum_rel, K)
     missing = R - found
-    rank_sum = np.where(rel, np.arange(1, K + 1, dtype=np.float64), 0.0).sum(axis=2)
+    rank_sum = (rel * ctx.ranks1[:K]).sum(axis=0)
     rank_sum = rank_sum + missing * n_list + missing * (missing + 1) / 2
     n = n_list + missing
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._context import RankedJudgments, discount
+from ._context import RankedJudgments, cumsum_ranks, discount
 from ._names import MetricSpec
 
 
 def _gain(grades: np.ndarray, kind: str, threshold: float) -> np.ndarray:
-    g = np.nan_to_num(grades, nan=0.0)
+    """Gain of grades (unjudged = grade 0): linear, exponential (2^r − 1) or binary."""
     if kind == "linear":
-        return g
+        return grades
     if kind == "exp":
-        return np.exp2(g) - 1.0
-    return (g >= threshold).astype(np.float64) * (g > 0)
+        return np.exp2(grades) - 1.0
+    return ((grades >= threshold) & (grades > 0)).astype(np.float64)
 
 
-def _ndcg(ctx: RankedJudgments, list_gain: np.ndarray, entry_gain: np.ndarray, k: int | None):
-    K = ctx.cut(k)
-    dcg = (list_gain[:, :, :K] * discount(K)).sum(axis=2)
-    ideal = ctx.per_user_top(entry_gain, ctx.depth if k is None else k)
+def _ndcg(ctx: RankedJudgments, key: str, list_gain, entry_gain, k: int | None) -> np.ndarray:
+    disc = discount(ctx.depth)[:, None, None]
+    cum = ctx.cumulative("dcg:" + key, lambda: cumsum_ranks(list_gain() * disc))
+    dcg = ctx.at(cum, k)
+    ideal = ctx.per_user_top(entry_gain(), ctx.depth if k is None else k, key="idcg:" + key)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(ideal > 0, dcg / ideal, 0.0)
 
@@ -35,9 +36,9 @@ def ndcg(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     Kekäläinen (2002).
     """
     kind = spec.param("gain")
-    _, _, grades = ctx.active_entries
-    return _ndcg(ctx, _gain(ctx.grade, kind, ctx.threshold),
-                 _gain(grades, kind, ctx.threshold), spec.k)
+    grades = ctx.active_entries[2]
+    return _ndcg(ctx, kind, lambda: _gain(ctx.grade0, kind, ctx.threshold),
+                 lambda: _gain(grades, kind, ctx.threshold), spec.k)
 
 
 def ndcng(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
@@ -49,7 +50,11 @@ def ndcng(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     users, _, grades = ctx.active_entries
     m = ctx.per_user_max(grades)
     safe = np.where(m > 0, m, 1.0)
-    list_gain = np.exp2(np.nan_to_num(ctx.grade) / safe[None, :, None]) - 1.0
-    list_gain *= (m > 0)[None, :, None]
-    entry_gain = (np.exp2(grades / safe[users]) - 1.0) * (m[users] > 0)
-    return _ndcg(ctx, list_gain, entry_gain, spec.k)
+
+    def list_gain():
+        return (np.exp2(ctx.grade0 / safe) - 1.0) * (m > 0)
+
+    def entry_gain():
+        return (np.exp2(grades / safe[users]) - 1.0) * (m[users] > 0)
+
+    return _ndcg(ctx, "normalised", list_gain, entry_gain, spec.k)

@@ -50,7 +50,7 @@ def score_matrices(
     specs = [parse_metric(m) for m in metrics]
     ctx = RankedJudgments(judgments, runs)
     excluded = ~judgments.evaluable()
-    empty = ~ctx.present[:, :, 0] if ctx.depth else np.ones(runs.ranks.shape[:2], bool)
+    empty = ~ctx.present[0]
     out = {}
     for text, spec in zip(metrics, specs):
         values = np.array(_FUNCTIONS[spec.name](ctx, spec), dtype=np.float64)

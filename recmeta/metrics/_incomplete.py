@@ -9,16 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._context import RankedJudgments
+from ._context import RankedJudgments, cumsum_ranks
 from ._names import MetricSpec
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
-
-
-def _before(flags: np.ndarray) -> np.ndarray:
-    """Count of flagged positions strictly above each position."""
-    c = np.cumsum(flags, axis=2, dtype=np.float64)
-    return c - flags
 
 
 def bpref(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
@@ -28,14 +22,16 @@ def bpref(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     non-relevant items. Buckley & Voorhees (2004); trec_eval ``bpref`` (``m_bpref.c``), which
     counts a term of 1 when ``n_r = 0``.
     """
-    K = ctx.cut(spec.k)
-    rel = ctx.rel[:, :, :K]
-    above = _before(ctx.nonrel[:, :, :K])
-    R = ctx.num_rel[None, :, None]
-    N = ctx.num_nonrel[None, :, None]
+
+    def cumulative():
+        above = ctx.cum_nonrel - ctx.nonrel
+        # with no judged non-relevant item, above = 0 and the term is 1 (denominator kept >= 1)
+        denominator = np.maximum(np.minimum(ctx.num_nonrel, ctx.num_rel), 1.0)
+        term = 1.0 - np.minimum(above, ctx.num_rel) / denominator
+        return cumsum_ranks(ctx.rel * term)
+
     with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(above > 0, 1.0 - np.minimum(above, R) / np.minimum(N, R), 1.0)
-        return np.where(rel, term, 0.0).sum(axis=2) / ctx.num_rel
+        return ctx.at(ctx.cumulative("bpref", cumulative), spec.k) / ctx.num_rel
 
 
 def inf_ap(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
@@ -47,16 +43,16 @@ def inf_ap(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     (the judged fraction of the items above) is missing from the formula printed by Valcarce et
     al. (2020, eq. 11); we follow trec_eval. There is no "pooled but unjudged" class here.
     """
-    K = ctx.cut(spec.k)
-    rel = ctx.rel[:, :, :K]
-    ra = _before(rel)
-    na = _before(ctx.nonrel[:, :, :K])
-    j = np.arange(K, dtype=np.float64)
-    eps = INFAP_EPSILON
+
+    def cumulative():
+        ra = ctx.cum_rel - ctx.rel
+        a = ra + ctx.cum_nonrel - ctx.nonrel
+        j = ctx.ranks1 - 1.0
+        eps = INFAP_EPSILON
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (a / j) * ((ra + eps) / (a + 2 * eps))
+        expected[0] = 1.0
+        return cumsum_ranks(ctx.rel * expected)
+
     with np.errstate(divide="ignore", invalid="ignore"):
-        expected = (
-            1.0 / (j + 1.0)
-            + (j / (j + 1.0)) * ((ra + na) / j) * ((ra + eps) / (ra + na + 2 * eps))
-        )
-        expected[:, :, 0] = 1.0
-        return np.where(rel, expected, 0.0).sum(axis=2) / ctx.num_rel
+        return ctx.at(ctx.cumulative("infap", cumulative), spec.k) / ctx.num_rel

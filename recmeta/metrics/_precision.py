@@ -11,23 +11,19 @@ from ._context import RankedJudgments
 from ._names import MetricSpec
 
 
-def _hits(ctx: RankedJudgments, k: int | None) -> np.ndarray:
-    return ctx.rel[:, :, : ctx.cut(k)].sum(axis=2).astype(np.float64)
-
-
 def _k(ctx: RankedJudgments, k: int | None) -> int:
     return ctx.depth if k is None else k
 
 
 def precision(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     """P@k = |L@k ∩ R| / k (trec_eval ``P``: divides by k even when the list is shorter)."""
-    return _hits(ctx, spec.k) / _k(ctx, spec.k)
+    return ctx.at(ctx.cum_rel, spec.k) / _k(ctx, spec.k)
 
 
 def recall(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     """R@k = |L@k ∩ R| / |R| (trec_eval ``recall``; not ÷ min(|R|, k))."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _hits(ctx, spec.k) / ctx.num_rel
+        return ctx.at(ctx.cum_rel, spec.k) / ctx.num_rel
 
 
 def f1(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
@@ -64,11 +60,10 @@ def stratified_recall(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
             "stratified recall: a relevant item has popularity 0; popularity counts must "
             "include the test ratings (count relevant ratings over the whole data set)"
         )
-    with np.errstate(divide="ignore"):
-        weight = np.where(pop > 0, pop, 1.0) ** exponent
+    weight = np.where(pop > 0, pop, 1.0) ** exponent
     total = np.bincount(users[relevant], weights=weight[items[relevant]], minlength=ctx.n_users)
     K = ctx.cut(spec.k)
-    ranked = ctx.runs.ranks[:, :, :K]
-    w = np.where(ctx.rel[:, :, :K], weight[np.maximum(ranked, 0)], 0.0)
+    ranked = ctx.ranks_t[:K]
+    w = np.where(ctx.rel[:K], weight[np.maximum(ranked, 0)], 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return w.sum(axis=2) / total
+        return w.sum(axis=0) / total

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._context import RankedJudgments
+from ._context import RankedJudgments, cumsum_ranks
 from ._names import MetricSpec
 
 
@@ -13,9 +13,8 @@ def reciprocal_rank(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
 
     Valcarce et al. (2020), eq. 6.
     """
-    rel = ctx.rel[:, :, : ctx.cut(spec.k)]
-    first = rel.argmax(axis=2)
-    return np.where(rel.any(axis=2), 1.0 / (first + 1.0), 0.0)
+    first = ctx.first_rel
+    return np.where(first < ctx.cut(spec.k), 1.0 / (first + 1.0), 0.0)
 
 
 def err(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
@@ -28,12 +27,13 @@ def err(ctx: RankedJudgments, spec: MetricSpec) -> np.ndarray:
     rmax = spec.param("rmax")
     if rmax is None:
         rmax = ctx.judgments.max_grade
-    K = ctx.cut(spec.k)
-    r = np.nan_to_num(ctx.grade[:, :, :K], nan=0.0)
-    if (r > rmax).any():
+    if np.nanmax(ctx.grade0, initial=0.0) > rmax:
         raise ValueError(f"ERR: a grade exceeds rmax={rmax}; pass ERR(rmax=...) >= the top grade")
-    g = (np.exp2(r) - 1.0) / np.exp2(rmax)
-    stop = np.cumprod(1.0 - g, axis=2)
-    reach = np.concatenate([np.ones(g.shape[:2] + (1,)), stop[:, :, :-1]], axis=2)
-    ranks = np.arange(1, K + 1, dtype=np.float64)
-    return (reach * g / ranks).sum(axis=2)
+
+    def cumulative():
+        g = (np.exp2(ctx.grade0) - 1.0) / np.exp2(rmax)
+        stop = np.cumprod(1.0 - g, axis=0)
+        reach = np.concatenate([np.ones((1,) + g.shape[1:]), stop[:-1]], axis=0)
+        return cumsum_ranks(reach * g / ctx.ranks1)
+
+    return ctx.at(ctx.cumulative(f"err:{rmax}", cumulative), spec.k)
