@@ -29,6 +29,7 @@ __all__ = [
     "kendall_tau",
     "tau_matrix",
     "robustness_curve",
+    "robustness_curves",
     "mean_band",
 ]
 
@@ -133,3 +134,33 @@ def robustness_curve(
             }
         )
     return pd.DataFrame(rows)
+
+
+def robustness_curves(
+    scores: ArrayLike,
+    reference: ArrayLike,
+    share: ArrayLike,
+    labels: Sequence[str],
+    *,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """:func:`robustness_curve` for several metrics at once, stacked with a ``metric`` column.
+
+    ``scores`` is (masks × metrics × systems), e.g. from
+    :func:`recmeta.incompleteness.score_masks`; ``reference`` (metrics × systems) the scores on
+    the full test set; ``labels`` one name per metric.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    ref = np.asarray(reference, dtype=np.float64)
+    labels = list(labels)
+    if s.ndim != 3 or ref.shape != s.shape[1:] or len(labels) != s.shape[1]:
+        raise ValueError(
+            f"need scores (masks × metrics × systems), reference (metrics × systems) and one "
+            f"label per metric; got {s.shape}, {ref.shape} and {len(labels)} labels"
+        )
+    frames = [
+        robustness_curve(s[:, m], ref[m], share, level=level).assign(metric=name)
+        for m, name in enumerate(labels)
+    ]
+    out = pd.concat(frames, ignore_index=True)
+    return out[["metric", *[c for c in out.columns if c != "metric"]]]

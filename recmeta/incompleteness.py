@@ -27,10 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+from tqdm.auto import tqdm
+
+if TYPE_CHECKING:
+    from .metrics import Judgments, Runs
 
 __all__ = [
     "Masks",
@@ -41,6 +46,7 @@ __all__ = [
     "random_users",
     "popular_items_removed",
     "largest_users_removed",
+    "score_masks",
 ]
 
 Seed = int | np.random.Generator
@@ -202,6 +208,41 @@ def largest_users_removed(
     training profile sizes) is given. Ties are broken by user id (larger id removed first).
     """
     return _largest_removed(test, shares, "user", profile_sizes)
+
+
+def score_masks(
+    judgments: Judgments,
+    runs: Runs,
+    masks: Masks | np.ndarray,
+    metrics: Sequence[str],
+    *,
+    aggregate: str = "mean",
+    progress: bool = False,
+) -> np.ndarray:
+    """System scores of every metric on every incomplete test set: (masks × metrics × systems).
+
+    The masks must be defined over ``judgments.to_frame()`` (build them from that frame, so the
+    row order matches). Each mask becomes ``judgments.subset(mask)``; the runs are never
+    recomputed. Averages follow :func:`recmeta.metrics.aggregate` (``"mean"`` or ``"gmean"``):
+    users left without a relevant item are excluded from the mean, as everywhere in the engine.
+    """
+    from . import metrics as M
+
+    keep = masks.keep if isinstance(masks, Masks) else np.asarray(masks)
+    if keep.ndim != 2 or keep.dtype != bool:
+        raise ValueError("masks must be a Masks or a boolean (masks × judged entries) array")
+    if keep.shape[1] != judgments.n_entries:
+        raise ValueError(
+            f"the masks cover {keep.shape[1]} test rows but the judgments hold "
+            f"{judgments.n_entries}; build the masks from judgments.to_frame()"
+        )
+    metrics = list(metrics)
+    out = np.empty((keep.shape[0], len(metrics), len(runs.systems)))
+    for k in tqdm(range(keep.shape[0]), disable=not progress, desc="incomplete test sets"):
+        mats = M.score_matrices(judgments.subset(keep[k]), runs, metrics)
+        for m, name in enumerate(metrics):
+            out[k, m] = M.aggregate(mats[name], aggregate)
+    return out
 
 
 # --------------------------------------------------------------------------------------------

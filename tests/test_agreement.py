@@ -93,3 +93,16 @@ def test_robustness_curve_by_hand():
     assert curve["tau"].tolist() == pytest.approx([1.0, (1 + 4 / 6) / 2])
     half = stats.t.ppf(0.975, 1) * np.std([1, 4 / 6], ddof=1) / np.sqrt(2)
     assert curve["high"][1] - curve["tau"][1] == pytest.approx(half)
+
+
+def test_robustness_curves_stack_metrics():
+    rng = np.random.default_rng(5)
+    reference = rng.random((2, 6))
+    scores = reference[None] + rng.normal(0, 0.05, size=(8, 2, 6))
+    share = np.repeat([1.0, 0.5], 4)
+    curves = ag.robustness_curves(scores, reference, share, ["P@100", "RR"])
+    assert list(curves["metric"]) == ["P@100", "P@100", "RR", "RR"]
+    one = ag.robustness_curve(scores[:, 1], reference[1], share)
+    np.testing.assert_allclose(curves.loc[curves.metric == "RR", "tau"], one["tau"])
+    with pytest.raises(ValueError, match="label per metric"):
+        ag.robustness_curves(scores, reference, share, ["P@100"])

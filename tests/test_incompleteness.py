@@ -182,3 +182,64 @@ def test_bad_inputs_are_refused(test_frame):
         inc.random_users(np.array([1.0, np.nan]), [0.5], 2, seed=0)
     with pytest.raises(ValueError, match="n_samples"):
         inc.random_ratings(10, [0.5], 0, seed=0)
+
+
+def _tiny_eval_setup():
+    from recmeta.metrics import Judgments, Runs
+
+    rng = np.random.default_rng(21)
+    users, items = np.arange(12), np.arange(30)
+    test = pd.DataFrame(
+        [(u, i, float(rng.integers(1, 6))) for u in users for i in rng.choice(items, 8, replace=False)],
+        columns=["user", "item", "rating"],
+    )
+    j = Judgments.from_frame(test, threshold=4)
+    runs = pd.DataFrame(
+        [
+            (f"s{s}", u, i, float(-r))
+            for s in range(3)
+            for u in users
+            for r, i in enumerate(rng.permutation(items)[:10])
+        ],
+        columns=["system", "user", "item", "score"],
+    )
+    return j, Runs.from_frame(runs, j), runs
+
+
+def test_score_masks_equal_evaluating_the_masked_frame():
+    from recmeta.metrics import Judgments, aggregate, score_matrix
+
+    j, runs, _ = _tiny_eval_setup()
+    frame = j.to_frame()
+    masks = inc.random_ratings(frame, [0.6, 0.3], 2, seed=5)
+    metrics = ["P@5", "nDCG@10", "bpref@10"]
+    got = inc.score_masks(j, runs, masks, metrics)
+    assert got.shape == (4, 3, 3)
+    for k, keep in enumerate(masks.keep):
+        sub = Judgments.from_frame(frame[keep], threshold=4, users=j.users, items=j.items,
+                                   max_grade=j.max_grade)
+        for m, name in enumerate(metrics):
+            np.testing.assert_allclose(got[k, m], aggregate(score_matrix(sub, runs, name)))
+
+
+def test_score_masks_precision_by_hand():
+    j, runs, run_frame = _tiny_eval_setup()
+    frame = j.to_frame()
+    masks = inc.random_users(frame, [0.5], 1, seed=2)
+    got = inc.score_masks(j, runs, masks, ["P@5"])[0, 0]
+    kept = frame[masks.keep[0]]
+    relevant = set(map(tuple, kept.loc[kept["rating"] >= 4, ["user", "item"]].to_numpy()))
+    evaluated = {u for u, _ in relevant}
+    top = run_frame.sort_values("score", ascending=False).groupby(["system", "user"]).head(5)
+    for s, name in enumerate(runs.systems):
+        per_user = [
+            sum((u, i) in relevant for i in top.loc[(top.system == name) & (top.user == u), "item"]) / 5
+            for u in sorted(evaluated)
+        ]
+        assert got[s] == pytest.approx(np.mean(per_user))
+
+
+def test_score_masks_refuses_misaligned_masks():
+    j, runs, _ = _tiny_eval_setup()
+    with pytest.raises(ValueError, match="to_frame"):
+        inc.score_masks(j, runs, np.ones((2, 5), dtype=bool), ["P@5"])
