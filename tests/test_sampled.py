@@ -33,6 +33,7 @@ from recmeta.sampled import (
     rank_pmf,
     sample_ranks,
     sampled_evaluation,
+    simulate_item_sampling,
     smallest_reliable_m,
     summarise,
 )
@@ -163,6 +164,18 @@ def test_rank_pmf_matches_simulated_item_sampling(replace):
         p = rank_pmf(r, n, m, replace)
         # 5 binomial sd per cell, plus 3 counts of slack for cells with tiny p
         assert np.all(np.abs(counts - draws * p) <= 5 * np.sqrt(draws * p * (1 - p)) + 3), (r, counts, p)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_simulate_item_sampling_agrees_with_the_rank_law(replace):
+    n, m, draws = 40, 12, 20_000
+    for r in (1, 9, 40):
+        sampled = simulate_item_sampling(r, n, m, draws, seed=r, replace=replace)
+        counts = np.bincount(sampled - 1, minlength=m + 1)
+        p = rank_pmf(r, n, m, replace)
+        assert np.all(np.abs(counts - draws * p) <= 5 * np.sqrt(draws * p * (1 - p)) + 3), (r, counts, p)
+    full = simulate_item_sampling(7, 10, 9, 5, replace=False)  # every negative sampled: r̃ = r
+    np.testing.assert_array_equal(full, 7)
 
 
 @pytest.mark.parametrize("replace", [True, False])

@@ -24,12 +24,13 @@ from .evaluation import (
     summarise,
 )
 from .expected import expected_metric, expected_value, sampled_metric_values
-from .rank_distribution import rank_pmf, sample_ranks
+from .rank_distribution import rank_pmf, sample_ranks, simulate_item_sampling
 from .rank_metrics import METRIC_NAMES, RankMetric, metric_value, parse_rank_metric
 
 __all__ = [
     "rank_pmf",
     "sample_ranks",
+    "simulate_item_sampling",
     "expected_metric",
     "expected_value",
     "sampled_metric_values",

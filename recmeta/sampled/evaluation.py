@@ -23,7 +23,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .corrections import correction
 from .expected import expected_value

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import numpy as np
 from scipy import stats
 
-__all__ = ["rank_pmf", "sample_ranks", "check_sampling"]
+__all__ = ["rank_pmf", "sample_ranks", "simulate_item_sampling", "check_sampling"]
 
 _TAIL = 1e-30  # probability mass left out on each side of a band
 _CHUNK = 2_000_000  # pmf entries evaluated at once
@@ -148,3 +148,27 @@ def sample_ranks(
     else:
         above = rng.hypergeometric(r - 1, nn - r, m, size=size)
     return (above + 1).astype(np.int64)
+
+
+def simulate_item_sampling(
+    rank: int, n: int, m: int, draws: int, *, seed: int | np.random.Generator = 0, replace: bool = True
+) -> np.ndarray:
+    """Simulate the sampling protocol itself: ``draws`` sampled ranks of an item at true rank r.
+
+    Each draw picks m of the n − 1 other items (uniformly, with or without replacement) and
+    counts those ranked above the relevant item. A brute-force check of :func:`rank_pmf`; it
+    costs O(draws · m) with replacement and O(draws · n) without.
+    """
+    r, nn, m = check_sampling(rank, n, m, replace)
+    if r.ndim != 0:
+        raise ValueError("simulate_item_sampling takes one true rank; call it once per rank")
+    r, nn = int(r), int(nn)
+    rng = np.random.default_rng(seed)
+    # the n − 1 irrelevant items indexed 0..n−2 in ranking order: index j lies above r iff j < r − 1
+    if replace:
+        picked = rng.integers(0, nn - 1, size=(draws, m))
+    elif m == nn - 1:
+        picked = np.broadcast_to(np.arange(nn - 1), (draws, m))
+    else:
+        picked = np.argpartition(rng.random((draws, nn - 1)), m - 1, axis=1)[:, :m]
+    return 1 + (picked < r - 1).sum(axis=1)
