@@ -509,3 +509,42 @@ def test_smallest_reliable_m_scans_for_the_last_failure():
     first_ok = next(i for i in range(len(ms)) if all(p >= 0.95 for p in probs[i:]))
     assert got == ms[first_ok]
     assert smallest_reliable_m(a, b, n, [5, 20], "AP", "sampled") is None
+
+
+# --------------------------------------------------------------------------------------------
+# True ranks from candidate scores
+
+
+def test_true_ranks_match_a_sorted_reference():
+    from recmeta.sampled import true_ranks
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for user in range(30):
+        items = rng.choice(np.arange(1, 200), size=rng.integers(2, 40), replace=False)
+        scores = np.round(rng.normal(size=items.size), 1)  # many ties
+        scores[rng.random(items.size) < 0.15] = np.nan
+        rows += [(user, int(i), float(s)) for i, s in zip(items, scores)]
+    scores = pd.DataFrame(rows, columns=["user", "item", "score"])
+    held = scores.groupby("user").sample(1, random_state=1)[["user", "item"]].sample(frac=1, random_state=2)
+    got = true_ranks(scores, held)
+    for (user, item), rank, n in zip(held.itertuples(index=False), got["rank"], got["n"]):
+        cand = scores[scores["user"] == user]
+        # slow reference: Python sort with key (NaN last, score descending, item text descending)
+        order = sorted(
+            cand.itertuples(index=False),
+            key=lambda c: (math.isnan(c.score), -c.score if not math.isnan(c.score) else 0.0, [-ord(ch) for ch in str(c.item)] + [1]),
+        )
+        assert [c.item for c in order].index(item) + 1 == rank and len(cand) == n
+
+
+def test_true_ranks_refuse_bad_input():
+    from recmeta.sampled import true_ranks
+
+    scores = pd.DataFrame({"user": [1, 1, 2], "item": [10, 11, 10], "score": [0.5, 0.2, 0.1]})
+    with pytest.raises(ValueError, match="not among"):
+        true_ranks(scores, pd.DataFrame({"user": [1, 2], "item": [10, 99]}))
+    with pytest.raises(ValueError, match="one held-out item per user"):
+        true_ranks(scores, pd.DataFrame({"user": [1, 1], "item": [10, 11]}))
+    got = true_ranks(scores, pd.DataFrame({"user": [2, 1], "item": [10, 11]}))
+    assert got["rank"].tolist() == [1, 2] and got["n"].tolist() == [1, 2]

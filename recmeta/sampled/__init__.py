@@ -8,7 +8,7 @@ Modules: :mod:`.rank_metrics` (metrics of one relevant item at rank r, eqs. 7–
 :mod:`.rank_distribution` (the law of the sampled rank, §4.3), :mod:`.expected` (expected sampled
 metrics and their closed forms, §4.4), :mod:`.corrections` (§5), :mod:`.evaluation` (repeated
 sampled evaluations of runs, Tables 3–4), :mod:`.curves` (frames for the figures, order
-probabilities).
+probabilities), :mod:`.held_out` (true ranks of held-out items from candidate scores).
 """
 
 from .corrections import CORRECTION_METHODS, apply_correction, correction, correction_system
@@ -24,6 +24,7 @@ from .evaluation import (
     summarise,
 )
 from .expected import expected_metric, expected_value, sampled_metric_values
+from .held_out import true_ranks
 from .rank_distribution import rank_pmf, sample_ranks, simulate_item_sampling
 from .rank_metrics import METRIC_NAMES, RankMetric, metric_value, parse_rank_metric
 
@@ -55,4 +56,5 @@ __all__ = [
     "estimator_moments",
     "order_probability",
     "smallest_reliable_m",
+    "true_ranks",
 ]
