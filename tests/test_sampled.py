@@ -548,3 +548,29 @@ def test_true_ranks_refuse_bad_input():
         true_ranks(scores, pd.DataFrame({"user": [1, 1], "item": [10, 11]}))
     got = true_ranks(scores, pd.DataFrame({"user": [2, 1], "item": [10, 11]}))
     assert got["rank"].tolist() == [1, 2] and got["n"].tolist() == [1, 2]
+
+
+def test_order_probabilities_equal_the_pairwise_function():
+    from recmeta.sampled import order_probabilities
+
+    rng = np.random.default_rng(0)
+    n, users = 500, 200
+    runs = {"a": np.minimum(rng.geometric(0.03, users), n), "b": rng.integers(1, n + 1, users),
+            "c": np.where(rng.random(users) < 0.3, rng.integers(1, 6, users), rng.integers(1, n + 1, users))}
+    table = order_probabilities(runs, n, [20, 100], ["AP", "Recall@5"], ["sampled", "BV 0.1", "rank-estimate"])
+    assert len(table) == 2 * 3 * 2 * 3
+    for row in table.sample(6, random_state=0).itertuples():
+        a, b = row.pair.split(" vs ")
+        want = order_probability(runs[a], runs[b], n, row.m, row.metric, row.estimator)
+        assert row.probability == pytest.approx(want, abs=1e-12)
+
+
+def test_candidate_pairs_are_the_unrated_training_items():
+    from recmeta.sampled import candidate_pairs
+
+    train = pd.DataFrame({"user": [1, 1, 2, 3], "item": [10, 20, 20, 30]})
+    got = candidate_pairs(train, [2, 1])
+    want = {(2, 10), (2, 30), (1, 30)}
+    assert set(map(tuple, got[["user", "item"]].to_numpy().tolist())) == want and len(got) == 3
+    with pytest.raises(ValueError, match="no training data"):
+        candidate_pairs(train, [4])

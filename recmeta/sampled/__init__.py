@@ -12,7 +12,14 @@ probabilities), :mod:`.held_out` (true ranks of held-out items from candidate sc
 """
 
 from .corrections import CORRECTION_METHODS, apply_correction, correction, correction_system
-from .curves import estimator_moments, m_curves, order_probability, rank_curves, smallest_reliable_m
+from .curves import (
+    estimator_moments,
+    m_curves,
+    order_probabilities,
+    order_probability,
+    rank_curves,
+    smallest_reliable_m,
+)
 from .evaluation import (
     PAPER_ESTIMATORS,
     Estimator,
@@ -24,7 +31,7 @@ from .evaluation import (
     summarise,
 )
 from .expected import expected_metric, expected_value, sampled_metric_values
-from .held_out import true_ranks
+from .held_out import candidate_pairs, true_ranks
 from .rank_distribution import rank_pmf, sample_ranks, simulate_item_sampling
 from .rank_metrics import METRIC_NAMES, RankMetric, metric_value, parse_rank_metric
 
@@ -55,6 +62,8 @@ __all__ = [
     "m_curves",
     "estimator_moments",
     "order_probability",
+    "order_probabilities",
     "smallest_reliable_m",
     "true_ranks",
+    "candidate_pairs",
 ]

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,14 @@ from .expected import expected_metric, expected_value
 from .rank_distribution import check_sampling
 from .rank_metrics import metric_value, parse_rank_metric
 
-__all__ = ["rank_curves", "m_curves", "estimator_moments", "order_probability", "smallest_reliable_m"]
+__all__ = [
+    "rank_curves",
+    "m_curves",
+    "estimator_moments",
+    "order_probability",
+    "order_probabilities",
+    "smallest_reliable_m",
+]
 
 
 def rank_curves(
@@ -68,8 +76,12 @@ def estimator_moments(
     *,
     replace: bool = True,
     fit_n: int | None = None,
+    table: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per user, the mean and variance of the estimator's score of r̃ given the true rank."""
+    """Per user, the mean and variance of the estimator's score of r̃ given the true rank.
+
+    ``table`` reuses an already fitted correction vector (ignored for the rank estimate).
+    """
     est = parse_estimator(estimator)
     r, nn, m = check_sampling(ranks, n, m, replace)
     fn = int(np.rint(np.mean(nn))) if fit_n is None else int(fit_n)
@@ -82,7 +94,9 @@ def estimator_moments(
             mean[sel] = expected_value(tab, r[sel], int(n_value), m, replace)
             second[sel] = expected_value(tab**2, r[sel], int(n_value), m, replace)
     else:
-        if est.method is None:
+        if table is not None:
+            tab = np.asarray(table, dtype=np.float64)
+        elif est.method is None:
             tab = metric_value(metric, np.arange(1, m + 2), m + 1)
         else:
             tab = correction(metric, fn, m, est.method, gamma=est.gamma, replace=replace)
@@ -121,6 +135,54 @@ def order_probability(
     if sd == 0:
         return float(np.sign(mu) == sign)
     return float(stats.norm.cdf(sign * mu / sd))
+
+
+def order_probabilities(
+    ranks: Mapping[str, np.ndarray],
+    n: np.ndarray | int,
+    ms: Iterable[int],
+    metrics: Sequence[str],
+    estimators: Sequence[str | Estimator] = ("sampled",),
+    *,
+    replace: bool = True,
+    fit_n: int | None = None,
+) -> pd.DataFrame:
+    """:func:`order_probability` for every pair of systems, metric, estimator and m.
+
+    Columns m, pair ("a vs b" in the mapping's order), metric, estimator, probability. Each
+    correction is fitted once per (m, metric, estimator).
+    """
+    names = list(ranks)
+    rs = {k: np.asarray(v) for k, v in ranks.items()}
+    exact = exact_metrics(rs, n, metrics).set_index(["system", "metric"])["value"]
+    rows = []
+    for m in ms:
+        for metric in metrics:
+            name = parse_rank_metric(metric).name
+            for e in estimators:
+                est = parse_estimator(e)
+                first = next(iter(rs.values()))
+                _, nn, _ = check_sampling(first, n, int(m), replace)
+                fn = int(np.rint(np.mean(nn))) if fit_n is None else int(fit_n)
+                table = None
+                if est.method not in (None, "rank-estimate"):
+                    table = correction(name, fn, int(m), est.method, gamma=est.gamma, replace=replace)
+                mom = {
+                    k: estimator_moments(r, n, int(m), name, est, replace=replace, fit_n=fn, table=table)
+                    for k, r in rs.items()
+                }
+                for a, b in combinations(names, 2):
+                    sign = np.sign(exact[(a, name)] - exact[(b, name)])
+                    mu = mom[a][0].mean() - mom[b][0].mean()
+                    sd = np.sqrt(mom[a][1].sum() / rs[a].size ** 2 + mom[b][1].sum() / rs[b].size ** 2)
+                    if sign == 0:
+                        prob = float("nan")
+                    elif sd == 0:
+                        prob = float(np.sign(mu) == sign)
+                    else:
+                        prob = float(stats.norm.cdf(sign * mu / sd))
+                    rows.append((int(m), f"{a} vs {b}", name, est.label, prob))
+    return pd.DataFrame(rows, columns=["m", "pair", "metric", "estimator", "probability"])
 
 
 def smallest_reliable_m(

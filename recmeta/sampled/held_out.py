@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["true_ranks"]
+__all__ = ["true_ranks", "candidate_pairs"]
 
 
 def true_ranks(scores: pd.DataFrame, held_out: pd.DataFrame) -> pd.DataFrame:
@@ -62,3 +62,25 @@ def true_ranks(scores: pd.DataFrame, held_out: pd.DataFrame) -> pd.DataFrame:
     out["rank"] = (per_user["before"].reindex(out["user"]).to_numpy() + 1).astype(np.int64)
     out["n"] = per_user["n"].reindex(out["user"]).to_numpy().astype(np.int64)
     return out
+
+
+def candidate_pairs(train: pd.DataFrame, users: np.ndarray | pd.Series) -> pd.DataFrame:
+    """(user, item) for every training item each user has not rated in training (AllItems).
+
+    The candidates a full ranking orders for a leave-one-out test user; the held-out item is
+    among them whenever it occurs in training. Columns user, item; users in the given order.
+    """
+    if not {"user", "item"} <= set(train.columns):
+        raise ValueError("train needs columns user and item")
+    u = pd.unique(np.asarray(users))
+    items = np.sort(train["item"].unique())
+    if len(u) == 0 or len(items) == 0:
+        raise ValueError("no users or no training items to pair")
+    unknown = ~np.isin(u, train["user"].unique())
+    if unknown.any():
+        raise ValueError(f"{int(unknown.sum())} user(s) have no training data (e.g. {u[unknown][0]!r}); drop them first")
+    rated = np.zeros((len(u), len(items)), dtype=bool)
+    sub = train[train["user"].isin(u)]
+    rated[pd.Index(u).get_indexer(sub["user"]), np.searchsorted(items, sub["item"].to_numpy())] = True
+    rows, cols = np.nonzero(~rated)
+    return pd.DataFrame({"user": u[rows], "item": items[cols]})
