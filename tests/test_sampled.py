@@ -574,3 +574,16 @@ def test_candidate_pairs_are_the_unrated_training_items():
     assert set(map(tuple, got[["user", "item"]].to_numpy().tolist())) == want and len(got) == 3
     with pytest.raises(ValueError, match="no training data"):
         candidate_pairs(train, [4])
+
+
+def test_reliable_m_takes_the_m_after_the_last_failure():
+    from recmeta.sampled import reliable_m
+
+    probs = pd.DataFrame({
+        "m": [10, 50, 100, 10, 50, 100],
+        "pair": ["a vs b"] * 3 + ["a vs c"] * 3,
+        "metric": "AP", "estimator": "sampled",
+        "probability": [0.99, 0.5, 0.97, 0.2, 0.96, 0.90],
+    })
+    got = reliable_m(probs, 0.95)
+    assert got[("a vs b", "AP", "sampled")] == 100 and np.isnan(got[("a vs c", "AP", "sampled")])

@@ -18,6 +18,7 @@ from .curves import (
     order_probabilities,
     order_probability,
     rank_curves,
+    reliable_m,
     smallest_reliable_m,
 )
 from .evaluation import (
@@ -64,6 +65,7 @@ __all__ = [
     "order_probability",
     "order_probabilities",
     "smallest_reliable_m",
+    "reliable_m",
     "true_ranks",
     "candidate_pairs",
 ]

@@ -29,6 +29,7 @@ __all__ = [
     "order_probability",
     "order_probabilities",
     "smallest_reliable_m",
+    "reliable_m",
 ]
 
 
@@ -204,3 +205,19 @@ def smallest_reliable_m(
         return None
     bad = np.flatnonzero(~ok)
     return int(ms[0] if bad.size == 0 else ms[bad[-1] + 1])
+
+
+def reliable_m(probabilities: pd.DataFrame, level: float = 0.95) -> pd.Series:
+    """From an :func:`order_probabilities` frame: per (pair, metric, estimator), the smallest m of
+    the grid from which the probability stays at least ``level``; NaN if the largest m falls short."""
+
+    def first(group: pd.DataFrame) -> float:
+        g = group.sort_values("m")
+        ok = (g["probability"] >= level).to_numpy()
+        if not ok[-1]:
+            return float("nan")
+        bad = np.flatnonzero(~ok)
+        return float(g["m"].iloc[0 if bad.size == 0 else bad[-1] + 1])
+
+    keys = ["pair", "metric", "estimator"]
+    return probabilities.groupby(keys, sort=False)[["m", "probability"]].apply(first).rename("smallest m")
