@@ -1,0 +1,521 @@
+r"""Recommender runs for a split: top-N lists and candidate scores, from trained LensKit pipelines.
+
+Three protocols (Bellogín et al. 2017, §3):
+
+* ``candidates="all"`` (AllItems): every training item the user has not rated in training;
+* ``candidates="test"`` (TestItems): the items with at least one test rating,
+  :math:`\mathcal C = \bigcup_u R_{test}(u)`, minus the user's training items;
+* :func:`score_candidates`: scores for exactly the (user, item) pairs given (1R, sampled
+  negatives, any target-set protocol of :mod:`recmeta.protocols`).
+
+Models see the training part only. A top-N frame has the columns ``user``, ``item``, ``rank``
+(1-based) and ``score``, depth 100 by default. **Tie rule**: score descending, then item id *as
+text* descending — trec_eval's order and :mod:`recmeta.metrics`' — applied to the scores as
+LensKit's item lists hold them (float32). Items a model cannot score (NaN, e.g. kNN without
+neighbours) are not ranked; in :func:`score_candidates` they keep NaN.
+
+Two engines give the same lists:
+
+* ``"fast"``: for scorers whose scores for many users are one matrix product (MF embeddings,
+  EASE, biases, popularity, recmeta's components), score a block of users at once, mask the
+  excluded items and select the top N with the tie rule, all vectorised;
+* ``"lenskit"``: LensKit's per-user pipeline via ``lenskit.batch`` (threads, or Ray with
+  ``use_ray=True``); its lists are re-ordered by the tie rule, but where a tie straddles the
+  cut-off the items kept are LensKit's choice.
+
+``engine="auto"`` takes the fast path when the scorer has one and ``use_ray`` is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .roster import TRAINING_ENVIRONMENT, System
+
+__all__ = [
+    "Model",
+    "train",
+    "fast_scorer",
+    "top_n",
+    "score_candidates",
+    "rank_frame",
+    "Candidates",
+    "Engine",
+]
+
+Candidates = Literal["all", "test"]
+Engine = Literal["auto", "fast", "lenskit"]
+RUN_COLUMNS = ["user", "item", "rank", "score"]
+
+
+@dataclass
+class Model:
+    """A system trained on one training frame."""
+
+    name: str
+    pipeline: Any  # lenskit.pipeline.Pipeline
+    data: Any  # lenskit.data.Dataset of the training frame
+    train: pd.DataFrame
+
+    @property
+    def scorer(self):
+        return self.pipeline.component("scorer")
+
+
+def _check_frame(df: pd.DataFrame, what: str, cols: Iterable[str]) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} lacks column(s) {missing}; it has {list(df.columns)}")
+
+
+def train(system: System | Any, train_df: pd.DataFrame, *, seed: int = 0, n: int = 100) -> Model:
+    """Train ``system`` (a roster :class:`System` or a LensKit pipeline) on ``train_df``."""
+    from lenskit.training import TrainingOptions
+
+    from .data import to_lenskit
+
+    _check_frame(train_df, "the training frame", ["user", "item", "rating"])
+    if len(train_df) == 0:
+        raise ValueError("the training frame is empty")
+    data = to_lenskit(train_df)
+    if isinstance(system, System):
+        pipe, name = system.pipeline(n=n), system.name
+    else:
+        pipe, name = system, getattr(system, "name", None) or "pipeline"
+    pipe.train(data, TrainingOptions(rng=seed, environment=dict(TRAINING_ENVIRONMENT)))
+    return Model(name, pipe, data, train_df)
+
+
+# ----------------------------------------------------------------------------- fast scoring
+def _float(a) -> np.ndarray:
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        a = a.detach().cpu().numpy()
+    return np.asarray(a, dtype=np.float64)
+
+
+def _bias_terms(bias, users: np.ndarray) -> np.ndarray:
+    """global + item bias + user bias of LensKit's ``BiasModel`` (users × items)."""
+    n_items = len(bias.items) if bias.items is not None else 0
+    item = _float(bias.item_biases) if bias.item_biases is not None else np.zeros(n_items)
+    user = _float(bias.user_biases)[users] if bias.user_biases is not None else np.zeros(len(users))
+    return bias.global_bias + item[None, :] + user[:, None]
+
+
+def fast_scorer(model: Model) -> Callable[[np.ndarray], np.ndarray] | None:
+    """``f(user_numbers) -> scores (users × items)`` equal to the scorer's own, or ``None``.
+
+    Covered: recmeta's components, popularity, bias, ImplicitMF/BiasedMF with trained user
+    embeddings, FunkSVD, BiasedSVD, EASE and FlexMF with trained user embeddings. k-NN
+    scorers pick neighbours per (user, item) and go through LensKit.
+    """
+    from lenskit.als import BiasedMFScorer, ImplicitMFScorer
+    from lenskit.basic import BiasScorer, PopScorer
+    from lenskit.flexmf import FlexMFExplicitScorer, FlexMFImplicitScorer
+    from lenskit.funksvd import FunkSVDScorer
+    from lenskit.knn import EASEScorer
+
+    from .components.random import RandomScorer
+
+    s = model.scorer
+    if s is None:
+        return None
+    if isinstance(s, RandomScorer):
+        u_ids, i_ids = model.data.users.ids(), model.data.items.ids()
+        return lambda u: _rand(s.config.seed, u_ids[u], i_ids)
+    if hasattr(s, "score_matrix"):
+        return s.score_matrix
+    if isinstance(s, PopScorer):
+        row = _float(s.item_scores)
+        return lambda u: np.broadcast_to(row, (len(u), len(row))).copy()
+    if isinstance(s, BiasScorer):
+        return lambda u: _bias_terms(s.model, u)
+    if isinstance(s, (ImplicitMFScorer, BiasedMFScorer)):
+        if s.config.user_embeddings != "prefer" or s.user_embeddings is None:
+            return None
+        U, V = s.user_embeddings, s.item_embeddings
+        if isinstance(s, BiasedMFScorer):
+            return lambda u: (U[u] @ V.T).astype(np.float64) + _bias_terms(s.bias, u)
+        return lambda u: U[u] @ V.T
+    if isinstance(s, FunkSVDScorer):
+        U, V = s.user_embeddings, s.item_embeddings
+        return lambda u: U[u] @ V.T + _bias_terms(s.bias, u)
+    if type(s).__name__ == "BiasedSVDScorer":
+        return lambda u: (
+            s.factorization.inverse_transform(s.user_components[u]) + _bias_terms(s.bias, u)
+        )
+    if isinstance(s, EASEScorer):
+        ui = model.data.interactions().matrix().scipy(layout="csr")
+        W = s.weights
+        return lambda u: _dense(sp.csr_array(ui[u], dtype=np.float32) @ W)
+    if isinstance(s, (FlexMFImplicitScorer, FlexMFExplicitScorer)):
+        if isinstance(s, FlexMFImplicitScorer) and s.config.user_embeddings != "prefer":
+            return None
+        return _flexmf(s)
+    return None
+
+
+def _rand(seed: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+    from .components.random import pair_uniform
+
+    return pair_uniform(seed, users[:, None], items[None, :])
+
+
+def _dense(a) -> np.ndarray:
+    return a.toarray() if sp.issparse(a) else np.asarray(a)
+
+
+def _flexmf(s) -> Callable[[np.ndarray], np.ndarray]:
+    import torch
+
+    def score(u: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            dev = s.model.device
+            items = torch.arange(len(s.items), device=dev)
+            users = torch.as_tensor(np.array(u, dtype=np.int64), device=dev)
+            uu = users[:, None].expand(len(u), len(items))
+            ii = items[None, :].expand(len(u), len(items))
+            out = s.score_items(uu.reshape(-1), ii.reshape(-1)).reshape(len(u), len(items))
+            return out.cpu().numpy().astype(np.float64)
+
+    return score
+
+
+# ----------------------------------------------------------------------------- ranking
+def _text_key(ids: np.ndarray) -> np.ndarray:
+    from .metrics._runs import text_order
+
+    return text_order(ids)
+
+
+def rank_frame(df: pd.DataFrame, depth: int | None = 100) -> pd.DataFrame:
+    """Rank (user, item, score) rows within each user by the tie rule; keep ``depth`` per user.
+
+    Rows with NaN score are dropped (not ranked). Returns user, item, rank, score.
+    """
+    _check_frame(df, "the scored frame", ["user", "item", "score"])
+    score = df["score"].to_numpy(dtype=np.float32)
+    keep = ~np.isnan(score)
+    df, score = df.loc[keep], score[keep]
+    tkey = _text_key(pd.Index(df["item"].to_numpy()))  # ids need not be sorted
+    users = df["user"].to_numpy()
+    order = np.lexsort((-tkey, -score.astype(np.float64), users))
+    u = users[order]
+    start = np.r_[True, u[1:] != u[:-1]] if len(u) else np.zeros(0, bool)
+    first = np.maximum.accumulate(np.where(start, np.arange(len(u)), 0))
+    rank = np.arange(len(u)) - first + 1
+    out = pd.DataFrame(
+        {
+            "user": u,
+            "item": df["item"].to_numpy()[order],
+            "rank": rank.astype(np.int64),
+            "score": score[order].astype(np.float64),
+        }
+    )
+    return out if depth is None else out.loc[out["rank"] <= depth].reset_index(drop=True)
+
+
+def _select(scores: np.ndarray, perm: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``depth`` columns per row by (score desc, text id desc); -inf = excluded.
+
+    ``perm`` lists item columns by text id descending, so a stable sort keeps ties in that order.
+    """
+    s = scores[:, perm]
+    n = s.shape[1]
+    d = min(depth, n)
+    if d < n:  # narrow to the columns that can be in the top d, ties at the cut included
+        kth = -np.partition(-s, d - 1, axis=1)[:, d - 1 : d]
+        cand = s >= kth
+        width = int(cand.sum(axis=1).max())
+        cols = np.argsort(~cand, axis=1, kind="stable")[:, :width]  # candidates, perm order
+        sub = np.take_along_axis(s, cols, axis=1)
+        sub[~np.take_along_axis(cand, cols, axis=1)] = -np.inf
+        o = np.argsort(-sub, axis=1, kind="stable")[:, :d]
+        pos = np.take_along_axis(cols, o, axis=1)
+    else:
+        pos = np.argsort(-s, axis=1, kind="stable")
+    top = np.take_along_axis(s, pos, axis=1)
+    return perm[pos], top
+
+
+def _blocks(n: int, size: int) -> list[slice]:
+    return [slice(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def _user_numbers(model: Model, users) -> tuple[np.ndarray, np.ndarray]:
+    vocab = model.data.users
+    if users is None:
+        ids = np.asarray(vocab.ids())
+    else:
+        ids = np.asarray(pd.unique(pd.Series(users)))
+    nums = np.asarray(vocab.numbers(ids, missing="negative"))
+    if np.any(nums < 0):
+        bad = ids[nums < 0][:3].tolist()
+        raise ValueError(
+            f"{int((nums < 0).sum())} users have no training data (e.g. {bad}); models see the "
+            "training part only, so drop them or use a split that keeps every user in train"
+        )
+    return ids, nums
+
+
+def _allowed_items(model: Model, candidates: Candidates, test: pd.DataFrame | None) -> np.ndarray:
+    n_items = model.data.item_count
+    if candidates == "all":
+        return np.ones(n_items, dtype=bool)
+    if candidates == "test":
+        if test is None:
+            raise ValueError("candidates='test' needs the test frame: top_n(..., test=split.test)")
+        _check_frame(test, "the test frame", ["user", "item"])
+        nums = np.asarray(model.data.items.numbers(pd.unique(test["item"]), missing="negative"))
+        ok = np.zeros(n_items, dtype=bool)
+        ok[nums[nums >= 0]] = True
+        return ok
+    raise ValueError(f"candidates must be 'all' or 'test', got {candidates!r}")
+
+
+def top_n(
+    model: Model,
+    users=None,
+    *,
+    depth: int = 100,
+    candidates: Candidates = "all",
+    test: pd.DataFrame | None = None,
+    engine: Engine = "auto",
+    use_ray: bool = False,
+    n_jobs: int | None = None,
+    block: int = 256,
+    on_block: Callable[[pd.DataFrame], None] | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Top-``depth`` lists (user, item, rank, score) for ``users`` (default: all training users).
+
+    ``candidates`` is ``"all"`` (AllItems) or ``"test"`` (TestItems, needs ``test``); the user's
+    training items are never candidates. Users are processed in blocks of ``block``;
+    ``on_block`` receives each block's frame as soon as it is done (the cache uses it to resume
+    an interrupted run). ``use_ray`` runs LensKit's batch inference on Ray (``pip install ray``;
+    it forces the LensKit engine).
+    """
+    from tqdm.auto import tqdm
+
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    ids, nums = _user_numbers(model, users)
+    allowed = _allowed_items(model, candidates, test)
+    f = None if (engine == "lenskit" or use_ray) else fast_scorer(model)
+    if engine == "fast" and f is None:
+        raise ValueError(
+            f"{model.name}: no fast path for {type(model.scorer).__name__}{' with use_ray' if use_ray else ''}; "
+            "use engine='auto' or 'lenskit'"
+        )
+    parts = []
+    bar = tqdm(total=len(ids), desc=model.name, unit="user", disable=progress is False or None)
+    for sl in _blocks(len(ids), block):
+        if f is not None:
+            part = _fast_block(model, f, ids[sl], nums[sl], allowed, depth)
+        else:
+            part = _lenskit_block(model, ids[sl], allowed, depth, use_ray, n_jobs)
+        if on_block is not None:
+            on_block(part)
+        parts.append(part)
+        bar.update(sl.stop - sl.start)
+    bar.close()
+    return _concat(parts)
+
+
+def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(RUN_COLUMNS, ["int64"] * 3 + ["float64"])})
+    return pd.concat(parts, ignore_index=True)
+
+
+def _fast_block(model, f, ids, nums, allowed, depth) -> pd.DataFrame:
+    scores = np.array(f(nums), dtype=np.float32)  # LensKit's precision
+    scores[np.isnan(scores)] = -np.inf
+    scores[:, ~allowed] = -np.inf
+    ui = model.data.interactions().matrix().scipy(layout="csr")[nums]
+    rows = np.repeat(np.arange(len(nums)), np.diff(ui.indptr))
+    scores[rows, ui.indices] = -np.inf  # training items are never candidates
+    item_ids = np.asarray(model.data.items.ids())
+    perm = _perm(model, item_ids)
+    cols, top = _select(scores, perm, depth)
+    ok = np.isfinite(top)
+    n = ok.sum(axis=1)
+    return pd.DataFrame(
+        {
+            "user": np.repeat(ids, n),
+            "item": item_ids[cols[ok]],
+            "rank": (np.cumsum(ok, axis=1)[ok]).astype(np.int64),
+            "score": top[ok].astype(np.float64),
+        }
+    )
+
+
+def _perm(model: Model, item_ids: np.ndarray) -> np.ndarray:
+    cache = model.__dict__.setdefault("_perm", None)
+    if cache is None:
+        cache = np.argsort(-_text_key(pd.Index(item_ids)), kind="stable")
+        model.__dict__["_perm"] = cache
+    return cache
+
+
+def _lenskit_block(model, ids, allowed, depth, use_ray, n_jobs) -> pd.DataFrame:
+    from lenskit.batch import BatchPipelineRunner, InvocationSpec
+    from lenskit.data import ItemList
+
+    if allowed.all():
+        queries = list(ids)
+    else:
+        cand = np.asarray(model.data.items.ids())[allowed]
+        queries = []
+        for u in ids:  # this path is per user anyway: allowed items minus the user's history
+            own = model.data.user_row(u).ids()
+            queries.append({"user_id": u, "candidates": ItemList(item_ids=cand[~np.isin(cand, own)])})
+    runner = BatchPipelineRunner(n_jobs=n_jobs, use_ray=use_ray)
+    runner.add_invocation(  # feed each request's candidates to the pipeline's ``items`` input
+        InvocationSpec("recommend", {"recommender": "recommendations"}, "candidates", {"n": depth})
+    )
+    df = runner.run(model.pipeline, queries).output("recommendations").to_df()
+    if len(df) == 0:
+        return _concat([])
+    return rank_frame(df[["user_id", "item_id", "score"]].rename(columns={"user_id": "user", "item_id": "item"}), depth)
+
+
+def score_candidates(
+    model: Model,
+    pairs: pd.DataFrame,
+    *,
+    engine: Engine = "auto",
+    use_ray: bool = False,
+    n_jobs: int | None = None,
+    block: int = 256,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Scores (user, item, score) for exactly the given (user, item) pairs, in their order.
+
+    Pairs the model cannot score (unknown item, no neighbours) get NaN; a user without training
+    data raises. Scores are float32-rounded, as in the top-N lists.
+    """
+    from tqdm.auto import tqdm
+
+    _check_frame(pairs, "the candidate pairs", ["user", "item"])
+    if pairs.duplicated(["user", "item"]).any():
+        raise ValueError("candidate pairs repeat a (user, item); deduplicate them first")
+    ids, nums = _user_numbers(model, pairs["user"])
+    f = None if (engine == "lenskit" or use_ray) else fast_scorer(model)
+    if engine == "fast" and f is None:
+        raise ValueError(f"{model.name}: no fast path for {type(model.scorer).__name__}")
+    out = np.full(len(pairs), np.nan, dtype=np.float32)
+    from .components.random import RandomScorer, pair_uniform
+
+    if f is not None and isinstance(model.scorer, RandomScorer):  # scores any pair, even unseen
+        out[:] = pair_uniform(model.scorer.config.seed, pairs["user"].to_numpy(), pairs["item"].to_numpy())
+    elif f is not None:
+        row_of = pd.Series(np.arange(len(ids)), index=ids)
+        prow = row_of.reindex(pairs["user"].to_numpy()).to_numpy()
+        icol = np.asarray(model.data.items.numbers(pairs["item"].to_numpy(), missing="negative"))
+        order = np.argsort(prow, kind="stable")
+        bounds = np.searchsorted(prow[order], np.arange(0, len(ids) + block, block))
+        for b, sl in enumerate(tqdm(_blocks(len(ids), block), desc=model.name, disable=progress is False or None)):
+            sel = order[bounds[b] : bounds[b + 1]]
+            scores = np.asarray(f(nums[sl]), dtype=np.float32)
+            ok = icol[sel] >= 0
+            out[sel[ok]] = scores[prow[sel[ok]] - sl.start, icol[sel[ok]]]
+    else:
+        from lenskit.batch import score
+        from lenskit.data import ItemListCollection
+
+        ilc = ItemListCollection.from_df(pairs[["user", "item"]].rename(columns={"user": "user_id", "item": "item_id"}), "user_id")
+        got = score(model.pipeline, ilc, n_jobs=n_jobs, use_ray=use_ray).to_df()
+        got = got.rename(columns={"user_id": "user", "item_id": "item"})
+        merged = pairs[["user", "item"]].merge(got[["user", "item", "score"]], on=["user", "item"], how="left")
+        out = merged["score"].to_numpy(dtype=np.float32)
+    return pd.DataFrame({"user": pairs["user"].to_numpy(), "item": pairs["item"].to_numpy(), "score": out.astype(np.float64)})
+
+
+# ----------------------------------------------------------------------------- cached runs
+def make(
+    systems: Iterable[System],
+    train_df: pd.DataFrame,
+    *,
+    dataset: str,
+    split: str,
+    seed: int = 0,
+    depth: int = 100,
+    candidates: Candidates = "all",
+    test: pd.DataFrame | None = None,
+    pairs: pd.DataFrame | None = None,
+    engine: Engine = "auto",
+    use_ray: bool = False,
+    n_jobs: int | None = None,
+    block: int = 256,
+    root=None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Runs of several systems on one split, from the cache where present, else made and cached.
+
+    ``dataset``, ``split`` and ``seed`` name the split in the cache key (with a fingerprint of
+    the frames, so two different frames never share an entry). Without ``pairs``: top-``depth``
+    lists over ``candidates`` (``"test"`` needs ``test``); with ``pairs`` (user, item): candidate
+    scores. Returns one frame with a ``system`` column first. A run interrupted part-way resumes
+    at its first unfinished block of users (the model is trained again with the same seed).
+    """
+    from . import cache
+
+    if pairs is not None:
+        _check_frame(pairs, "the candidate pairs", ["user", "item"])
+        kind, frames = "candidates", (train_df, pairs)
+    else:
+        kind = f"top-{candidates}-{depth}"
+        frames = (train_df, test if candidates == "test" else None)
+    fp = cache.fingerprint(*frames)
+    out = []
+    for system in systems:
+        key = cache.RunKey(dataset, split, seed, system.name, system.config_key(), kind, fp)
+        path = key.path(root)
+        if path.exists():
+            df = cache.read_frame(path)
+        else:
+            model = train(system, train_df, seed=seed, n=depth)
+            if pairs is not None:
+                df = score_candidates(model, pairs, engine=engine, use_ray=use_ray, n_jobs=n_jobs,
+                                      block=block, progress=progress)
+                cache.write_frame(df, path, key)
+            else:
+                df = _resumable_top_n(model, key, path, depth=depth, candidates=candidates,
+                                      test=test, engine=engine, use_ray=use_ray, n_jobs=n_jobs,
+                                      block=block, progress=progress)
+        out.append(df.assign(system=system.name))
+    if not out:
+        return pd.DataFrame(columns=["system", *RUN_COLUMNS])
+    res = pd.concat(out, ignore_index=True)
+    return res[["system", *[c for c in res.columns if c != "system"]]]
+
+
+def _resumable_top_n(model: Model, key, path, **kw) -> pd.DataFrame:
+    from .cache import Parts
+
+    parts = Parts(path, key)
+    done = parts.users_done()
+    users = np.asarray(model.data.users.ids())
+    todo = users[~np.isin(users, done)]
+    state = {"start": 0}
+    block = kw["block"]
+
+    def save(frame: pd.DataFrame) -> None:
+        s = state["start"]
+        n = min(block, len(todo) - s)
+        parts.add(frame, todo[s : s + n])
+        state["start"] = s + n
+
+    if len(todo):
+        top_n(model, todo, on_block=save, **kw)
+    return parts.finish(["user", "rank"])

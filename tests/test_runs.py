@@ -1,0 +1,151 @@
+"""Run generation: the fast path against LensKit's per-user path, protocols, candidates, seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recmeta import runs, splits
+from recmeta.roster import System
+
+TOL = 2e-5
+
+
+@pytest.fixture(scope="module")
+def split(ml100k):
+    """ML-100K restricted to its first 150 users, 80/20 per user."""
+    small = ml100k.loc[ml100k["user"] <= 150]
+    return splits.holdout_per_user(small, 0.2, seed=3)
+
+
+FAST_SYSTEMS = [
+    System("pop", "lenskit.basic:PopScorer", {"score": "count"}),
+    System("bias", "lenskit.basic:BiasScorer", {"damping": 5.0}),
+    System("wrmf", "lenskit.als:ImplicitMFScorer",
+           {"embedding_size": 8, "epochs": 3, "user_embeddings": "prefer"}),
+    System("bmf", "lenskit.als:BiasedMFScorer",
+           {"embedding_size": 8, "epochs": 3, "damping": 5.0, "user_embeddings": "prefer"}),
+    System("funk", "lenskit.funksvd:FunkSVDScorer", {"embedding_size": 8, "epochs": 5}),
+    System("bsvd", "lenskit.sklearn.svd:BiasedSVDScorer", {"embedding_size": 8, "damping": 5.0}),
+    System("ease", "lenskit.knn:EASEScorer", {"regularization": 50.0}),
+    System("flex", "lenskit.flexmf:FlexMFImplicitScorer",
+           {"embedding_size": 8, "epochs": 2, "loss": "logistic", "user_embeddings": "prefer"}),
+    System("flex-exp", "lenskit.flexmf:FlexMFExplicitScorer", {"embedding_size": 8, "epochs": 2}),
+    System("plsa", "recmeta.components.plsa:PLSAScorer", {"topics": 5, "iterations": 5}),
+    System("kr-z", "recmeta.components.itemcf:ItemCFScorer", {"q": 1.0, "k_prime": 10}),
+    System("random", "recmeta.components.random:RandomScorer", {"seed": 1}),
+]
+
+
+def assert_same_lists(fast: pd.DataFrame, slow: pd.DataFrame, tol: float = TOL) -> None:
+    """Equal lists up to the order of (near-)tied scores.
+
+    Per user: same length; the score at every rank agrees; where the items differ, both scores
+    lie within ``tol`` of each other (a tie, or float32 rounding in LensKit's own arithmetic);
+    the items scoring clearly above the last score are the same set.
+    """
+    assert len(fast) == len(slow)
+    m = fast.merge(slow, on=["user", "rank"], suffixes=("_f", "_s"), validate="one_to_one")
+    assert len(m) == len(fast)
+    scale = np.maximum(1.0, np.abs(m["score_s"]))
+    assert np.all(np.abs(m["score_f"] - m["score_s"]) <= tol * scale)
+    for u, g in m.groupby("user"):
+        last = g["score_s"].min()
+        sure_f = set(g.loc[g["score_f"] > last + tol * max(1, abs(last)), "item_f"])
+        sure_s = set(g.loc[g["score_s"] > last + tol * max(1, abs(last)), "item_s"])
+        assert sure_f == sure_s, u
+    diff = m["item_f"] != m["item_s"]
+    assert diff.mean() < 0.05  # differences are the exception (ties), not the rule
+
+
+@pytest.fixture(scope="module")
+def trained(split):
+    return {s.name: runs.train(s, split.train, seed=11) for s in FAST_SYSTEMS}
+
+
+@pytest.mark.parametrize("name", [s.name for s in FAST_SYSTEMS])
+def test_fast_path_equals_lenskit(trained, name):
+    m = trained[name]
+    assert runs.fast_scorer(m) is not None
+    fast = runs.top_n(m, depth=20, engine="fast", block=64, progress=False)
+    slow = runs.top_n(m, depth=20, engine="lenskit", progress=False)
+    assert_same_lists(fast, slow)
+    assert fast["user"].nunique() == m.data.user_count
+
+
+def test_training_items_never_in_allitems_lists(trained, split):
+    train_pairs = set(zip(split.train["user"], split.train["item"]))
+    for name in ("pop", "kr-z"):
+        for engine in ("fast", "lenskit"):
+            df = runs.top_n(trained[name], depth=200, engine=engine, progress=False)
+            assert not set(zip(df["user"], df["item"])) & train_pairs
+            n_items = trained[name].data.item_count
+            per_user = df.groupby("user").size()
+            counts = split.train.groupby("user").size()
+            # with 200 slots and few training items, every user gets a full list
+            assert (per_user == np.minimum(200, n_items - counts.reindex(per_user.index))).all()
+            assert (df.groupby("user")["rank"].apply(lambda r: list(r) == list(range(1, len(r) + 1)))).all()
+
+
+def test_testitems_lists_hold_only_unrated_test_items(trained, split):
+    test_items = set(split.test["item"])
+    train_pairs = set(zip(split.train["user"], split.train["item"]))
+    m = trained["bias"]
+    fast = runs.top_n(m, depth=30, candidates="test", test=split.test, engine="fast", progress=False)
+    assert set(fast["item"]) <= test_items
+    assert not set(zip(fast["user"], fast["item"])) & train_pairs
+    slow = runs.top_n(m, depth=30, candidates="test", test=split.test, engine="lenskit", progress=False)
+    assert_same_lists(fast, slow)
+    with pytest.raises(ValueError, match="needs the test frame"):
+        runs.top_n(m, candidates="test")
+
+
+def test_candidate_scores_exactly_the_candidates(trained, split):
+    rng = np.random.default_rng(0)
+    items = trained["wrmf"].data.items.ids()
+    users = trained["wrmf"].data.users.ids()
+    rows = [(u, i) for u in users for i in rng.choice(items, 101, replace=False)]
+    pairs = pd.DataFrame(rows, columns=["user", "item"]).sample(frac=1, random_state=1)
+    pairs.loc[pairs.index[:3], "item"] = 10**6  # unknown items: NaN, not dropped
+    for name in ("wrmf", "kr-z", "random"):
+        m = trained[name]
+        fast = runs.score_candidates(m, pairs, engine="fast", block=50, progress=False)
+        assert fast[["user", "item"]].equals(pairs[["user", "item"]].reset_index(drop=True))
+        assert fast["score"].isna().sum() == (0 if name == "random" else 3)
+        slow = runs.score_candidates(m, pairs, engine="lenskit", progress=False)
+        assert np.allclose(fast["score"], slow["score"], rtol=TOL, atol=TOL, equal_nan=True)
+    with pytest.raises(ValueError, match="repeat"):
+        runs.score_candidates(m, pd.concat([pairs.head(2)] * 2))
+
+
+def test_same_seed_same_lists(split):
+    s = FAST_SYSTEMS[2]  # implicit ALS, random initialisation
+    a = runs.top_n(runs.train(s, split.train, seed=5), depth=10, progress=False)
+    b = runs.top_n(runs.train(s, split.train, seed=5), depth=10, progress=False)
+    c = runs.top_n(runs.train(s, split.train, seed=6), depth=10, progress=False)
+    pd.testing.assert_frame_equal(a, b)
+    assert not a.equals(c)
+
+
+def test_rank_frame_tie_rule_is_text_descending():
+    df = pd.DataFrame({"user": [1] * 5 + [2], "item": [9, 10, 100, 2, 3, 5],
+                       "score": [0.5, 0.5, 0.5, 0.9, np.nan, 0.1]})
+    out = runs.rank_frame(df, depth=None)
+    # "9" > "2" > "100" > "10" as text; 2 has the top score; NaN (item 3) is not ranked
+    assert out.loc[out.user == 1, "item"].tolist() == [2, 9, 100, 10]
+    assert out.loc[out.user == 1, "rank"].tolist() == [1, 2, 3, 4]
+    assert runs.rank_frame(df, depth=2).groupby("user").size().tolist() == [2, 1]
+
+
+def test_bad_requests_raise(trained):
+    m = trained["pop"]
+    with pytest.raises(ValueError, match="no training data"):
+        runs.top_n(m, users=[10**7], progress=False)
+    with pytest.raises(ValueError, match="candidates must be"):
+        runs.top_n(m, candidates="everything", progress=False)
+    knn = System("iknn", "lenskit.knn:ItemKNNScorer", {"max_nbrs": 5})
+    with pytest.raises(ValueError, match="no fast path"):
+        runs.top_n(runs.train(knn, m.train), engine="fast", progress=False)
+    with pytest.raises(ValueError, match="lacks column"):
+        runs.train(knn, m.train.drop(columns="rating"))
