@@ -31,7 +31,7 @@ correlated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,8 @@ __all__ = [
     "discriminative_power",
     "count_significant",
     "pairwise_tests",
+    "evaluated_users",
+    "pvalue_table",
 ]
 
 Seed = int | np.random.Generator
@@ -218,6 +220,78 @@ def pairwise_tests(
             "p_wilcoxon": wilcoxon_test(a),
         }
     )
+
+
+def evaluated_users(scores: ArrayLike) -> np.ndarray:
+    """Drop the users no system is scored on (all-NaN columns) from a systems × users matrix.
+
+    The metric engine marks users without a relevant test item with NaN for every system
+    (:func:`recmeta.metrics.score_matrix`); a paired test compares systems on the other users.
+    A user scored for some systems but not others is an error, not something to drop.
+    """
+    a = np.asarray(scores, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(f"scores must be a (systems × users) matrix, got shape {a.shape}")
+    missing = np.isnan(a)
+    partial = missing.any(axis=0) & ~missing.all(axis=0)
+    if partial.any():
+        raise ValueError(
+            f"{int(partial.sum())} users are scored for some systems but not others "
+            f"(e.g. column {int(np.flatnonzero(partial)[0])}); a paired test needs every system "
+            "scored on the same users"
+        )
+    return a[:, ~missing.all(axis=0)]
+
+
+_TESTS = {"permutation", "t", "wilcoxon"}
+
+
+def pvalue_table(
+    matrices: Mapping[str, ArrayLike],
+    systems: Sequence[str],
+    *,
+    seed: Seed,
+    n_permutations: int = 100_000,
+    tests: Sequence[str] = ("permutation",),
+    progress: bool = False,
+) -> pd.DataFrame:
+    """p-values of every system pair for every metric, as a tidy frame.
+
+    ``matrices`` maps a metric name to its systems × users score matrix (e.g. the output of
+    :func:`recmeta.metrics.score_matrices`); users without any score are dropped with
+    :func:`evaluated_users`. ``tests`` picks among ``"permutation"``, ``"t"`` (paired t-test)
+    and ``"wilcoxon"``. Columns: metric, test, a, b, p. The permutation test of every metric
+    uses the same ``seed``.
+    """
+    unknown = set(tests) - _TESTS
+    if unknown:
+        raise ValueError(f"unknown test(s) {sorted(unknown)}; choose from {sorted(_TESTS)}")
+    names = list(systems)
+    frames = []
+    for metric, matrix in tqdm(matrices.items(), disable=not progress, desc="metrics"):
+        a = evaluated_users(matrix)
+        if a.shape[0] != len(names):
+            raise ValueError(f"{metric}: {a.shape[0]} rows of scores for {len(names)} systems")
+        ia, ib = system_pairs(len(names))
+        for test in tests:
+            if test == "permutation":
+                p = permutation_test(a, seed=seed, n_permutations=n_permutations)
+            elif test == "t":
+                p = paired_t_test(a)
+            else:
+                p = wilcoxon_test(a)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "metric": metric,
+                        "test": test,
+                        "a": [names[k] for k in ia],
+                        "b": [names[k] for k in ib],
+                        "p": p,
+                    }
+                )
+            )
+    return pd.concat(frames, ignore_index=True)
 
 
 def _check_scores(scores: ArrayLike) -> np.ndarray:

@@ -180,3 +180,28 @@ def test_bad_inputs_are_refused():
         sg.holm([0.1, np.nan])
     with pytest.raises(ValueError, match="adjust"):
         sg.count_significant([0.1], adjust="bonferroni")
+
+
+def test_evaluated_users_drops_only_unscored_users():
+    a = np.array([[0.1, np.nan, 0.3], [0.2, np.nan, 0.1]])
+    np.testing.assert_array_equal(sg.evaluated_users(a), [[0.1, 0.3], [0.2, 0.1]])
+    with pytest.raises(ValueError, match="some systems but not others"):
+        sg.evaluated_users(np.array([[0.1, np.nan], [0.2, 0.3]]))
+
+
+def test_pvalue_table_matches_the_single_tests():
+    rng = np.random.default_rng(8)
+    m1 = rng.random((3, 30))
+    m2 = rng.random((3, 30))
+    m2[:, 4] = np.nan  # an unevaluated user
+    table = sg.pvalue_table({"P@10": m1, "RR": m2}, ["x", "y", "z"], seed=3,
+                            n_permutations=2000, tests=("permutation", "t", "wilcoxon"))
+    assert len(table) == 2 * 3 * 3
+    perm = table[(table.metric == "RR") & (table.test == "permutation")]
+    expected = sg.permutation_test(np.delete(m2, 4, axis=1), seed=3, n_permutations=2000)
+    np.testing.assert_array_equal(perm["p"], expected)
+    t = table[(table.metric == "P@10") & (table.test == "t")]
+    np.testing.assert_allclose(t["p"], sg.paired_t_test(m1))
+    assert list(zip(t["a"], t["b"])) == [("x", "y"), ("x", "z"), ("y", "z")]
+    with pytest.raises(ValueError, match="unknown test"):
+        sg.pvalue_table({"P@10": m1}, ["x", "y", "z"], seed=0, tests=("bootstrap",))
