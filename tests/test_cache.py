@@ -173,3 +173,19 @@ def test_cache_dir_from_environment(monkeypatch, tmp_path):
     assert cache.cache_dir() == Path(tmp_path)
     monkeypatch.delenv(cache.ENV_VAR)
     assert cache.cache_dir() == Path("_cache") / "runs"
+
+
+def test_cli_runs_make_list_clear(tmp_path, monkeypatch, capsys, ml100k):
+    from recmeta.cli import main
+
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path))
+    assert main(["runs", "make", "--dataset", "ml-100k", "--systems", "pop", "--depth", "5",
+                 "--offline"]) == 0
+    assert main(["runs", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "pop" in out and "top-all-5" in out
+    monkeypatch.setattr("sys.stdin", open(os.devnull))
+    assert main(["runs", "clear"]) == 2  # refuses without --yes when it cannot ask
+    assert main(["runs", "clear", "--yes"]) == 0
+    assert cache.entries(tmp_path).empty
+    assert main(["runs", "make", "--dataset", "ml-100k", "--systems", "nope", "--offline"]) == 2
