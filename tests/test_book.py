@@ -60,3 +60,13 @@ def test_run_cli_list_and_bad_parameter(capsys):
     assert "datasets" in capsys.readouterr().out
     assert cli_main(["run", "datasets", "--set", "nope=1", "--root", str(ROOT)]) == 2
     assert "no parameter 'nope'" in capsys.readouterr().err
+
+
+def test_each_chapter_offers_its_notebook(built_book):
+    for c in chapters.discover(ROOT):
+        page = built_book / "notebooks" / f"{c.name}.html"
+        if not page.exists():
+            continue  # not in the table of contents (yet); test_book_builds_every_page covers the toc
+        assert f'href="{c.name}.ipynb"' in page.read_text()
+        nb = json.loads((built_book / "notebooks" / f"{c.name}.ipynb").read_text())
+        assert any("parameters" in cell.get("metadata", {}).get("tags", []) for cell in nb["cells"])
