@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 if TYPE_CHECKING:
     from .metrics import Judgments, Runs

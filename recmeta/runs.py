@@ -304,7 +304,7 @@ def top_n(
     an interrupted run). ``use_ray`` runs LensKit's batch inference on Ray (``pip install ray``;
     it forces the LensKit engine).
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
@@ -404,7 +404,7 @@ def score_candidates(
     Pairs the model cannot score (unknown item, no neighbours) get NaN; a user without training
     data raises. Scores are float32-rounded, as in the top-N lists.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     _check_frame(pairs, "the candidate pairs", ["user", "item"])
     if pairs.duplicated(["user", "item"]).any():

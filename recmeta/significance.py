@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 __all__ = [
     "system_pairs",

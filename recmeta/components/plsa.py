@@ -119,7 +119,7 @@ class PLSAScorer(Component[ItemList], Trainable):
         theta /= theta.sum(axis=1, keepdims=True)
         phi /= phi.sum(axis=0, keepdims=True)
         ll = []
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         for _ in tqdm(range(c.iterations), desc="pLSA EM", leave=False, disable=None):
             theta, phi = em_step(counts, theta, phi, c.beta)
