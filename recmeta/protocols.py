@@ -645,12 +645,19 @@ def popularity_scorer(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
     return item_scores(sets, item_counts(train, items=sets["item"].unique()).astype(float))
 
 
-def random_scorer(seed: int) -> Scorer:
-    """The random recommender with a fixed seed (see :func:`random_scores`)."""
+def random_scorer(seed: int, *, per_split: bool = True) -> Scorer:
+    """The random recommender (see :func:`random_scores`).
 
-    def score(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
-        return random_scores(sets, seed)
+    With ``per_split`` (default) :func:`trials` draws a fresh random system for every split, so a
+    Monte-Carlo average over splits also averages over random rankings; the pair scores within a
+    split stay consistent across target sets. Without it the hash seed is ``seed`` everywhere.
+    """
 
+    def score(train: pd.DataFrame, sets: pd.DataFrame, split_seed: int | None = None) -> pd.DataFrame:
+        mixed = seed if split_seed is None else seed * 1_000_003 + split_seed
+        return random_scores(sets, mixed)
+
+    score.per_split = per_split  # type: ignore[attr-defined]
     return score
 
 
@@ -722,7 +729,11 @@ def trials(
                 formula = ex.random_precision_ar(sigma * (1 - removed), n_pos, ratings["user"].nunique(), t)
         common = {"seed": seed, "removed": removed, "sets": len(sizes), "t": t, "rho": ex.random_precision(sets), "formula": formula}
         for name, scorer in scorers.items():
-            scored = attach_scores(sets, scorer(train, sets), missing=missing)
+            if getattr(scorer, "per_split", False):
+                scores = scorer(train, sets, split_seed=seed)
+            else:
+                scores = scorer(train, sets)
+            scored = attach_scores(sets, scores, missing=missing)
             per_set = set_metrics(scored, n, gain=gain)
             row = {**common, "system": name, "P": protocol_mean(per_set, "P"), "nDCG": protocol_mean(per_set, "nDCG")}
             if protocol.relevant == "1R" and protocol.shared_nonrelevant and protocol.percentiles is None:
