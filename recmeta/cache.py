@@ -12,8 +12,8 @@ half a file, and a killed writer leaves only a ``.tmp`` file, which :func:`entri
 of users, each atomic) beside its final path; a re-run skips the users already done and, once all
 are done, merges the parts into the final file.
 
-The root is ``$RECMETA_CACHE``, else ``_cache/runs`` under the current directory (the project
-root when commands run from there; git ignores ``_cache/``).
+The root is ``$RECMETA_CACHE``, else ``_cache/runs`` in the project folder (see
+:func:`recmeta.data.project_root`; git ignores ``_cache/``).
 """
 
 from __future__ import annotations
@@ -51,8 +51,11 @@ _SAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
 
 
 def cache_dir() -> Path:
-    """The cache root: ``$RECMETA_CACHE`` if set, else ``_cache/runs``."""
-    return Path(os.environ.get(ENV_VAR) or Path("_cache") / "runs")
+    """The cache root: ``$RECMETA_CACHE`` if set, else ``_cache/runs`` in the project folder."""
+    from .data import project_root
+
+    env = os.environ.get(ENV_VAR)
+    return Path(env) if env else project_root() / "_cache" / "runs"
 
 
 def _safe(s: object) -> str:

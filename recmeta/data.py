@@ -131,9 +131,24 @@ REGISTRY: dict[str, DatasetInfo] = {
 }
 
 
+def project_root(start: str | os.PathLike | None = None) -> Path:
+    """The recmeta project folder holding ``start`` (default: the current folder), else ``start``.
+
+    The project folder is the nearest ancestor with both ``_toc.yml`` and ``recmeta/``; the
+    defaults of the caches hang off it, so a notebook executed from ``notebooks/`` and a command
+    run from the project folder share one data cache and one run cache.
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file() and (folder / "recmeta").is_dir():
+            return folder
+    return here
+
+
 def cache_dir() -> Path:
-    """The data cache: ``$RECMETA_DATA`` if set, else ``./data``."""
-    return Path(os.environ.get(ENV_VAR) or "data")
+    """The data cache: ``$RECMETA_DATA`` if set, else ``data/`` in the project folder."""
+    env = os.environ.get(ENV_VAR)
+    return Path(env) if env else project_root() / "data"
 
 
 def info(name: str) -> DatasetInfo:

@@ -172,7 +172,9 @@ def test_cache_dir_from_environment(monkeypatch, tmp_path):
     monkeypatch.setenv(cache.ENV_VAR, str(tmp_path))
     assert cache.cache_dir() == Path(tmp_path)
     monkeypatch.delenv(cache.ENV_VAR)
-    assert cache.cache_dir() == Path("_cache") / "runs"
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root / "notebooks")  # as when a chapter executes
+    assert cache.cache_dir() == root / "_cache" / "runs"
 
 
 def test_cli_runs_make_list_clear(tmp_path, monkeypatch, capsys, ml100k):

@@ -224,3 +224,14 @@ def test_cli_unknown_dataset_fails_cleanly(capsys):
 def test_console_script_installed():
     r = subprocess.run([sys.executable, "-m", "recmeta.cli", "data", "list"], capture_output=True, text=True)
     assert r.returncode == 0 and "ml-32m" in r.stdout
+
+
+def test_default_cache_is_in_the_project_folder(tmp_path, monkeypatch):
+    (tmp_path / "recmeta").mkdir()
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.delenv("RECMETA_DATA", raising=False)
+    monkeypatch.chdir(tmp_path / "notebooks")
+    assert data.cache_dir() == tmp_path.resolve() / "data"
+    monkeypatch.chdir(tmp_path.parent)
+    assert data.cache_dir() == tmp_path.parent.resolve() / "data"
