@@ -42,6 +42,7 @@ __all__ = [
     "scale_study",
     "quantise_levels",
     "virtual_judgments",
+    "candidate_items",
     "virtual_user_study",
     "plot_swap_study",
     "plot_thresholds",
@@ -354,6 +355,36 @@ def virtual_judgments(
     })
 
 
+def candidate_items(
+    train: pd.DataFrame, n_items: int, *, users: Sequence | None = None, seed: int = 0
+) -> pd.DataFrame:
+    """``n_items`` items per user, drawn uniformly without replacement from the training items
+    the user has not rated: the candidates every system ranks for a virtual user.
+
+    ``users`` defaults to every training user. Returns a frame (user, item) sorted by user.
+    Vectorised: one random key per (user, item), the user's rated items pushed to the end.
+    """
+    missing = [c for c in ("user", "item") if c not in train.columns]
+    if missing:
+        raise KeyError(f"the training frame lacks column(s) {missing}")
+    items = np.sort(pd.unique(train["item"]))
+    users = np.sort(pd.unique(train["user"])) if users is None else np.asarray(users)
+    unknown = ~np.isin(users, train["user"].to_numpy())
+    if unknown.any():
+        raise ValueError(f"{int(unknown.sum())} users have no training ratings, e.g. {users[unknown][:3].tolist()}")
+    rated = np.zeros((users.size, items.size), dtype=bool)
+    sub = train[train["user"].isin(users)]
+    rated[pd.Index(users).get_indexer(sub["user"]), np.searchsorted(items, sub["item"].to_numpy())] = True
+    free = items.size - rated.sum(axis=1)
+    if n_items < 1 or (free < n_items).any():
+        raise ValueError(f"n_items must be between 1 and the fewest unrated items of a user ({free.min()}), "
+                         f"got {n_items}")
+    keys = np.random.default_rng(seed).random(rated.shape)
+    keys[rated] = np.inf
+    pick = np.sort(np.argpartition(keys, n_items - 1, axis=1)[:, :n_items], axis=1)
+    return pd.DataFrame({"user": np.repeat(users, n_items), "item": items[pick.ravel()]})
+
+
 def virtual_user_study(
     scores: pd.DataFrame,
     reference: str,
@@ -361,6 +392,7 @@ def virtual_user_study(
     metrics: Sequence[str] = tuple(PAPER_METRICS),
     *,
     thresholds: bool = False,
+    unscored: str = "raise",
 ) -> pd.DataFrame:
     """Evaluate every system against the virtual user made of ``reference``'s scores.
 
@@ -372,6 +404,10 @@ def virtual_user_study(
     every user with two distinct reference scores is evaluated. With ``thresholds``, MAP at every
     threshold is added as metric ``"MAP"`` with its ``threshold``.
 
+    A system may leave candidates unscored (NaN, e.g. k-NN without neighbours): with
+    ``unscored="last"`` they go to the end of its ranking; the default raises. The reference
+    system must score every candidate.
+
     Returns a tidy frame: levels (``n``, or -1 for raw scores), system, metric, threshold, value.
     """
     from .metrics import Judgments, Runs, evaluate
@@ -379,6 +415,15 @@ def virtual_user_study(
     missing = [c for c in ("system", "user", "item", "score") if c not in scores.columns]
     if missing:
         raise KeyError(f"scores lack column(s) {missing}; they have {list(scores.columns)}")
+    if unscored not in ("raise", "last"):
+        raise ValueError(f"unscored must be 'raise' or 'last', got {unscored!r}")
+    nan = scores["score"].isna()
+    if nan.any():
+        if unscored == "raise" or nan[scores["system"] == reference].any():
+            bad = ", ".join(map(str, pd.unique(scores.loc[nan, "system"])))
+            raise ValueError(f"{int(nan.sum())} candidate scores are NaN (systems: {bad}); pass "
+                             "unscored='last' to rank them last (not possible for the reference)")
+        scores = scores.assign(score=scores["score"].fillna(-np.inf))
     ref = scores[scores["system"] == reference]
     if ref.empty:
         known = ", ".join(map(str, pd.unique(scores["system"])))

@@ -373,3 +373,39 @@ def test_study_reference_is_the_reference_of_the_study():
     assert thresholds == sorted(np.unique(ref[ref > 0]).tolist())
     with pytest.raises(ValueError, match="distribution"):
         mg.study_reference("normal", 5)
+
+
+def test_candidate_items_are_unrated_distinct_and_uniform():
+    train = pd.DataFrame({"user": np.repeat([10, 20, 30], 4),
+                          "item": np.r_[0, 1, 2, 3, 0, 4, 5, 6, 7, 8, 9, 1], "rating": 3.0})
+    pairs = mg.candidate_items(train, 5, seed=1)
+    assert pairs.groupby("user").size().tolist() == [5, 5, 5]
+    assert not pairs.duplicated().any()
+    rated = set(zip(train.user, train.item))
+    assert not any(p in rated for p in zip(pairs.user, pairs.item))
+    # user 10 has 6 unrated items (4..9): over many seeds each is picked 5/6 of the time
+    picks = pd.concat([mg.candidate_items(train, 5, users=[10], seed=s) for s in range(600)])
+    share = picks["item"].value_counts() / 600
+    assert sorted(share.index) == [4, 5, 6, 7, 8, 9]
+    assert np.abs(share - 5 / 6).max() < 0.06
+    with pytest.raises(ValueError, match="fewest unrated"):
+        mg.candidate_items(train, 7)
+    with pytest.raises(ValueError, match="no training ratings"):
+        mg.candidate_items(train, 2, users=[99])
+
+
+def test_virtual_user_study_ranks_unscored_candidates_last_only_when_asked():
+    scores = _virtual_scores()
+    holes = scores.copy()
+    hole = (holes.system == "noisy") & (holes.item == 0)
+    holes.loc[hole, "score"] = np.nan
+    with pytest.raises(ValueError, match="unscored='last'"):
+        mg.virtual_user_study(holes, "ref", [3])
+    got = mg.virtual_user_study(holes, "ref", [3], unscored="last")
+    filled = holes.assign(score=holes.score.fillna(-1e9))
+    want = mg.virtual_user_study(filled, "ref", [3])
+    np.testing.assert_allclose(got.value, want.value, atol=1e-12)
+    ref_hole = scores.copy()
+    ref_hole.loc[(ref_hole.system == "ref") & (ref_hole.item == 0), "score"] = np.nan
+    with pytest.raises(ValueError, match="reference"):
+        mg.virtual_user_study(ref_hole, "ref", [3], unscored="last")
