@@ -56,6 +56,8 @@ __all__ = [
     "Scorer",
     "popularity_scorer",
     "random_scorer",
+    "roster_scorer",
+    "score_all",
     "remove_test_ratings",
     "trials",
 ]
@@ -661,6 +663,47 @@ def random_scorer(seed: int, *, per_split: bool = True) -> Scorer:
     return score
 
 
+def roster_scorer(name: str, *, dataset: str, split: str = "protocols", root=None) -> Scorer:
+    """A system of :mod:`recmeta.roster` as a :data:`Scorer`, trained on each split's training data.
+
+    The system scores every (training user, training item) pair once per split, through
+    :func:`recmeta.runs.make`, which caches the run on disk (keyed by dataset, ``split`` label,
+    seed, the system's configuration and a fingerprint of the training data), so every protocol
+    built on the same split reuses one trained model and one cached run. Candidate pairs outside
+    that grid (items or users without training data) and pairs the model cannot score come back
+    as NaN; :func:`trials` ranks them last.
+    """
+
+    def score(train: pd.DataFrame, sets: pd.DataFrame, split_seed: int | None = None) -> pd.DataFrame:
+        from . import roster, runs
+
+        users = np.unique(train["user"].to_numpy())
+        items = np.unique(train["item"].to_numpy())
+        grid = pd.DataFrame({"user": np.repeat(users, len(items)), "item": np.tile(items, len(users))})
+        run = runs.make(
+            [roster.get(name)], train, dataset=dataset, split=split, seed=split_seed or 0, pairs=grid,
+            root=root, progress=False,
+        )
+        pairs = candidate_pairs(sets)
+        return pairs.merge(run[["user", "item", "score"]], on=["user", "item"], how="left")
+
+    score.per_split = True  # type: ignore[attr-defined]
+    return score
+
+
+def score_all(
+    scorers: dict[str, Scorer], train: pd.DataFrame, sets: pd.DataFrame, split_seed: int | None = None
+) -> dict[str, pd.DataFrame]:
+    """Run every scorer on one split's target sets; per-split scorers get ``split_seed``."""
+    out = {}
+    for name, scorer in scorers.items():
+        if getattr(scorer, "per_split", False):
+            out[name] = scorer(train, sets, split_seed=split_seed)
+        else:
+            out[name] = scorer(train, sets)
+    return out
+
+
 def remove_test_ratings(test: pd.DataFrame, fraction: float, *, seed: int = 0) -> pd.DataFrame:
     """Drop round(fraction·|test|) test ratings chosen at random (test sparsity, §4.2, Fig. 4)."""
     if not 0 <= fraction < 1:
@@ -728,11 +771,7 @@ def trials(
                 n_pos = int((ratings["rating"] >= protocol.threshold).sum())
                 formula = ex.random_precision_ar(sigma * (1 - removed), n_pos, ratings["user"].nunique(), t)
         common = {"seed": seed, "removed": removed, "sets": len(sizes), "t": t, "rho": ex.random_precision(sets), "formula": formula}
-        for name, scorer in scorers.items():
-            if getattr(scorer, "per_split", False):
-                scores = scorer(train, sets, split_seed=seed)
-            else:
-                scores = scorer(train, sets)
+        for name, scores in score_all(scorers, train, sets, seed).items():
             scored = attach_scores(sets, scores, missing=missing)
             per_set = set_metrics(scored, n, gain=gain)
             row = {**common, "system": name, "P": protocol_mean(per_set, "P"), "nDCG": protocol_mean(per_set, "nDCG")}

@@ -16,6 +16,7 @@ from recmeta.protocols import (
     item_scores,
     protocol_mean,
     random_scores,
+    roster_scorer,
     set_metrics,
     target_sets,
     trials,
@@ -322,3 +323,26 @@ def test_trials_report_formula_rho_and_lemma_bounds():
     ar = trials(df, Protocol("AI", "AR", "AN", threshold=4, ar_users="all"), scorers, removed=0.5)
     n_pos = int((df["rating"] >= 4).sum())
     assert ar["formula"].iloc[0] == pytest.approx(0.2 * 0.5 * n_pos / (60 * ar["t"].iloc[0]))
+
+
+def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path):
+    pytest.importorskip("lenskit")
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame(
+        [(u, i, float(rng.integers(1, 6))) for u in range(1, 31) for i in rng.choice(np.arange(1, 61), 15, replace=False)],
+        columns=["user", "item", "rating"],
+    )
+    is_test = rng.random(len(df)) < 0.2
+    train, test = df[~is_test], df[is_test]
+    sets = target_sets(train, test, Protocol("AI", "1R", "NN", 10, threshold=4), seed=0)
+    scorer = roster_scorer("pop", dataset="toy", root=tmp_path)
+    got = scorer(train, sets, split_seed=0)
+    assert len(list(tmp_path.rglob("*.parquet"))) == 1  # one cached run for the split
+    # LensKit's popularity scorer ranks like the training counts (independent check)
+    counts = train["item"].value_counts()
+    known = got["item"].isin(counts.index)
+    assert got.loc[~known, "score"].isna().all()
+    r = got.loc[known]
+    assert stats.spearmanr(r["score"], counts.reindex(r["item"]).to_numpy()).statistic == pytest.approx(1.0)
+    again = scorer(train, sets, split_seed=0)
+    pd.testing.assert_frame_equal(got, again)
