@@ -10,8 +10,8 @@ Two kinds of result live here:
 * exact identities given a realised split and target sets — the expected P@n of a random ranking
   is ρ = the protocol mean of |T ∩ PR_test| / |T| (:func:`random_precision`, §4.2), and the
   lemma's bounds between 1R and AR precision hold for every ranking (:func:`lemma_bounds`, eq. 2);
-* the paper's closed forms in terms of σ, |PR|, t and item popularity (eqs. 3–5 and the §5.1 and
-  §6.2 variants), which average over random splits. Eq. 5 is exact; eqs. 3–4 assume an item's
+* the paper's closed forms in terms of σ, |PR|, t and item popularity (eqs. 3–5 and the §6.2
+  variant), which average over random splits. Eq. 5 is exact; eqs. 3–4 assume an item's
   chance to be in T_u does not depend on the item (p(i ∈ T_u) = |T_u| / |𝒞|), which holds when
   the users' training profiles are a small part of 𝒞.
 """
@@ -29,7 +29,6 @@ __all__ = [
     "random_precision",
     "nonpersonalised_precision_ar",
     "nonpersonalised_precision_uniform",
-    "nonpersonalised_precision_1r_bounds",
     "lemma_bounds",
     "top_positive_counts",
 ]
@@ -123,35 +122,6 @@ def nonpersonalised_precision_uniform(
     pr = _positive_sums(positive_ratio)
     n = pr.shape[1]
     return float(sigma * n_ratings / (n * t * n_users) * pr.mean(axis=0).sum())
-
-
-def nonpersonalised_precision_1r_bounds(
-    positive_counts: np.ndarray,
-    n: int,
-    n_positive_test_per_user: np.ndarray,
-    n_positive: float,
-    n_candidates: int,
-    t: float,
-) -> tuple[float, float]:
-    """Bounds on E[1R-P_s@n] of a non-personalised ranking (Bellogín et al. 2017, §5.1).
-
-    Combining eq. 2 with eq. 3 (σ cancels against E|PR_test| = σ|PR|):
-
-        |𝒞| / (n t |PR|) avg_u Σ_{k≤n} |PR(i_k)|  ≤  E[1R-P_s@n]  ≤  |𝒞| / (n t |PR|) avg_u Σ_{k≤m_u} |PR(i_k)|
-
-    with m_u = n + |PR_test(u)| − 1. The paper prints |ℐ| in the lower bound; following the
-    derivation through eq. 3 both bounds carry |𝒞| (they coincide under AI). ``positive_counts``
-    gives |PR(i)| by rank (vector, long enough for max m_u ranks); ``n_positive_test_per_user`` the
-    |PR_test(u)| of every user in 𝒰.
-    """
-    pc = np.asarray(positive_counts, dtype=float)
-    m = n + np.asarray(n_positive_test_per_user, dtype=np.int64) - 1
-    m = np.maximum(m, n)
-    if pc.ndim != 1 or len(pc) < m.max():
-        raise ValueError(f"positive_counts must be a vector of at least max m_u = {m.max()} ranks")
-    csum = np.concatenate([[0.0], np.cumsum(pc)])
-    scale = n_candidates / (n * t * n_positive)
-    return float(scale * csum[n]), float(scale * csum[m].mean())
 
 
 def lemma_bounds(scored: pd.DataFrame, n: int) -> tuple[float, float, float]:
