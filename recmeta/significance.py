@@ -60,6 +60,9 @@ Pairs = tuple[np.ndarray, np.ndarray]
 #: of the observed one count as ties (rounding of the sums is about ``n · 2.2e-16 · Σ|d|``).
 TIE_TOLERANCE = 1e-9
 
+#: Sign flips (float64) held at once by :func:`permutation_test` when no chunk size is given.
+CHUNK_ELEMENTS = 4_000_000
+
 
 def system_pairs(n_systems: int) -> Pairs:
     """All unordered pairs ``(a, b)`` with ``a < b``, in row-major order (``np.triu_indices``)."""
@@ -75,7 +78,7 @@ def permutation_test(
     seed: Seed,
     n_permutations: int = 100_000,
     pairs: Pairs | None = None,
-    chunk_size: int = 4096,
+    chunk_size: int | None = None,
     progress: bool = False,
 ) -> np.ndarray:
     """Two-sided paired permutation (randomisation) test for every pair of systems.
@@ -83,16 +86,19 @@ def permutation_test(
     Statistic: difference of means; Monte Carlo over ``n_permutations`` random sign flips shared
     by all pairs; p-value ``(1 + b) / (1 + B)`` (see the module docstring). Returns one p-value
     per pair, in the order of ``pairs`` (default :func:`system_pairs`). The same ``seed`` gives
-    the same p-values.
+    the same p-values, whatever ``chunk_size`` (permutations per matrix product; by default
+    about 32 MB of sign flips per chunk).
     """
     a = _check_scores(scores)
     ia, ib = _pairs(pairs, a.shape[0])
     if int(n_permutations) != n_permutations or n_permutations < 1:
         raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
-    if chunk_size < 1:
+    n_users = a.shape[1]
+    if chunk_size is None:
+        chunk_size = max(256, CHUNK_ELEMENTS // n_users)
+    elif chunk_size < 1:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
     rng = np.random.default_rng(seed)
-    n_users = a.shape[1]
     diff_t = np.ascontiguousarray((a[ia] - a[ib]).T)  # users × pairs
     total = diff_t.sum(axis=0)
     observed = np.abs(total)

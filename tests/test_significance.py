@@ -92,6 +92,7 @@ def test_custom_pairs_and_chunking_agree_with_default():
     full = sg.permutation_test(scores, seed=4, n_permutations=3000, chunk_size=3000)
     chunked = sg.permutation_test(scores, seed=4, n_permutations=3000, chunk_size=7)
     np.testing.assert_array_equal(full, chunked)
+    np.testing.assert_array_equal(full, sg.permutation_test(scores, seed=4, n_permutations=3000))
     ia, ib = sg.system_pairs(5)
     some = sg.permutation_test(scores, seed=4, n_permutations=3000, pairs=(ia[3:6], ib[3:6]))
     np.testing.assert_array_equal(some, full[3:6])
