@@ -143,6 +143,55 @@ def test_aggregates_equal_a_loop(values, how):
     assert aggregate(m, how)[0] == pytest.approx(expected, rel=1e-12)
 
 
+def test_paper_metrics_in_parallel_blocks_equal_slow_references(monkeypatch):
+    """Several parallel blocks of users, with the threaded pass forced on."""
+    from recmeta.metrics import _kernel, _plan
+
+    monkeypatch.setattr(_plan, "PARALLEL_MIN_POSITIONS", 0)
+    rng = np.random.default_rng(8)
+    judged, runs_ = {}, {}
+    for u in range(2 * _kernel.USERS_PER_BLOCK + 5):
+        items = rng.choice(30, size=int(rng.integers(1, 10)), replace=False)
+        judged[u] = {int(i): float(rng.choice([0.0, 1.0, 2.5, 4.0, 5.0])) for i in items}
+        runs_[u] = [int(i) for i in rng.choice(35, size=int(rng.integers(1, 12)), replace=False)]
+    tau, k = 4.0, 8
+    j, runs = _build(judged, runs_, tau)
+    names = [f"F1@{k}", f"ERR@{k}", f"AUC@{k}", f"muAP@{k}", f"NDCNG@{k}", "SRecall(gamma=2)@5"]
+    mats = score_matrices(j, runs, names)
+    popularity = j.to_frame().query("rating >= @tau").groupby("item").size().to_dict()
+    checked = 0
+    for u, d in judged.items():
+        if not any(g >= tau for g in d.values()):
+            continue
+        col = j.users.get_loc(u)
+        ranked = runs_[u]
+        assert mats[f"F1@{k}"][0, col] == pytest.approx(ref_f1(d, ranked, tau, k), abs=1e-12)
+        assert mats[f"ERR@{k}"][0, col] == pytest.approx(ref_err(d, ranked, 5.0, k), abs=1e-12)
+        assert mats[f"AUC@{k}"][0, col] == pytest.approx(ref_auc(d, ranked, tau, k), abs=1e-12)
+        assert mats[f"muAP@{k}"][0, col] == pytest.approx(ref_mu_ap(d, ranked, k), abs=1e-12)
+        assert mats[f"NDCNG@{k}"][0, col] == pytest.approx(ref_ndcng(d, ranked, k), abs=1e-12)
+        assert mats["SRecall(gamma=2)@5"][0, col] == pytest.approx(
+            ref_srecall(d, ranked, tau, 5, 2.0, popularity), abs=1e-12)
+        checked += 1
+    assert checked > _kernel.USERS_PER_BLOCK
+
+
+def test_err_refuses_grades_above_rmax():
+    with pytest.raises(ValueError, match="rmax"):
+        score_rankings([4.0, 0.0, 5.0], ["ERR(rmax=4)@3"], threshold=4)
+    # a grade above rmax ranked past the cut-off is refused too (the whole list is checked)
+    with pytest.raises(ValueError, match="rmax"):
+        score_rankings([4.0, 0.0, 5.0], ["ERR(rmax=4)@1"], threshold=4)
+
+
+def test_stratified_recall_refuses_unpopular_relevant_items():
+    j, runs = _build({0: {1: 5.0, 2: 4.0}}, {0: [2]}, 4.0)
+    j2 = j.with_popularity(pd.Series({1: 3.0}))  # item 2 is relevant but has popularity 0
+    runs2 = Runs.from_frame(runs.to_frame().assign(system="s"), j2)
+    with pytest.raises(ValueError, match="popularity 0"):
+        score_matrices(j2, runs2, ["SRecall@1"])
+
+
 # ---------------------------------------------------------------- hand-worked examples
 def test_mu_ap_scheel_level_distances():
     # Scheel et al.'s levels 0, 0.3, 1.0: thresholds 0.3 and 1.0 weigh 0.3 and 0.7.

@@ -146,3 +146,29 @@ def test_geometric_mean_equals_trec_eval_gm_map():
     values = np.array([ours["AP"][q] for q in qrels])
     assert values.min() == 0.0
     assert aggregate(values[None, :], "gmean")[0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_parallel_blocks_equal_trec_eval(monkeypatch):
+    """Enough users for several parallel blocks, with the threaded pass forced on."""
+    from recmeta.metrics import _kernel, _plan
+
+    monkeypatch.setattr(_plan, "PARALLEL_MIN_POSITIONS", 0)
+    rng = np.random.default_rng(5)
+    n_users = 3 * _kernel.USERS_PER_BLOCK + 7
+    qrels, run = {}, {}
+    for u in range(n_users):
+        judged = rng.choice(40, size=int(rng.integers(1, 15)), replace=False)
+        qrels[f"u{u}"] = {f"d{i}": int(rng.integers(0, 4)) for i in judged}
+        if u % 11:  # every eleventh user has no list
+            ranked = rng.choice(50, size=int(rng.integers(1, 25)), replace=False)
+            run[f"u{u}"] = {f"d{i}": float(rng.integers(0, 6)) for i in ranked}
+    names = {"P@5": "P_5", "R@20": "recall_20", "AP@10": "map_cut_10", "nDCG@20": "ndcg_cut_20",
+             "RR": "recip_rank", "bpref": "bpref", "infAP": "infAP"}
+    _, ours = _ours(qrels, run, 2, list(names))
+    theirs = _pytrec(qrels, run, 2, {"P.5", "recall.20", "map_cut.10", "ndcg_cut.20",
+                                     "recip_rank", "bpref", "infAP"})
+    users = _evaluated(qrels, run, 2)
+    assert len(users) > 2 * _kernel.USERS_PER_BLOCK
+    for name, trec_name in names.items():
+        for q in users:
+            assert ours[name][q] == pytest.approx(theirs[q][trec_name], abs=1e-9), (name, q)

@@ -11,49 +11,35 @@ Rules shared by every metric:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from . import _ap, _auc, _dcg, _incomplete, _precision, _rr
-from ._context import RankedJudgments
 from ._judgments import Judgments
 from ._names import MetricSpec, parse_metric
+from ._plan import run_plan
 from ._runs import Runs
 
 __all__ = ["evaluate", "score_matrix", "score_matrices", "aggregate", "pivot", "GMEAN_FLOOR"]
 
 GMEAN_FLOOR = 1e-5
 
-_FUNCTIONS: dict[str, Callable[[RankedJudgments, MetricSpec], np.ndarray]] = {
-    "P": _precision.precision,
-    "R": _precision.recall,
-    "F1": _precision.f1,
-    "SRecall": _precision.stratified_recall,
-    "AP": _ap.average_precision,
-    "muAP": _ap.mu_ap,
-    "nDCG": _dcg.ndcg,
-    "NDCNG": _dcg.ndcng,
-    "RR": _rr.reciprocal_rank,
-    "ERR": _rr.err,
-    "bpref": _incomplete.bpref,
-    "infAP": _incomplete.inf_ap,
-    "AUC": _auc.auc,
-}
-
 
 def score_matrices(
     judgments: Judgments, runs: Runs, metrics: Sequence[str | MetricSpec]
 ) -> dict[str, np.ndarray]:
-    """Per-user scores, one systems × users array per metric (NaN = excluded user)."""
+    """Per-user scores, one systems × users array per metric (NaN = excluded user).
+
+    Every metric at every cut-off comes from one compiled pass over the lists
+    (:mod:`recmeta.metrics._kernel`); the definitions are in :mod:`recmeta.metrics._plan`.
+    """
     specs = [parse_metric(m) for m in metrics]
-    ctx = RankedJudgments(judgments, runs)
+    runs.check_aligned(judgments)
     excluded = ~judgments.evaluable()
-    empty = ~ctx.present[0]
+    empty = runs.ranks[:, :, 0] < 0
     out = {}
-    for text, spec in zip(metrics, specs):
-        values = np.array(_FUNCTIONS[spec.name](ctx, spec), dtype=np.float64)
+    for text, values in zip(metrics, run_plan(judgments, runs, specs)):
         values[empty] = 0.0
         values[:, excluded] = np.nan
         out[str(text)] = values

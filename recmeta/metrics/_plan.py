@@ -1,0 +1,171 @@
+"""The definitions of the metrics, and the plan that hands them to the compiled pass.
+
+Notation for one user and one list: ``L@k`` the first k items of the list, ``R`` the user's
+relevant items (grade ``r >= τ``), ``N`` the judged non-relevant ones (``r < τ``), ``rel_i`` = 1
+if the item at rank i is relevant. Unjudged items count as non-relevant with grade 0, except in
+bpref and infAP, which skip them. A cut-off ``@k`` reads the first ``min(k, depth)`` positions;
+without ``@k`` the whole list is read.
+
+* ``P@k = |L@k ∩ R| / k`` — trec_eval ``P``: divides by k even when the list is shorter.
+* ``R@k = |L@k ∩ R| / |R|`` — trec_eval ``recall`` (not ÷ min(|R|, k)).
+* ``F1@k = 2 P R / (P + R)``, 0 when nothing relevant is retrieved (Valcarce et al. 2020, eq. 3).
+* ``AP@k = (1/|R|) sum_{i<=k} rel_i P@i`` — trec_eval ``map_cut``, divided by all of |R|
+  (Valcarce et al. 2020, eq. 4); some libraries divide by min(|R|, k) (see the Metrics page).
+* ``nDCG@k = DCG@k / IDCG@k``, ``DCG@k = sum_{i<=k} g(r_i) / log2(i + 1)`` (Järvelin &
+  Kekäläinen 2002). Gain (``gain=``): ``linear`` g = r, as trec_eval ``ndcg_cut`` and Valcarce
+  et al. (2020, eq. 5); ``exp`` g = 2^r − 1 (Burges et al. 2005); ``binary`` g = 1 for r >= τ
+  (and r > 0). The ideal DCG ranks *all* the user's judged items by gain and cuts at k; an ideal
+  of 0 gives 0.
+* ``NDCNG@k``: nDCG with the normalised gain 2^(r/m) − 1, m the user's highest grade; 0 when
+  m = 0 (Scheel et al., eq. 5).
+* ``RR@k = 1 / rank`` of the first relevant item within k, 0 if none — trec_eval
+  ``recip_rank`` (Valcarce et al. 2020, eq. 6).
+* ``ERR@k = sum_{i<=k} (1/i) G_i prod_{p<i} (1 − G_p)``, ``G = (2^r − 1) / 2^rmax`` (Chapelle et
+  al. 2009; Valcarce et al. 2020, eqs. 7–8). ``rmax`` (``ERR(rmax=5)``) defaults to
+  ``Judgments.max_grade``; judged items below τ still give their small gain, as in the formula;
+  a ranked grade above rmax is an error.
+* ``bpref = (1/|R|) sum_{r in R retrieved} (1 − min(n_r, |R|) / min(|N|, |R|))``, ``n_r`` the
+  judged non-relevant items above r; a term is 1 when ``|N| = 0`` — Buckley & Voorhees (2004),
+  trec_eval ``m_bpref.c``.
+* ``infAP = (1/|R|) sum_{relevant at rank j+1} E[P@(j+1)]``, ``E[P@1] = 1`` and for j >= 1
+  ``E[P@(j+1)] = 1/(j+1) + j/(j+1) · (a/j) · (ra + ε)/(a + 2ε)``, ``ra``/``a`` the relevant /
+  judged items above, ε = 1e-5 — Yilmaz & Aslam (2006) as trec_eval ``m_infap.c`` computes it.
+  The factor ``a/j`` (the judged fraction above) is missing from the formula printed by Valcarce
+  et al. (2020, eq. 11); we follow trec_eval. There is no "pooled but unjudged" class here.
+* ``AUC = (n − (|R| − 1)/2 − mean rank of R) / (n − |R|)`` (Krichene & Rendle 2020, eq. 2) over
+  the list (cut at k) followed by the relevant items it misses, placed last; n is that length.
+  Every other listed item counts as non-relevant; with no non-relevant item AUC = 1.
+* ``µAP@k = sum_{t in L} d_t AP^t / sum_{t in L} d_t`` (Scheel et al., eq. 4): ``L`` the user's
+  positive grades, ``AP^t`` AP@k with "relevant" meaning r >= t (÷ the items with r >= t),
+  ``d_t`` the distance from t to the next lower level of L (to 0 for the lowest). τ is not used;
+  grades <= 0 are irrelevant. NaN for a user without a positive grade.
+* ``SRecall@k = sum_{i in L@k ∩ R} w_i / sum_{i in R} w_i``, ``w_i = N_i^(-γ/(γ+1))`` with
+  ``N_i`` the relevant ratings of item i (Steck 2011; Bellogín et al. 2017, sec. 6); γ = 0 gives
+  recall, γ = inf ``w_i = 1/N_i``. ``N_i`` comes from ``Judgments.item_popularity`` if set, else
+  from the relevant entries of the judgments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernel as K
+from ._judgments import Judgments
+from ._names import MetricSpec
+from ._runs import Runs
+
+_CODES = {
+    "P": K.P, "R": K.R, "F1": K.F1, "AP": K.AP, "RR": K.RR, "ERR": K.ERR, "bpref": K.BPREF,
+    "infAP": K.INFAP, "AUC": K.AUC, "muAP": K.MUAP, "NDCNG": K.NDCNG, "SRecall": K.SRECALL,
+}
+#: Inputs with fewer ranked positions to read run in the calling thread: below about a million
+#: positions, starting the worker threads costs more than it saves.
+PARALLEL_MIN_POSITIONS = 1_000_000
+
+_GAINS = {"linear": K.NDCG_LIN, "exp": K.NDCG_EXP, "binary": K.NDCG_BIN}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Kernel inputs for a list of metrics; requests are sorted by the position they are read at."""
+
+    order: np.ndarray  # request j computes specs[order[j]]
+    codes: np.ndarray
+    cuts: np.ndarray  # positions read: min(k, depth)
+    kdivs: np.ndarray  # k, or depth without a cut-off (P divides by it; nDCG's ideal cuts at it)
+    slots: np.ndarray  # index into rmax (ERR) or weights (SRecall)
+    need: np.ndarray  # bool per code
+    rmax: np.ndarray
+    weights: np.ndarray  # (gammas, judged items) SRecall weights
+    ideal_len: int
+
+
+def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> Plan:
+    depth = runs.depth
+    codes, kdivs, slots = [], [], []
+    rmaxes: list[float] = []
+    gammas: list[float] = []
+    for spec in specs:
+        if spec.name == "nDCG":
+            code = _GAINS[spec.param("gain")]
+        else:
+            code = _CODES[spec.name]
+        slot = 0
+        if code == K.ERR:
+            rmax = spec.param("rmax")
+            rmax = float(judgments.max_grade if rmax is None else rmax)
+            slot = _slot(rmaxes, rmax)
+        elif code == K.SRECALL:
+            slot = _slot(gammas, float(spec.param("gamma")))
+        codes.append(code)
+        kdivs.append(depth if spec.k is None else spec.k)
+        slots.append(slot)
+    kdivs_a = np.asarray(kdivs, dtype=np.int64)
+    cuts = np.minimum(kdivs_a, depth)
+    order = np.argsort(cuts, kind="stable")
+    codes_a = np.asarray(codes, dtype=np.int64)
+    need = np.zeros(K.N_CODES, dtype=np.bool_)
+    need[codes_a] = True
+    ndcg = np.isin(codes_a, [K.NDCG_LIN, K.NDCG_EXP, K.NDCG_BIN, K.NDCNG])
+    ideal_len = int(min(kdivs_a[ndcg].max(), max(_max_entries(judgments), 1))) if ndcg.any() else 0
+    return Plan(order, codes_a[order], cuts[order], kdivs_a[order],
+                np.asarray(slots, dtype=np.int64)[order], need,
+                np.asarray(rmaxes, dtype=np.float64), _srecall_weights(judgments, gammas),
+                ideal_len)
+
+
+def _slot(values: list[float], value: float) -> int:
+    if value not in values:
+        values.append(value)
+    return values.index(value)
+
+
+def _max_entries(judgments: Judgments) -> int:
+    return int(np.diff(judgments._entries.indptr).max(initial=0))
+
+
+def _srecall_weights(judgments: Judgments, gammas: list[float]) -> np.ndarray:
+    """``w_i = N_i^(-γ/(γ+1))`` per judged item, one row per γ (see the module docstring)."""
+    n = len(judgments.items)
+    if not gammas:
+        return np.zeros((0, n))
+    e = judgments._entries
+    keep = judgments.active() & (e.grades >= judgments.threshold)
+    if judgments.item_popularity is not None:
+        pop = np.asarray(judgments.item_popularity, dtype=np.float64)
+    else:
+        pop = np.bincount(e.items[keep], minlength=n).astype(np.float64)
+    if (pop[e.items[keep]] <= 0).any():
+        raise ValueError(
+            "stratified recall: a relevant item has popularity 0; popularity counts must "
+            "include the test ratings (count relevant ratings over the whole data set)"
+        )
+    safe = np.where(pop > 0, pop, 1.0)
+    rows = [safe ** (-1.0 if np.isinf(g) else -g / (g + 1.0)) for g in gammas]
+    return np.ascontiguousarray(np.stack(rows))
+
+
+def run_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> list[np.ndarray]:
+    """Per-user values (systems × users) of each spec, in the order given (NaN = excluded)."""
+    plan = make_plan(judgments, runs, specs)
+    e = judgments._entries
+    ranks = np.ascontiguousarray(runs.ranks, dtype=np.int32)
+    positions = ranks.size if plan.cuts.size == 0 else ranks.shape[0] * ranks.shape[1] * int(
+        plan.cuts.max())
+    kernel = K.evaluate_lists if positions >= PARALLEL_MIN_POSITIONS else K.evaluate_lists_serial
+    out, gmax = kernel(
+        ranks, e.indptr, e.items, e.grades, judgments.active(), len(judgments.items),
+        float(judgments.threshold), plan.codes, plan.cuts, plan.kdivs, plan.slots, plan.need,
+        plan.rmax, plan.weights, plan.ideal_len, _max_entries(judgments),
+    )
+    if plan.rmax.size and gmax.max(initial=0.0) > plan.rmax.min():
+        raise ValueError(
+            f"ERR: a grade exceeds rmax={plan.rmax.min():g}; pass ERR(rmax=...) >= the top grade"
+        )
+    values: list[np.ndarray] = [np.empty(0)] * len(specs)
+    for j, i in enumerate(plan.order):
+        values[i] = out[j]
+    return values
