@@ -5,7 +5,7 @@ system's list for that user); each (system, user) list is then read once, positi
 updating running sums (hits, AP, DCG for each gain, bpref and infAP terms, ERR, ...). When the
 pass reaches a requested cut-off, the metrics at that cut-off are written from the running sums.
 Cost: O(systems × users × depth) with no intermediate arrays; the definitions of the metrics are
-in :mod:`recmeta.metrics._families`, which builds the plan this pass executes.
+in :mod:`recmeta.metrics._plan`, which builds the plan this pass executes.
 
 Compiled with numba (``cache=True``: compiled once per machine, then loaded from ``__pycache__``),
 ``parallel=True`` over blocks of users.

@@ -18,13 +18,13 @@ without qrels); their number is kept in ``Runs.dropped_users``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from os import PathLike
 
 import numpy as np
 import pandas as pd
 
-from ._judgments import Judgments, _Entries
+from ._judgments import Judgments
 
 __all__ = ["Runs", "RunsError", "text_order"]
 
@@ -52,7 +52,6 @@ class Runs:
     ranks: np.ndarray  # (n_systems, n_users, depth) int32, -1 = no item
     n_judged_items: int
     dropped_users: int = 0
-    _cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def depth(self) -> int:
@@ -276,19 +275,6 @@ class Runs:
         return Runs(self.systems[idx], self.users, self.items, self.ranks[idx],
                     self.n_judged_items, self.dropped_users)
 
-    def entry_positions(self, entries: _Entries) -> np.ndarray:
-        """Index of the judgment entry of each ranked item, or -1, as depth × systems × users.
-
-        Cached per set of entries, so that subsets of one set of judgments reuse it.
-        """
-        hit = self._cache.get(id(entries))
-        if hit is not None and hit[0] is entries:
-            return hit[1]
-        pos = _gather_entries(self.ranks, entries, len(self.items))
-        self._cache.clear()
-        self._cache[id(entries)] = (entries, pos)
-        return pos
-
 
 def _rank_within(frame: pd.DataFrame) -> np.ndarray:
     """Ranks (1 = best) per user by score descending, ties by item text descending."""
@@ -302,29 +288,3 @@ def _rank_within(frame: pd.DataFrame) -> np.ndarray:
     ranks = np.empty(len(u), dtype=np.float64)
     ranks[order] = np.arange(len(u)) - first + 1
     return ranks
-
-
-def _gather_entries(ranks: np.ndarray, entries: _Entries, n_items: int) -> np.ndarray:
-    """Look up (user, ranked item) in the CSR judgments, by chunks of users (no per-user loop).
-
-    A dense table of entry indices is filled for a chunk of users and read with one flat index
-    per ranked item; "no item" (-1) reads the table's extra last column, which holds -1. The
-    result is laid out depth × systems × users, so that sums over ranks run over contiguous rows.
-    """
-    n_sys, n_users, depth = ranks.shape
-    if entries.grades.size >= 2**31 - 1:
-        raise ValueError("more than 2**31 judged entries are not supported")
-    by_rank = np.moveaxis(ranks, 2, 0)  # a view, depth × systems × users
-    out = np.empty((depth, n_sys, n_users), dtype=np.int32)
-    width = n_items + 1
-    chunk = max(1, min(n_users, 4_000_000 // width))
-    for u0 in range(0, n_users, chunk):
-        u1 = min(n_users, u0 + chunk)
-        table = np.full((u1 - u0, width), -1, dtype=np.int32)
-        lo, hi = entries.indptr[u0], entries.indptr[u1]
-        table[entries.users[lo:hi] - u0, entries.items[lo:hi]] = np.arange(lo, hi, dtype=np.int32)
-        idx = by_rank[:, :, u0:u1].astype(np.int64)
-        idx[idx < 0] = n_items
-        idx += np.arange(u1 - u0, dtype=np.int64) * width
-        out[:, :, u0:u1] = np.take(table.ravel(), idx)
-    return out
