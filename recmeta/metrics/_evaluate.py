@@ -88,30 +88,23 @@ def evaluate(
     if len(set(map(str, metrics))) != len(metrics):
         raise ValueError("a metric is listed twice")
     mats = score_matrices(judgments, runs, metrics)
-    frames = []
+    names = np.asarray(list(mats), dtype=object)
+    stack = np.stack([mats[n] for n in mats])  # metrics × systems × users
+    systems = runs.systems.to_numpy()
     if per_user:
         keep = judgments.evaluable()
-        users = judgments.users[keep]
-        for name, m in mats.items():
-            sub = m[:, keep]
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "system": np.repeat(runs.systems.to_numpy(), len(users)),
-                        "user": np.tile(users.to_numpy(), len(runs.systems)),
-                        "metric": name,
-                        "value": sub.ravel(),
-                    }
-                )
-            )
-    else:
-        agg = globals()["aggregate"]
-        for name, m in mats.items():
-            frames.append(
-                pd.DataFrame({"system": runs.systems.to_numpy(), "metric": name,
-                              "value": agg(m, aggregate)})
-            )
-    return pd.concat(frames, ignore_index=True)
+        users = judgments.users[keep].to_numpy()
+        return pd.DataFrame(
+            {
+                "system": np.tile(np.repeat(systems, users.size), names.size),
+                "user": np.tile(users, names.size * systems.size),
+                "metric": np.repeat(names, systems.size * users.size),
+                "value": stack[:, :, keep].ravel(),
+            }
+        )
+    values = globals()["aggregate"](stack, aggregate)  # metrics × systems
+    return pd.DataFrame({"system": np.tile(systems, names.size),
+                         "metric": np.repeat(names, systems.size), "value": values.ravel()})
 
 
 def pivot(results: pd.DataFrame) -> pd.DataFrame:

@@ -57,6 +57,8 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
     need_ideal = need[NDCG_LIN] or need[NDCG_EXP] or need[NDCG_BIN] or need[NDCNG]
     need_exp = need[NDCG_EXP] or n_err > 0
     need_norm = need[NDCNG]
+    need_infap = need[INFAP]
+    need_bpref = need[BPREF]
 
     for u in range(u0, u1):
         # ---- the user's judgments: table, counts, top grade, ideal DCG, grade levels
@@ -145,17 +147,19 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
                     if item < n_judged:
                         g = table[item]
                     if g == g:  # judged
-                        if g > gmax[u]:
+                        if n_err > 0 and g > gmax[u]:
                             gmax[u] = g
                         if g >= threshold:
-                            if d == 0:
-                                infap_sum += 1.0
-                            else:
-                                ra = hits
-                                a = hits + nonrel_seen
-                                infap_sum += 1.0 / rank + (d / rank) * (a / d) * (
-                                    (ra + eps) / (a + 2 * eps))
-                            bpref_sum += 1.0 - min(nonrel_seen, num_rel) / bpref_den
+                            if need_infap:
+                                if d == 0:
+                                    infap_sum += 1.0
+                                else:
+                                    ra = hits
+                                    a = hits + nonrel_seen
+                                    infap_sum += 1.0 / rank + (d / rank) * (a / d) * (
+                                        (ra + eps) / (a + 2 * eps))
+                            if need_bpref:
+                                bpref_sum += 1.0 - min(nonrel_seen, num_rel) / bpref_den
                             hits += 1.0
                             ap_sum += hits / rank
                             rank_sum += rank
