@@ -13,7 +13,10 @@ Choices worth knowing:
   would only repeat training; it also makes the one-matrix-product path of :mod:`recmeta.runs`
   equal to LensKit's per-user path.
 * FlexMF trains without ``torch.compile`` (:data:`TRAINING_ENVIRONMENT`): on ML-100K compiling
-  costs far more than it saves.
+  costs far more than it saves. WARP gets 2 epochs only: its misranked-negative search makes an
+  epoch cost about 50 s on ML-100K on two cores, more than the rest of the roster's training.
+* Sizes are chosen so that the whole roster runs on ML-100K in a few minutes on two cores
+  (``benchmarks/runs.py``); for larger data, raise them in a copy of the roster.
 * ``kr-x`` is Krichene & Rendle's (2020, appendix) recommender X, iALS with d = 16, λ = 10,
   α = 0.2 in their loss :math:`\sum_{H} (\hat y - 1)^2 + \alpha \sum_{U \times I} \hat y^2 +
   \lambda \lVert V \rVert_F^2`. LensKit's ``ImplicitMFScorer`` minimises Hu et al.'s
@@ -92,8 +95,6 @@ ROSTER: dict[str, System] = {
            damping=5.0),
         _s("iknn-20", _IKNN, "item-knn", "item kNN on mean-centred ratings, 20 neighbours",
            max_nbrs=20, feedback="explicit"),
-        _s("iknn-50", _IKNN, "item-knn", "item kNN on mean-centred ratings, 50 neighbours",
-           max_nbrs=50, feedback="explicit"),
         _s("iknn-imp-20", _IKNN, "item-knn", "item kNN on binary data, 20 neighbours",
            max_nbrs=20, feedback="implicit"),
         _s("iknn-imp-100", _IKNN, "item-knn", "item kNN on binary data, 100 neighbours",
@@ -108,7 +109,7 @@ ROSTER: dict[str, System] = {
            embedding_size=16, weight=5.0, regularization=60.0, epochs=10, **_PREFER),
         _s("wrmf-50", _IMF, "mf", "implicit ALS (WRMF), 50 factors", embedding_size=50,
            weight=40.0, regularization=0.1, epochs=10, **_PREFER),
-        _s("wrmf-200", _IMF, "mf", "implicit ALS (WRMF), 200 factors", embedding_size=200,
+        _s("wrmf-100", _IMF, "mf", "implicit ALS (WRMF), 100 factors", embedding_size=100,
            weight=40.0, regularization=0.1, epochs=10, **_PREFER),
         _s("biasedmf-50", "lenskit.als:BiasedMFScorer", "mf", "biased MF by explicit ALS, 50 factors",
            embedding_size=50, regularization=0.1, damping=5.0, epochs=10, **_PREFER),
@@ -120,8 +121,8 @@ ROSTER: dict[str, System] = {
         _s("ease-250", "lenskit.knn:EASEScorer", "linear", "EASE, L2 = 250", regularization=250.0),
         _s("flexmf-bpr", _FLEX, "mf", "FlexMF, BPR pairwise loss, 50 factors", preset="bpr",
            embedding_size=50, epochs=10, batch_size=8192),
-        _s("flexmf-warp", _FLEX, "mf", "FlexMF, WARP loss, 50 factors", preset="warp",
-           embedding_size=50, epochs=5, batch_size=8192),
+        _s("flexmf-warp", _FLEX, "mf", "FlexMF, WARP loss, 50 factors, 2 epochs", preset="warp",
+           embedding_size=50, epochs=2, batch_size=8192),
         _s("flexmf-logistic", _FLEX, "mf", "FlexMF, logistic loss, 50 factors", loss="logistic",
            embedding_size=50, epochs=10, batch_size=8192, **_PREFER),
         _s("plsa-50", "recmeta.components.plsa:PLSAScorer", "latent",

@@ -175,17 +175,28 @@ def _dense(a) -> np.ndarray:
 
 
 def _flexmf(s) -> Callable[[np.ndarray], np.ndarray]:
+    """FlexMF's forward pass (bias + inner product, convolution layers pooled) as one product."""
     import torch
 
+    mdl = s.model
+    with torch.inference_mode():
+        if mdl.u_layers is not None:
+            U = mdl.u_layers.sum(0) * mdl._layer_scale
+            V = mdl.i_layers.sum(0) * mdl._layer_scale
+        else:
+            U, V = mdl.u_embed.weight, mdl.i_embed.weight
+        U, V = U.detach().cpu().numpy(), V.detach().cpu().numpy()
+        ub = mdl.u_bias.weight.detach().cpu().numpy().ravel() if mdl.u_bias is not None else None
+        ib = mdl.i_bias.weight.detach().cpu().numpy().ravel() if mdl.i_bias is not None else None
+    shift = float(getattr(s, "global_bias", 0.0) or 0.0)
+
     def score(u: np.ndarray) -> np.ndarray:
-        with torch.inference_mode():
-            dev = s.model.device
-            items = torch.arange(len(s.items), device=dev)
-            users = torch.as_tensor(np.array(u, dtype=np.int64), device=dev)
-            uu = users[:, None].expand(len(u), len(items))
-            ii = items[None, :].expand(len(u), len(items))
-            out = s.score_items(uu.reshape(-1), ii.reshape(-1)).reshape(len(u), len(items))
-            return out.cpu().numpy().astype(np.float64)
+        out = (U[u] @ V.T).astype(np.float64) + shift
+        if ub is not None:
+            out += ub[u][:, None]
+        if ib is not None:
+            out += ib[None, :]
+        return out
 
     return score
 
