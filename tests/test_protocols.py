@@ -346,3 +346,18 @@ def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path):
     assert stats.spearmanr(r["score"], counts.reindex(r["item"]).to_numpy()).statistic == pytest.approx(1.0)
     again = scorer(train, sets, split_seed=0)
     pd.testing.assert_frame_equal(got, again)
+
+
+def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings():
+    from recmeta.protocols import random_scorer, remove_test_ratings
+
+    s = build("AI", "AR", "AN")
+    per_split, fixed = random_scorer(3), random_scorer(3, per_split=False)
+    a = per_split(TRAIN, s, split_seed=0)["score"].to_numpy()
+    b = per_split(TRAIN, s, split_seed=1)["score"].to_numpy()
+    assert not np.allclose(a, b)
+    np.testing.assert_array_equal(fixed(TRAIN, s)["score"], random_scores(s, 3)["score"])
+    kept = remove_test_ratings(TEST, 0.5, seed=0)
+    assert len(kept) == 3 and kept.merge(TEST).shape[0] == 3  # a subset of the test rows
+    with pytest.raises(ValueError, match="fraction"):
+        remove_test_ratings(TEST, 1.0)
