@@ -149,3 +149,16 @@ def test_bad_requests_raise(trained):
         runs.top_n(runs.train(knn, m.train), engine="fast", progress=False)
     with pytest.raises(ValueError, match="lacks column"):
         runs.train(knn, m.train.drop(columns="rating"))
+
+
+def test_use_ray_without_ray_says_how_to_install(trained):
+    pytest.importorskip("lenskit")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        with pytest.raises(RuntimeError, match="pip install"):
+            runs.top_n(trained["pop"], use_ray=True, progress=False)
+    else:  # Ray present: the LensKit engine runs on it and agrees with the fast path
+        fast = runs.top_n(trained["pop"], depth=10, progress=False)
+        on_ray = runs.top_n(trained["pop"], depth=10, use_ray=True, progress=False)
+        assert_same_lists(fast, on_ray)
