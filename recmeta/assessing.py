@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .metrics import GMEAN_FLOOR, Judgments, Runs
 
@@ -53,6 +53,12 @@ __all__ = [
     "per_user",
     "robustness_summary",
     "check_claims",
+    "SCHEMES",
+    "kfold_study",
+    "incompleteness_masks",
+    "robustness",
+    "Results",
+    "run",
 ]
 
 #: the nine metrics of Valcarce et al. (2020, Sec. 3.2), engine names
@@ -64,6 +70,7 @@ LABELS: dict[str, str] = {
 }
 AGGREGATES = ("mean", "gmean")
 INFAP_EPSILON = 1e-5  # trec_eval's, as in recmeta.metrics
+INFAP_VARIANTS = ("pooled", "trec")
 
 
 def measures(cutoff: int = 100, metrics: Sequence[str] = METRICS) -> list[str]:
@@ -229,13 +236,23 @@ class HitScorer:
     the judgments (a ``keep`` mask over the test rows) just switches hits off, so one set of
     hits serves every incomplete test set. Values equal :func:`recmeta.metrics.score_matrices`
     (same NaN for topics without a relevant item, 0 for empty lists) up to float rounding.
+
+    infAP comes in two readings (``infap=``). ``"trec"`` is the engine's: trec_eval with the
+    unrated items outside the pool; then ``(a_h + n_h)/r_h · (a_h + ε)/(a_h + n_h + 2ε)`` is
+    ``a_h / r_h`` up to ε and infAP equals AP. ``"pooled"`` (default) is Valcarce et al. (2020,
+    eq. 11): every ranked item is in the pool and the unrated ones are *pooled but unjudged*
+    (trec_eval's relevance −1), so the factor ``(a_h + n_h)/r_h`` becomes ``(r_h − 1)/r_h`` and
+    the precision above a hit is estimated from its judged items only (Yilmaz & Aslam 2006).
     """
 
-    def __init__(self, judgments: Judgments, runs: Runs, k: int = 100):
+    def __init__(self, judgments: Judgments, runs: Runs, k: int = 100, *, infap: str = "pooled"):
         runs.check_aligned(judgments)
         if int(k) != k or k < 1:
             raise ValueError(f"the cut-off must be a positive integer, got {k!r}")
+        if infap not in INFAP_VARIANTS:
+            raise ValueError(f"infap must be one of {INFAP_VARIANTS}, got {infap!r}")
         self.k = int(k)
+        self.infap = infap
         self.judgments = judgments
         self.runs = runs
         rows = judgments.to_frame()
@@ -334,7 +351,9 @@ class HitScorer:
             term = 1.0 - np.minimum(nb, n_rel[self.hit_topic]) / den
             out["bpref"] = self._sum(relf * term) / n_rel
             j = a + nb
-            expected = 1.0 / r + (j / r) * (a + INFAP_EPSILON) / (j + 2 * INFAP_EPSILON)
+            # "trec": share of judged items above, a + nb out of r - 1; "pooled": all of them
+            above = j if self.infap == "trec" else r - 1.0
+            expected = 1.0 / r + (above / r) * (a + INFAP_EPSILON) / (j + 2 * INFAP_EPSILON)
             out["infAP"] = self._sum(relf * expected) / n_rel
         excluded = n_rel == 0
         for name, v in out.items():
@@ -492,3 +511,250 @@ def check_claims(
         f"τ(arith., geom.): MAP {tg[m['AP']]:.2f}, F1 {tg[m['F1']]:.2f}, MRR {tg[m['RR']]:.2f}",
         max(tg[m["F1"]], tg[m["RR"]]) < tg[m["AP"]])
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------- pipeline
+#: the five incompleteness schemes of Valcarce et al. (2020, Sec. 4.2), in the paper's order
+SCHEMES: dict[str, str] = {
+    "ratings": "random ratings removed",
+    "items": "random items removed",
+    "popular": "most popular items removed",
+    "users": "random users removed",
+    "large-users": "largest users removed",
+}
+
+
+def kfold_study(
+    ratings: pd.DataFrame,
+    systems: Sequence,
+    *,
+    dataset: str,
+    k: int = 5,
+    folds: Sequence[int] | None = None,
+    seed: int = 0,
+    threshold: float = 4,
+    depth: int = 100,
+    progress: bool | None = None,
+) -> Study:
+    """Runs of ``systems`` (roster :class:`recmeta.roster.System`) on the folds of a k-fold split.
+
+    The ratings are cut into ``k`` folds with :func:`recmeta.splits.kfold` (seeded); for each of
+    ``folds`` (default all), every system is trained on the other folds and ranks all the items
+    the user has not rated in training (AllItems, top ``depth``), through the run cache of
+    :func:`recmeta.runs.make` (split ``"{k}fold-{f}"``, ``seed``): a second call trains nothing.
+    ERR's r_max is the largest rating of the dataset.
+    """
+    from . import runs as R
+    from . import splits
+
+    parts = splits.kfold(ratings, k, seed=seed)
+    folds = list(range(k)) if folds is None else [int(f) for f in folds]
+    bad = [f for f in folds if not 0 <= f < k]
+    if bad or not folds or len(set(folds)) != len(folds):
+        raise ValueError(f"folds must be distinct numbers in [0, {k}), got {folds}")
+    tests, frames = [], []
+    for f in folds:
+        frames.append(R.make(systems, parts[f].train, dataset=dataset, split=f"{k}fold-{f}",
+                             seed=seed, depth=depth, progress=progress))
+        tests.append(parts[f].test)
+    study = pool_folds(tests, frames, threshold=threshold,
+                       max_grade=float(ratings["rating"].max()))
+    # fold numbers as in the split, not positions in ``folds``
+    fold_of = np.asarray(folds)
+    topics = study.topics.assign(fold=fold_of[study.topics["fold"].to_numpy()])
+    test = study.test.assign(fold=fold_of[study.test["fold"].to_numpy()])
+    return Study(study.judgments, study.runs, topics, test)
+
+
+def incompleteness_masks(
+    test: pd.DataFrame,
+    scheme: str,
+    shares: ArrayLike,
+    n_samples: int,
+    *,
+    seed: int,
+):
+    """The masks of one scheme of :data:`SCHEMES` over the pooled test rows (``Study.test``).
+
+    Random schemes draw ``n_samples`` masks per share; ``popular`` and ``large-users`` are
+    deterministic (one mask per share). Units are the dataset's ratings, items or users, shared
+    by all folds (:mod:`recmeta.incompleteness` keeps exactly ``round(p·units)`` of them).
+    """
+    from . import incompleteness as I
+
+    if scheme == "ratings":
+        return I.random_ratings(test, shares, n_samples, seed=seed)
+    if scheme == "items":
+        return I.random_items(test, shares, n_samples, seed=seed)
+    if scheme == "users":
+        return I.random_users(test, shares, n_samples, seed=seed)
+    if scheme == "popular":
+        return I.popular_items_removed(test, shares)
+    if scheme == "large-users":
+        return I.largest_users_removed(test, shares)
+    raise ValueError(f"unknown scheme {scheme!r}; choose from {list(SCHEMES)}")
+
+
+def robustness(
+    scorer: HitScorer,
+    masks,
+    reference: Mapping[str, np.ndarray],
+    *,
+    metrics: Sequence[str] = METRICS,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Robustness curves and absolute values of every metric under one set of masks.
+
+    ``reference[aggregate]`` is (metrics × systems): the means on the full test set. Returns
+    ``(curves, absolute)``: :func:`recmeta.agreement.robustness_curves` for both aggregates
+    (column ``aggregate``), and the metric values averaged over systems and samples per share
+    (columns aggregate, metric, share, value) — the paper's Fig. 4.
+    """
+    from . import agreement
+
+    scores = score_masks(scorer, masks.keep, metrics=metrics, progress=progress)
+    names = [f"{m}@{scorer.k}" for m in metrics]
+    curves, absolute = [], []
+    for agg, s in scores.items():
+        curves.append(agreement.robustness_curves(s, reference[agg], masks.share, names)
+                      .assign(aggregate=agg))
+        mean = s.mean(axis=2)  # masks × metrics: mean over systems
+        frame = pd.DataFrame(mean, columns=names).assign(share=masks.share)
+        absolute.append(frame.groupby("share", sort=False).mean().reset_index()
+                        .melt(id_vars="share", var_name="metric", value_name="value")
+                        .assign(aggregate=agg))
+    return pd.concat(curves, ignore_index=True), pd.concat(absolute, ignore_index=True)
+
+
+@dataclass
+class Results:
+    """Everything the chapter shows for one dataset (see :func:`run`)."""
+
+    study: Study
+    cutoff: int
+    matrices: dict[str, np.ndarray]
+    reference: dict[str, pd.DataFrame]
+    curves: pd.DataFrame
+    absolute: pd.DataFrame
+    pvalues: pd.DataFrame
+    pvalues_per_user: pd.DataFrame
+
+    @property
+    def measures(self) -> list[str]:
+        return list(self.matrices)
+
+    @property
+    def dp(self) -> pd.Series:
+        """DP (sum of p-values over all system pairs) per measure, topics as the units."""
+        return self.pvalues.groupby("metric", sort=False)["p"].sum()
+
+    @property
+    def dp_per_user(self) -> pd.Series:
+        return self.pvalues_per_user.groupby("metric", sort=False)["p"].sum()
+
+    def tau(self, aggregate: str = "mean") -> pd.DataFrame:
+        """Kendall τ among the measures' system orderings (the paper's Figs. 1 and 9)."""
+        from . import agreement
+
+        ref = self.reference[aggregate]
+        return agreement.tau_matrix(ref[self.measures].T.to_numpy(), self.measures)
+
+    def tau_arith_geo(self) -> pd.Series:
+        """τ between each measure's arithmetic and geometric system orderings (Sec. 7.1)."""
+        from . import agreement
+
+        a = self.reference["mean"][self.measures].T.to_numpy()
+        g = self.reference["gmean"][self.measures].T.to_numpy()
+        return pd.Series(agreement.kendall_tau(a, g), index=self.measures)
+
+    def summary(self) -> pd.DataFrame:
+        return robustness_summary(self.curves)
+
+    def claims(self) -> pd.DataFrame:
+        return check_claims(self.summary(), self.dp, self.tau("mean"), self.tau_arith_geo(),
+                            cutoff=self.cutoff)
+
+
+def run(
+    study: Study,
+    *,
+    shares: Mapping[str, ArrayLike],
+    n_samples: int,
+    seed: int,
+    n_permutations: int,
+    cutoff: int = 100,
+    metrics: Sequence[str] = METRICS,
+    progress: bool = False,
+) -> Results:
+    """The whole study on one pooled cross-validation (Valcarce et al. 2020, Secs. 6–7).
+
+    ``shares`` maps each scheme of :data:`SCHEMES` to its shares kept. Per-topic scores come
+    from :class:`HitScorer`; p-values from :func:`recmeta.significance.pvalue_table` (paired
+    permutation test, difference of means, ``n_permutations`` sign flips, seeded), once with
+    (fold, user) topics as units and once with each user's scores averaged over folds.
+    """
+    from . import significance
+
+    missing = [s for s in SCHEMES if s not in shares]
+    if missing:
+        raise ValueError(f"no shares for scheme(s) {missing}; give shares for {list(SCHEMES)}")
+    scorer = HitScorer(study.judgments, study.runs, cutoff, infap="pooled")
+    full = scorer.score()
+    names = [f"{m}@{cutoff}" for m in metrics]
+    matrices = {f"{m}@{cutoff}": full[m] for m in metrics}
+    reference = {
+        agg: pd.DataFrame({n: _aggregate(matrices[n], agg) for n in names}, index=study.systems)
+        for agg in AGGREGATES
+    }
+    ref_arrays = {agg: reference[agg][names].T.to_numpy() for agg in AGGREGATES}
+    curves, absolute = [], []
+    for k, scheme in enumerate(SCHEMES):
+        masks = incompleteness_masks(study.test, scheme, shares[scheme], n_samples, seed=seed + k)
+        c, a = robustness(scorer, masks, ref_arrays, metrics=metrics, progress=progress)
+        curves.append(c.assign(scheme=scheme))
+        absolute.append(a.assign(scheme=scheme))
+    pvalues = significance.pvalue_table(matrices, study.systems, seed=seed,
+                                        n_permutations=n_permutations, progress=progress)
+    users = {n: per_user(m, study.topics)[0] for n, m in matrices.items()}
+    pvalues_user = significance.pvalue_table(users, study.systems, seed=seed,
+                                             n_permutations=n_permutations, progress=progress)
+    return Results(study, cutoff, matrices, reference, pd.concat(curves, ignore_index=True),
+                   pd.concat(absolute, ignore_index=True), pvalues, pvalues_user)
+
+
+def _aggregate(matrix: np.ndarray, how: str) -> np.ndarray:
+    from .metrics import aggregate
+
+    return aggregate(matrix, how)
+
+
+# ---------------------------------------------------------------------------------- figures
+def plot_curves(curves: pd.DataFrame, names: Sequence[str], labels: Sequence[str], xlabel: str,
+                title: str, ax) -> None:
+    """Robustness curves of several measures on one axis: mean τ per share with its 95 % band.
+
+    The style of the robustness chapter: x is the percentage kept (decreasing to the right),
+    y is Kendall's τ with the full test set, one colour per measure.
+    """
+    import seaborn as sns
+
+    palette = sns.color_palette("viridis" if len(names) > 7 else "tab10", len(names))
+    for colour, m, lab in zip(palette, names, labels):
+        c = curves[curves["metric"] == m]
+        ax.plot(100 * c["share"], c["tau"], color=colour, label=lab, marker=".")
+        ax.fill_between(100 * c["share"], c["low"], c["high"], color=colour, alpha=0.2)
+    ax.invert_xaxis()
+    ax.set(xlabel=xlabel, ylabel="Kendall's τ with the full test set", title=title)
+
+
+def plot_schemes(results: Results, aggregate: str, axes) -> None:
+    """One panel per scheme of :data:`SCHEMES`: the nine robustness curves of one aggregate."""
+    units = {"ratings": "test ratings", "items": "test items", "popular": "test items",
+             "users": "test users", "large-users": "test users"}
+    names = results.measures
+    labels = [label(n, aggregate) for n in names]
+    c = results.curves[results.curves["aggregate"] == aggregate]
+    for ax, (scheme, title) in zip(np.ravel(axes), SCHEMES.items()):
+        plot_curves(c[c["scheme"] == scheme], names, labels, f"% of {units[scheme]} kept",
+                    title, ax)
+    np.ravel(axes)[0].legend(fontsize=8, ncol=2)

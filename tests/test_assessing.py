@@ -49,7 +49,7 @@ def test_hit_scorer_equals_the_engine(seed, k):
     test, frame = random_fold(rng)
     j = Judgments.from_frame(test, threshold=4, max_grade=5)
     r = Runs.from_frame(frame, j)
-    scorer = assessing.HitScorer(j, r, k)
+    scorer = assessing.HitScorer(j, r, k, infap="trec")
     keeps = [None, rng.random(j.n_entries) < 0.6, rng.random(j.n_entries) < 0.2]
     for keep in keeps:
         mine = scorer.score(keep)
@@ -65,7 +65,7 @@ def test_hit_scorer_by_hand():
     test = pd.DataFrame({"user": [1, 1, 1], "item": ["a", "b", "c"], "rating": [5.0, 4.0, 2.0]})
     j = Judgments.from_frame(test, threshold=4, max_grade=5)
     run = pd.DataFrame({"system": "s", "user": 1, "item": list("xcayb"), "rank": [1, 2, 3, 4, 5]})
-    got = assessing.HitScorer(j, Runs.from_frame(run, j), 5).score()
+    got = assessing.HitScorer(j, Runs.from_frame(run, j), 5, infap="trec").score()
     v = {m: float(got[m][0, 0]) for m in assessing.METRICS}
     assert v["P"] == pytest.approx(2 / 5)
     assert v["R"] == pytest.approx(1.0)
@@ -97,6 +97,44 @@ def test_hit_scorer_refuses_bad_masks():
         scorer.score(np.ones(j.n_entries))
     with pytest.raises(ValueError, match="cut-off"):
         assessing.HitScorer(j, Runs.from_frame(frame, j), 0)
+    with pytest.raises(ValueError, match="infap"):
+        assessing.HitScorer(j, Runs.from_frame(frame, j), infap="paper")
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_pooled_infap_is_trec_eval_with_unrated_items_pooled_but_unjudged(seed):
+    """Valcarce et al. (2020, eq. 11) = trec_eval's infAP with every ranked unrated item at -1."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(seed)
+    test, frame = random_fold(rng, n_users=25)
+    j = Judgments.from_frame(test, threshold=4)
+    r = Runs.from_frame(frame, j)
+    keep = rng.random(j.n_entries) < 0.7
+    got = assessing.HitScorer(j, r, 100).score(keep)["infAP"][0]
+    kept = j.to_frame()[keep]
+    s0 = frame[frame["system"] == "s0"]
+    qrels = {str(u): {str(i): int(g) for i, g in zip(g_["item"], g_["rating"])}
+             for u, g_ in kept.groupby("user")}
+    for u, g_ in s0.groupby("user"):
+        q = qrels.setdefault(str(u), {})
+        for i in g_["item"]:
+            q.setdefault(str(i), -1)  # ranked, unrated: pooled but unjudged
+    run = {str(u): {str(i): float(sc) for i, sc in zip(g_["item"], g_["score"])}
+           for u, g_ in s0.groupby("user")}
+    # trec_eval breaks score ties by docno; the scores here are distinct within a list
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"infAP"}, relevance_level=4).evaluate(run)
+    for code, u in enumerate(j.users):
+        if np.isnan(got[code]):
+            continue
+        assert got[code] == pytest.approx(ref[str(u)]["infAP"], abs=1e-9), u
+
+
+def test_trec_infap_without_a_pool_is_ap():
+    rng = np.random.default_rng(5)
+    test, frame = random_fold(rng)
+    j = Judgments.from_frame(test, threshold=4)
+    got = assessing.HitScorer(j, Runs.from_frame(frame, j), infap="trec").score()
+    np.testing.assert_allclose(got["infAP"], got["AP"], atol=1e-4)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +168,7 @@ def test_pooled_topics_score_as_each_fold_alone(two_folds):
 def test_pooled_mean_is_the_mean_over_all_topics(two_folds):
     tests, frames = two_folds
     study = assessing.pool_folds(tests, frames, threshold=4, max_grade=5)
-    scorer = assessing.HitScorer(study.judgments, study.runs)
+    scorer = assessing.HitScorer(study.judgments, study.runs, infap="trec")
     keep = incompleteness.random_ratings(study.test, [1.0, 0.5], 2, seed=1).keep
     got = assessing.score_masks(scorer, keep)
     for j in range(keep.shape[0]):
