@@ -27,7 +27,8 @@ Sec. 5): ML-100K, per-user 80/20 split, 20 test-set sizes (100 % to 5 % of the r
 random samples = 1,000 incomplete test sets, 20 systems, 7 metrics at @100 (P, R, AP, nDCG, RR,
 bpref, infAP), then Kendall's τ against the full test set. Its runs are seeded random rankings
 tilted towards popular items (depth 100, training items excluded): what the timing depends on is
-the number of systems, users, ranks and judged entries, which match the chapter's.
+the number of systems, users, ranks and judged entries, which match the chapter's. ``--roster``
+takes the first 20 systems of the roster instead, from the run cache (trained if absent).
 
 Run: ``python benchmarks/significance.py`` (about eight minutes on two idle cores;
 ``--skip-curve`` or ``--skip-tests`` runs one part).
@@ -159,14 +160,30 @@ def synthetic_runs(train, judgments, n_systems: int, seed: int):
     return Runs.from_frame(pd.concat(frames, ignore_index=True), judgments)
 
 
-def time_curve(n_systems: int, n_samples: int, seed: int) -> None:
+def roster_runs(train, judgments, n_systems: int, split_seed: int):
+    """The first ``n_systems`` systems of the roster, from the run cache (trained if absent)."""
+    from recmeta import roster, runs
+    from recmeta.metrics import Runs
+
+    systems = roster.systems(roster.names()[:n_systems])
+    frame = runs.make(systems, train, dataset="ml-100k", split="holdout-0.2", seed=split_seed)
+    return Runs.from_frame(frame, judgments)
+
+
+def time_curve(n_systems: int, n_samples: int, seed: int, use_roster: bool) -> None:
     from recmeta import agreement, chapters, incompleteness, splits
     from recmeta.metrics import Judgments, aggregate, score_matrices
 
     ratings = chapters.ratings("ml-100k")
-    split = splits.holdout_per_user(ratings, 0.2, seed=seed)
+    split_seed = 0 if use_roster else seed  # the robustness chapter's split
+    split = splits.holdout_per_user(ratings, 0.2, seed=split_seed)
     judgments = Judgments.from_frame(split.test, threshold=4)
-    runs = synthetic_runs(split.train, judgments, n_systems, seed)
+    if use_roster:
+        runs = roster_runs(split.train, judgments, n_systems, split_seed)
+        source = "roster runs"
+    else:
+        runs = synthetic_runs(split.train, judgments, n_systems, seed)
+        source = "synthetic runs"
     shares = incompleteness.sparsity_shares()
     start = time.perf_counter()
     masks = incompleteness.random_ratings(judgments.to_frame(), shares, n_samples, seed=seed)
@@ -183,7 +200,7 @@ def time_curve(n_systems: int, n_samples: int, seed: int) -> None:
     print(
         f"robustness curve: {shares.size} sizes x {n_samples} samples = {len(masks)} test sets, "
         f"{n_systems} systems, {len(CURVE_METRICS)} metrics @100, "
-        f"{judgments.n_entries:,} judged entries, {len(judgments.users)} users"
+        f"{judgments.n_entries:,} judged entries, {len(judgments.users)} users; {source}"
     )
     print(
         f"  {total:.1f} s measured: masks {t_masks:.2f} s, evaluation {t_eval:.1f} s "
@@ -208,11 +225,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--curve-samples", type=int, default=50)
     parser.add_argument("--skip-tests", action="store_true", help="only the robustness curve")
     parser.add_argument("--skip-curve", action="store_true", help="only the significance tests")
+    parser.add_argument("--roster", action="store_true",
+                        help="time the curve on the roster's runs (from the run cache)")
     args = parser.parse_args(argv)
     if not args.skip_tests:
         compare_tests(args)
     if not args.skip_curve:
-        time_curve(args.systems, args.curve_samples, args.seed)
+        time_curve(args.systems, args.curve_samples, args.seed, args.roster)
 
 
 def compare_tests(args: argparse.Namespace) -> None:
