@@ -61,9 +61,10 @@ _CODES = {
     "P": K.P, "R": K.R, "F1": K.F1, "AP": K.AP, "RR": K.RR, "ERR": K.ERR, "bpref": K.BPREF,
     "infAP": K.INFAP, "AUC": K.AUC, "muAP": K.MUAP, "NDCNG": K.NDCNG, "SRecall": K.SRECALL,
 }
-#: Inputs with fewer ranked positions to read run in the calling thread: below about a million
-#: positions, starting the worker threads costs more than it saves.
-PARALLEL_MIN_POSITIONS = 1_000_000
+#: Inputs with fewer ranked positions to read (systems × users × largest cut-off) run in the
+#: calling thread. Measured on two loaded cores: 20 systems × 943 users × 100 (ML-100K, 1.9 M
+#: positions) took half the time in one thread; 20 × 6,040 × 100 (12 M) was 15 % faster threaded.
+PARALLEL_MIN_POSITIONS = 5_000_000
 
 _GAINS = {"linear": K.NDCG_LIN, "exp": K.NDCG_EXP, "binary": K.NDCG_BIN}
 
