@@ -1,4 +1,4 @@
-"""The metric engine: judgments, runs, and every ranking metric of the book, vectorised.
+"""The metric engine: judgments, runs, and every ranking metric of the book.
 
 >>> from recmeta.metrics import Judgments, Runs, evaluate
 >>> j = Judgments.from_frame(test, threshold=4)                       # doctest: +SKIP
@@ -8,7 +8,8 @@
 Metric names follow ir_measures (``P@10``, ``R@10``, ``F1@10``, ``AP@100``, ``nDCG@100``,
 ``RR``, ``ERR@20``, ``bpref@100``, ``infAP@100``, ``AUC``, ``muAP@k``, ``NDCNG@k``,
 ``SRecall(gamma=1)@10``); see :func:`known_metrics`. Where trec_eval has a metric, values equal
-trec_eval's (tested against pytrec_eval).
+trec_eval's (tested against pytrec_eval). Every metric at every cut-off comes from one compiled
+pass over the lists (numba, cached on disk after the first compile).
 """
 
 from ._evaluate import GMEAN_FLOOR, aggregate, evaluate, pivot, score_matrices, score_matrix
