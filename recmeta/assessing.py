@@ -283,20 +283,32 @@ class HitScorer:
         self.hit_grade = self.grade[self.hit_entry]
         self.hit_group = self.hit_system * self.n_topics + self.hit_topic
         self.empty = ~(runs.ranks[:, :, 0] >= 0)  # systems × topics with no list
+        # per-hit constants shared by every mask
+        start = np.r_[True, self.hit_group[1:] != self.hit_group[:-1]] if found.any() else \
+            np.zeros(0, dtype=bool)
+        self.seg_start = np.flatnonzero(start)
+        self.seg_group = self.hit_group[self.seg_start]
+        self.first_pos = np.maximum.accumulate(np.where(start, np.arange(start.size), 0))
+        self.inv_rank = 1.0 / self.hit_rank
+        self.hit_discount = 1.0 / np.log2(self.hit_rank + 1.0)
+        self.can_be_relevant = self.hit_grade >= judgments.threshold
+        self.hit_gain = (np.exp2(self.hit_grade) - 1.0) / np.exp2(judgments.max_grade)
+        self.hit_log_stay = np.log1p(-self.hit_gain)
         # ideal DCG: entries by (topic, grade desc), discount by the rank among kept entries
         self.ideal_order = np.lexsort((-self.grade, self.entry_topic))
         self.discount = 1.0 / np.log2(np.arange(2, self.k + 2, dtype=np.float64))
 
     # -- segmented helpers over hits sorted by (group, rank)
-    def _before(self, flags: np.ndarray) -> np.ndarray:
-        """Number of flagged hits before each hit within its (system, topic) list."""
-        c = np.cumsum(flags, dtype=np.int64)
-        start = np.r_[True, self.hit_group[1:] != self.hit_group[:-1]]
-        base = np.maximum.accumulate(np.where(start, c - flags, 0))
-        return (c - flags - base).astype(np.float64)
+    def _before(self, values: np.ndarray) -> np.ndarray:
+        """Sum of ``values`` over the hits before each hit within its (system, topic) list."""
+        c = np.cumsum(values, dtype=np.float64) - values
+        return c - c[self.first_pos]
 
     def _sum(self, values: np.ndarray) -> np.ndarray:
-        out = np.bincount(self.hit_group, weights=values, minlength=self.n_systems * self.n_topics)
+        """Sum of ``values`` over each (system, topic) list: systems × topics."""
+        out = np.zeros(self.n_systems * self.n_topics)
+        if self.seg_start.size:
+            out[self.seg_group] = np.add.reduceat(values, self.seg_start)
         return out.reshape(self.n_systems, self.n_topics)
 
     def score(self, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -318,42 +330,34 @@ class HitScorer:
         n_judged = np.bincount(self.entry_topic[keep], minlength=self.n_topics).astype(np.float64)
         n_non = n_judged - n_rel
         active = keep[self.hit_entry]
-        rel = active & (self.hit_grade >= self.threshold)
-        non = active & ~rel
-        a = self._before(rel)
-        nb = self._before(non)
-        r = self.hit_rank
+        rel = active & self.can_be_relevant
         relf = rel.astype(np.float64)
+        nonf = (active & ~self.can_be_relevant).astype(np.float64)
+        a = self._before(relf)
+        nb = self._before(nonf)
+        r = self.hit_rank
         hits = self._sum(relf)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {}
             out["P"] = hits / k
             out["R"] = hits / n_rel
             out["F1"] = np.where(hits > 0, 2.0 * hits / (k + n_rel), 0.0)
-            out["AP"] = self._sum(relf * (a + 1.0) / r) / n_rel
+            out["AP"] = self._sum(relf * (a + 1.0) * self.inv_rank) / n_rel
             # nDCG: linear gain of every kept judged item, ideal from the kept entries
-            g = np.where(active, self.hit_grade, 0.0)
-            dcg = self._sum(g / np.log2(r + 1.0))
+            dcg = self._sum(np.where(active, self.hit_grade, 0.0) * self.hit_discount)
             ideal = self._ideal(keep)
             out["nDCG"] = np.where(ideal > 0, dcg / ideal, 0.0)
-            first = np.full(self.n_systems * self.n_topics, np.inf)
-            np.minimum.at(first, self.hit_group[rel], r[rel])
-            first = first.reshape(self.n_systems, self.n_topics)
-            out["RR"] = np.where(np.isfinite(first), 1.0 / first, 0.0)
-            gain = np.where(active, (np.exp2(self.hit_grade) - 1.0) / np.exp2(self.rmax), 0.0)
-            log_stay = np.log1p(-gain)
-            c = np.cumsum(log_stay)
-            start = np.r_[True, self.hit_group[1:] != self.hit_group[:-1]]
-            base = np.maximum.accumulate(np.where(start, np.arange(c.size), 0))
-            reach = np.exp(c - log_stay - (c[base] - log_stay[base]))
-            out["ERR"] = self._sum(reach * gain / r)
+            out["RR"] = self._sum(np.where(rel & (a == 0), self.inv_rank, 0.0))
+            gain = np.where(active, self.hit_gain, 0.0)
+            reach = np.exp(self._before(np.where(active, self.hit_log_stay, 0.0)))
+            out["ERR"] = self._sum(reach * gain * self.inv_rank)
             den = np.maximum(np.minimum(n_non, n_rel), 1.0)[self.hit_topic]
             term = 1.0 - np.minimum(nb, n_rel[self.hit_topic]) / den
             out["bpref"] = self._sum(relf * term) / n_rel
             j = a + nb
             # "trec": share of judged items above, a + nb out of r - 1; "pooled": all of them
             above = j if self.infap == "trec" else r - 1.0
-            expected = 1.0 / r + (above / r) * (a + INFAP_EPSILON) / (j + 2 * INFAP_EPSILON)
+            expected = self.inv_rank + (above / r) * (a + INFAP_EPSILON) / (j + 2 * INFAP_EPSILON)
             out["infAP"] = self._sum(relf * expected) / n_rel
         excluded = n_rel == 0
         for name, v in out.items():
