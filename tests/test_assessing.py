@@ -293,3 +293,46 @@ def test_check_claims_can_fail():
     assert any("nDCG discriminates best" in c for c in failed)
     assert any("Geometric means are robust" in c for c in failed)
     assert table["holds"].sum() == len(table) - 2
+
+
+def test_run_on_a_small_study(two_folds):
+    tests, frames = two_folds
+    study = assessing.pool_folds(tests, frames, threshold=4, max_grade=5)
+    shares = {s: [1.0, 0.5] for s in assessing.SCHEMES}
+    res = assessing.run(study, shares=shares, n_samples=2, seed=3, n_permutations=200)
+    c = res.curves
+    assert set(c["scheme"]) == set(assessing.SCHEMES) and set(c["aggregate"]) == {"mean", "gmean"}
+    assert len(c) == 5 * 2 * 9 * 2
+    # the full test set orders the systems as the reference does
+    np.testing.assert_allclose(c.loc[c["share"] == 1.0, "tau"], 1.0)
+    a = res.absolute[(res.absolute["share"] == 1.0) & (res.absolute["scheme"] == "ratings")]
+    for agg in ("mean", "gmean"):
+        got = a[a["aggregate"] == agg].set_index("metric")["value"]
+        np.testing.assert_allclose(got[res.measures], res.reference[agg][res.measures].mean())
+    assert len(res.pvalues) == 9 * 6 and res.dp.index.tolist() == res.measures
+    assert (res.tau("gmean").to_numpy().diagonal() == 1).all()
+    assert len(res.claims()) == 10
+    with pytest.raises(ValueError, match="no shares"):
+        assessing.run(study, shares={"ratings": [1.0]}, n_samples=2, seed=3, n_permutations=10)
+
+
+def test_kfold_study_trains_once_then_reads_the_cache(ml100k, tmp_path, monkeypatch):
+    from recmeta import roster, runs
+
+    monkeypatch.setenv("RECMETA_CACHE", str(tmp_path))
+    small = ml100k[ml100k["user"] <= 60]
+    systems = roster.systems(["pop", "bias"])
+    first = assessing.kfold_study(small, systems, dataset="ml-100k-small", k=5, folds=[1, 3],
+                                  seed=4, depth=20)
+    assert sorted(first.topics["fold"].unique()) == [1, 3]
+    assert sorted(first.test["fold"].unique()) == [1, 3]
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a model was trained although its runs are cached")
+
+    monkeypatch.setattr(runs, "train", no_training)
+    second = assessing.kfold_study(small, systems, dataset="ml-100k-small", k=5, folds=[1, 3],
+                                   seed=4, depth=20)
+    np.testing.assert_array_equal(first.runs.ranks, second.runs.ranks)
+    with pytest.raises(ValueError, match="folds"):
+        assessing.kfold_study(small, systems, dataset="x", k=5, folds=[5])
