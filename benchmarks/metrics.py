@@ -19,8 +19,9 @@ library's inputs is timed apart from evaluation. Compilation is timed apart: ran
 on a tiny input; recmeta's compiled pass in fresh processes with an empty numba cache (the cold
 compile, once per machine) and then with that cache filled (what every later process pays).
 ``--masks N`` also times :func:`recmeta.incompleteness.score_masks` on N random subsets of the
-judgments (the meta-evaluation workload). Peak memory is the largest increase of the process
-resident set size over the phase, sampled every 5 ms.
+judgments (the meta-evaluation workload). CPU seconds are the process's (all its threads) over
+the phase, scaled like the times; peak memory is the largest increase of the process resident
+set size over the phase, sampled every 5 ms.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class PeakRSS:
         self._t = threading.Thread(target=self._watch, daemon=True)
         self._t.start()
         self.t0 = time.perf_counter()
+        self.c0 = time.process_time()
         return self
 
     def _watch(self):
@@ -58,6 +60,7 @@ class PeakRSS:
 
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.t0
+        self.cpu = time.process_time() - self.c0  # all threads of the process
         self._stop.set()
         self._t.join()
         self.peak = max(self.peak, _rss())
@@ -270,9 +273,9 @@ def main():
     rows = []
     if not args.no_compile:
         imp, cold, warm = recmeta_compile(args.repeats)
-        rows += [("recmeta", "import recmeta.metrics (fresh process)", imp, None),
-                 ("recmeta", "first call, empty numba cache (compile)", cold, None),
-                 ("recmeta", "first call, numba cache filled", warm, None)]
+        rows += [("recmeta", "import recmeta.metrics (fresh process)", imp, None, None),
+                 ("recmeta", "first call, empty numba cache (compile)", cold, None, None),
+                 ("recmeta", "first call, numba cache filled", warm, None, None)]
 
     rm_build, j, runs = run_recmeta_build(test, ranks, args.items)
     grades = np.zeros((args.users, args.items), dtype=np.float32)  # 0 = unjudged
@@ -294,6 +297,8 @@ def main():
         rx_jit, rx_build, rq, rr = ranx_build(qrels, rx_runs)
         del rx_runs
 
+    recmeta_eval(j, runs, suite(True))  # load the compiled code (timed apart above)
+    recmeta_eval(j, runs, suite(True), serial=True)
     times = {key: [] for key in ("rm", "rm1", "rm_inf", "py", "py_inf", "rx")}
     for _ in range(args.repeats):
         ev, res = recmeta_eval(j, runs, suite(False))
@@ -321,34 +326,38 @@ def main():
     rm, rm1, rm_inf = best(times["rm"]), best(times["rm1"]), best(times["rm_inf"])
     py, py_inf = best(times["py"]), best(times["py_inf"])
     rows += [
-        ("recmeta", "build Judgments + Runs (arrays in)", rm_build.seconds, rm_build.mb),
-        ("recmeta", "evaluate 22 measures", rm.seconds, rm.mb),
-        ("recmeta", "evaluate 22, calling thread only", rm1.seconds, rm1.mb),
-        ("recmeta", "evaluate 23 (+infAP)", rm_inf.seconds, rm_inf.mb),
-        ("pytrec_eval", "build evaluator", py_build.seconds, py_build.mb),
-        ("pytrec_eval", f"evaluate 22 (×{scale:g} from {n_py})", py.seconds * scale, py.mb),
+        ("recmeta", "build Judgments + Runs (arrays in)", rm_build.seconds, rm_build.cpu, rm_build.mb),
+        ("recmeta", "evaluate 22 measures", rm.seconds, rm.cpu, rm.mb),
+        ("recmeta", "evaluate 22, calling thread only", rm1.seconds, rm1.cpu, rm1.mb),
+        ("recmeta", "evaluate 23 (+infAP)", rm_inf.seconds, rm_inf.cpu, rm_inf.mb),
+        ("pytrec_eval", "build evaluator", py_build.seconds, py_build.cpu, py_build.mb),
+        ("pytrec_eval", f"evaluate 22 (×{scale:g} from {n_py})", py.seconds * scale,
+         py.cpu * scale, py.mb),
         ("pytrec_eval", f"evaluate 23 (×{scale:g} from {n_py})", py_inf.seconds * scale,
-         py_inf.mb),
+         py_inf.cpu * scale, py_inf.mb),
     ]
     if not args.no_ranx:
         rx = best(times["rx"])
         rows += [
-            ("ranx", "JIT compile", rx_jit.seconds, rx_jit.mb),
-            ("ranx", f"build Qrels/Run (×{rx_scale:g})", rx_build.seconds * rx_scale, rx_build.mb),
-            ("ranx", f"evaluate 22 (threads=1, ×{rx_scale:g})", rx.seconds * rx_scale, rx.mb),
+            ("ranx", "JIT compile", rx_jit.seconds, rx_jit.cpu, rx_jit.mb),
+            ("ranx", f"build Qrels/Run (×{rx_scale:g})", rx_build.seconds * rx_scale,
+             rx_build.cpu * rx_scale, rx_build.mb),
+            ("ranx", f"evaluate 22 (threads=1, ×{rx_scale:g})", rx.seconds * rx_scale,
+             rx.cpu * rx_scale, rx.mb),
         ]
     if args.masks:
         m = time_masks(j, runs, args.masks)
         rows.append(("recmeta", f"score_masks, per test set (of {args.masks})",
-                     m.seconds / args.masks, m.mb))
+                     m.seconds / args.masks, m.cpu / args.masks, m.mb))
 
     print(f"\nload average (1, 5, 15 min): start {load_start[0]:.1f} {load_start[1]:.1f} "
           f"{load_start[2]:.1f}, end {load_end[0]:.1f} {load_end[1]:.1f} {load_end[2]:.1f}; "
           f"{os.cpu_count()} cores; best of {args.repeats} interleaved repetitions")
-    print(f"\n{'library':12} {'phase':42} {'seconds':>9} {'peak MB':>9}")
-    for lib, phase, sec, mb in rows:
-        shown = "" if mb is None else f"{mb:9.0f}"
-        print(f"{lib:12} {phase:42} {sec:9.3f} {shown:>9}")
+    print(f"\n{'library':12} {'phase':42} {'seconds':>9} {'cpu s':>9} {'peak MB':>9}")
+    for lib, phase, sec, cpu, mb in rows:
+        cpu_shown = "" if cpu is None else f"{cpu:9.3f}"
+        mb_shown = "" if mb is None else f"{mb:9.0f}"
+        print(f"{lib:12} {phase:42} {sec:9.3f} {cpu_shown:>9} {mb_shown:>9}")
     print(f"\nspeed-up, evaluation of the 22 shared measures: "
           f"{py.seconds * scale / rm.seconds:.1f}× pytrec_eval "
           f"({py.seconds * scale / rm1.seconds:.1f}× in the calling thread only)"
