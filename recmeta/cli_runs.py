@@ -55,10 +55,11 @@ def _split(args: argparse.Namespace):
     from recmeta import data, splits
 
     df = data.load(args.dataset, download=not args.offline)
+    f = args.test_fraction
     if args.split == "holdout":
-        return splits.holdout_per_user(df, args.test_fraction, seed=args.seed), f"holdout-{args.test_fraction:g}"
+        return splits.holdout_per_user(df, f, seed=args.seed), f"holdout-{f:g}"
     if args.split == "coin-flip":
-        return splits.coin_flip(df, args.test_fraction, seed=args.seed), f"coin-flip-{args.test_fraction:g}"
+        return splits.coin_flip(df, f, seed=args.seed), f"coin-flip-{f:g}"
     if args.split == "leave-last-out":
         return splits.leave_last_out(df), "leave-last-out"
     folds = splits.kfold(df, 5, seed=args.seed)

@@ -340,7 +340,8 @@ def top_n(
     f = None if (engine == "lenskit" or use_ray) else fast_scorer(model)
     if engine == "fast" and f is None:
         raise ValueError(
-            f"{model.name}: no fast path for {type(model.scorer).__name__}{' with use_ray' if use_ray else ''}; "
+            f"{model.name}: no fast path for {type(model.scorer).__name__}"
+            f"{' with use_ray' if use_ray else ''}; "
             "use engine='auto' or 'lenskit'"
         )
     parts = []
@@ -413,7 +414,8 @@ def _lenskit_block(model, ids, allowed, depth, use_ray, n_jobs) -> pd.DataFrame:
     df = runner.run(model.pipeline, queries).output("recommendations").to_df()
     if len(df) == 0:
         return _concat([])
-    return rank_frame(df[["user_id", "item_id", "score"]].rename(columns={"user_id": "user", "item_id": "item"}), depth)
+    df = df[["user_id", "item_id", "score"]].rename(columns={"user_id": "user", "item_id": "item"})
+    return rank_frame(df, depth)
 
 
 def score_candidates(
@@ -452,7 +454,8 @@ def score_candidates(
         icol = np.asarray(model.data.items.numbers(pairs["item"].to_numpy(), missing="negative"))
         order = np.argsort(prow, kind="stable")
         bounds = np.searchsorted(prow[order], np.arange(0, len(ids) + block, block))
-        for b, sl in enumerate(tqdm(_blocks(len(ids), block), desc=model.name, disable=progress is False or None)):
+        bar = tqdm(_blocks(len(ids), block), desc=model.name, disable=progress is False or None)
+        for b, sl in enumerate(bar):
             sel = order[bounds[b] : bounds[b + 1]]
             scores = np.asarray(f(nums[sl]), dtype=np.float32)
             ok = icol[sel] >= 0
@@ -461,12 +464,18 @@ def score_candidates(
         from lenskit.batch import score
         from lenskit.data import ItemListCollection
 
-        ilc = ItemListCollection.from_df(pairs[["user", "item"]].rename(columns={"user": "user_id", "item": "item_id"}), "user_id")
+        ids_df = pairs[["user", "item"]].rename(columns={"user": "user_id", "item": "item_id"})
+        ilc = ItemListCollection.from_df(ids_df, "user_id")
         got = score(model.pipeline, ilc, n_jobs=n_jobs, use_ray=use_ray).to_df()
         got = got.rename(columns={"user_id": "user", "item_id": "item"})
-        merged = pairs[["user", "item"]].merge(got[["user", "item", "score"]], on=["user", "item"], how="left")
+        merged = pairs[["user", "item"]].merge(
+            got[["user", "item", "score"]], on=["user", "item"], how="left"
+        )
         out = merged["score"].to_numpy(dtype=np.float32)
-    return pd.DataFrame({"user": pairs["user"].to_numpy(), "item": pairs["item"].to_numpy(), "score": out.astype(np.float64)})
+    return pd.DataFrame(
+        {"user": pairs["user"].to_numpy(), "item": pairs["item"].to_numpy(),
+         "score": out.astype(np.float64)}
+    )
 
 
 # ----------------------------------------------------------------------------- cached runs
