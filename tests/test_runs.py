@@ -162,3 +162,16 @@ def test_use_ray_without_ray_says_how_to_install(trained):
         fast = runs.top_n(trained["pop"], depth=10, progress=False)
         on_ray = runs.top_n(trained["pop"], depth=10, use_ray=True, progress=False)
         assert_same_lists(fast, on_ray)
+
+
+def test_lists_follow_the_metric_engines_tie_rule(trained, split):
+    """recmeta.metrics re-sorts a frame by score with its own tie rule; our ranks must agree."""
+    from recmeta.metrics import Judgments, Runs
+
+    df = pd.concat([runs.top_n(trained[n], depth=50, progress=False).assign(system=n)
+                    for n in ("pop", "kr-z")])
+    j = Judgments.from_frame(split.test, threshold=4)
+    by_score = Runs.from_frame(df, j)
+    by_rank = Runs.from_frame(df.drop(columns="score"), j)
+    assert np.array_equal(by_score.ranks, by_rank.ranks)
+    assert (by_score.ranks >= 0).sum() > 0
