@@ -150,7 +150,7 @@ def lemma_bounds(scored: pd.DataFrame, n: int) -> tuple[float, float, float]:
         raise ValueError("lemma_bounds needs a 1R frame (exactly one relevant item per target set)")
     value = float(per_set["P"].mean())
     ar = scored.drop_duplicates(["user", "item"])
-    if (scored.groupby(["user", "item"])["score"].nunique() > 1).any():
+    if len(scored.drop_duplicates(["user", "item", "score"])) != len(ar):
         raise ValueError("a (user, item) pair has different scores in different target sets")
     u = ar["user"].to_numpy()
     uniq, inv = np.unique(u, return_inverse=True)

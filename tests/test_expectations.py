@@ -255,3 +255,12 @@ def test_top_positive_counts_reads_each_sets_top_items():
     np.testing.assert_array_equal(E.top_positive_counts(scored, 3, counts), [[20, 30, 10], [10, 20, 0]])
     with pytest.raises(ValueError, match="at least"):
         E.top_positive_counts(scored, 4, counts)
+
+
+def test_lemma_bounds_reject_scores_that_depend_on_the_set():
+    sets = pd.DataFrame(
+        {"set": [0, 0, 1, 1], "user": 1, "item": [1, 3, 2, 3], "relevant": [True, False, True, False],
+         "stratum": 0, "score": [1.0, 0.5, 1.0, 0.7]}  # item 3 scored 0.5 in set 0, 0.7 in set 1
+    )
+    with pytest.raises(ValueError, match="different scores"):
+        E.lemma_bounds(sets, 1)
