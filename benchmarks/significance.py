@@ -17,10 +17,11 @@ p-values must agree within Monte-Carlo error: for each timed pair we report
 nearly all pairs), and ``--check-pairs`` pairs closest to p = 0.05 are also run by scipy and
 ranx at the full count.
 
-The score matrix is per-user nDCG@100 of the roster on ML-100K when ``--scores`` names a saved
-``.npy`` file (systems × users); otherwise a synthetic matrix of per-user precision@100-like
-values (multiples of 0.01, with many ties), which is what the timing depends on: the number of
-systems, users and permutations, not the values.
+The score matrix is, by default, a synthetic matrix of per-user precision@100-like values
+(multiples of 0.01, with many ties); ``--real`` takes the per-user nDCG@100 (or another measure)
+of the first 20 roster systems on ML-100K from the run cache, ``--scores`` a saved ``.npy``
+(systems × users). The timing depends on the number of systems, users and permutations, not on
+the values; the agreement of p-values is checked on whichever matrix is used.
 
 A second part times one full robustness curve as the chapter draws it (Valcarce et al. 2018,
 Sec. 5): ML-100K, per-user 80/20 split, 20 test-set sizes (100 % to 5 % of the ratings) × 50
@@ -30,8 +31,8 @@ tilted towards popular items (depth 100, training items excluded): what the timi
 the number of systems, users, ranks and judged entries, which match the chapter's. ``--roster``
 takes the first 20 systems of the roster instead, from the run cache (trained if absent).
 
-Run: ``python benchmarks/significance.py`` (about eight minutes on two idle cores;
-``--skip-curve`` or ``--skip-tests`` runs one part).
+Run: ``python benchmarks/significance.py`` (a few minutes on two cores; ``--skip-curve`` or
+``--skip-tests`` runs one part).
 """
 
 from __future__ import annotations
@@ -170,6 +171,18 @@ def roster_runs(train, judgments, n_systems: int, split_seed: int):
     return Runs.from_frame(frame, judgments)
 
 
+def real_scores(measure: str, n_systems: int) -> np.ndarray:
+    """Per-user ``measure`` of the first roster systems (the robustness chapter's split), with
+    the users no system is scored on (no relevant test item) dropped."""
+    from recmeta import chapters, splits
+    from recmeta.metrics import Judgments, score_matrix
+
+    split = splits.holdout_per_user(chapters.ratings("ml-100k"), 0.2, seed=0)
+    judgments = Judgments.from_frame(split.test, threshold=4)
+    runs = roster_runs(split.train, judgments, n_systems, 0)
+    return sg.evaluated_users(score_matrix(judgments, runs, measure))
+
+
 def time_curve(n_systems: int, n_samples: int, seed: int, use_roster: bool) -> None:
     from recmeta import agreement, chapters, incompleteness, splits
     from recmeta.metrics import Judgments, aggregate, score_matrices
@@ -220,6 +233,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ranx-counts", type=int, nargs=2, default=(2_000, 8_000))
     parser.add_argument("--check-pairs", type=int, default=2, help="pairs re-run at full size")
     parser.add_argument("--scores", help="a saved systems × users .npy score matrix")
+    parser.add_argument("--real", metavar="MEASURE", nargs="?", const="nDCG@100",
+                        help="per-user scores of MEASURE (default nDCG@100) for the first "
+                             "--systems roster systems on ML-100K, from the run cache")
     parser.add_argument("--full", action="store_true", help="scipy and ranx on all pairs, full size")
     parser.add_argument("--seed", type=int, default=20180702)
     parser.add_argument("--curve-samples", type=int, default=50)
@@ -239,6 +255,9 @@ def compare_tests(args: argparse.Namespace) -> None:
     if args.scores:
         scores = np.load(args.scores)
         source = f"scores from {args.scores}"
+    elif args.real:
+        scores = real_scores(args.real, args.systems)
+        source = f"per-user {args.real} of {args.systems} roster systems on ML-100K"
     else:
         scores = synthetic_scores(args.systems, args.users, args.seed)
         source = "synthetic P@100-like scores"
