@@ -14,10 +14,11 @@ needs beyond :mod:`recmeta.incompleteness`, :mod:`recmeta.agreement` and
   items: removing an item removes its test ratings in every fold, removing a user removes all
   of that user's topics.
 * :class:`HitScorer` — the nine metrics at one cut-off, computed from the judged positions of
-  the lists only (a few per list) instead of the dense depth × systems × topics arrays of
-  :mod:`recmeta.metrics`. It gives the engine's values (tested against
-  :func:`recmeta.metrics.score_matrices`, itself tested against trec_eval) and makes the
-  thousands of incomplete test sets of the study cheap.
+  the lists only (a few per list); the hits are found once and each incomplete test set only
+  switches some of them off. It gives the engine's values (tested against
+  :func:`recmeta.metrics.score_matrices`, itself tested against trec_eval), about as fast as
+  the engine's compiled pass, and adds the paper's reading of infAP (eq. 11), which the engine,
+  following trec_eval on plain qrels, does not compute.
 * :func:`score_masks` — arithmetic and geometric system means on every incomplete test set from
   one scoring pass.
 * :func:`per_user` — the other pooling (each user's scores averaged over folds first), to show
