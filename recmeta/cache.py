@@ -18,6 +18,7 @@ The root is ``$RECMETA_CACHE``, else ``_cache/runs`` in the project folder (see
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -26,7 +27,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -152,6 +153,30 @@ def read_key(path: str | os.PathLike) -> dict[str, Any] | None:
     return json.loads(raw) if raw else None
 
 
+@contextlib.contextmanager
+def lock(final: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on the run stored at ``final`` while making it.
+
+    Two processes asked for the same run at once would otherwise write the same blocks and one
+    would remove the other's parts on finishing. The lock is an ``flock`` on ``<final>.lock``,
+    released by the kernel even if the holder dies; where ``fcntl`` is missing (Windows), runs
+    are made without a lock.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    path = Path(str(final) + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 class Parts:
     """The finished blocks of a run in progress, kept beside its final path.
 
@@ -241,6 +266,7 @@ def clear(
             shutil.rmtree(p, ignore_errors=True)
         else:
             p.unlink(missing_ok=True)
+        Path(str(p).removesuffix(".parts") + ".lock").unlink(missing_ok=True)
         n += 1
     for t in root.rglob(".*.tmp"):  # left by a killed writer
         t.unlink(missing_ok=True)

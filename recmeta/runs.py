@@ -521,20 +521,33 @@ def make(
         if path.exists():
             df = cache.read_frame(path)
         else:
-            model = train(system, train_df, seed=seed, n=depth)
-            if pairs is not None:
-                df = score_candidates(model, pairs, engine=engine, use_ray=use_ray, n_jobs=n_jobs,
-                                      block=block, progress=progress)
-                cache.write_frame(df, path, key)
-            else:
-                df = _resumable_top_n(model, key, path, depth=depth, candidates=candidates,
-                                      test=test, engine=engine, use_ray=use_ray, n_jobs=n_jobs,
-                                      block=block, progress=progress)
+            with cache.lock(path):  # another process may be making the same run
+                if path.exists():
+                    df = cache.read_frame(path)
+                else:
+                    df = _make_one(system, train_df, key, path, seed=seed, depth=depth,
+                                   candidates=candidates, test=test, pairs=pairs, engine=engine,
+                                   use_ray=use_ray, n_jobs=n_jobs, block=block, progress=progress)
         out.append(df.assign(system=system.name))
     if not out:
         return pd.DataFrame(columns=["system", *RUN_COLUMNS])
     res = pd.concat(out, ignore_index=True)
     return res[["system", *[c for c in res.columns if c != "system"]]]
+
+
+def _make_one(system, train_df, key, path, *, seed, depth, candidates, test, pairs, engine,
+              use_ray, n_jobs, block, progress) -> pd.DataFrame:
+    from . import cache
+
+    model = train(system, train_df, seed=seed, n=depth)
+    if pairs is not None:
+        df = score_candidates(model, pairs, engine=engine, use_ray=use_ray, n_jobs=n_jobs,
+                              block=block, progress=progress)
+        cache.write_frame(df, path, key)
+        return df
+    return _resumable_top_n(model, key, path, depth=depth, candidates=candidates, test=test,
+                            engine=engine, use_ray=use_ray, n_jobs=n_jobs, block=block,
+                            progress=progress)
 
 
 def _resumable_top_n(model: Model, key, path, **kw) -> pd.DataFrame:

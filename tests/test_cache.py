@@ -191,3 +191,26 @@ def test_cli_runs_make_list_clear(tmp_path, monkeypatch, capsys, ml100k):
     assert main(["runs", "clear", "--yes"]) == 0
     assert cache.entries(tmp_path).empty
     assert main(["runs", "make", "--dataset", "ml-100k", "--systems", "nope", "--offline"]) == 2
+
+
+def _make_pop_run(args):
+    root, ratings = args
+    from recmeta import roster, runs
+
+    return len(runs.make([roster.get("pop")], ratings, dataset="tiny", split="all", root=root,
+                         block=2, progress=False))
+
+
+def test_two_processes_making_the_same_run_share_it(tmp_path):
+    """Concurrent makers of one run: one makes it under the lock, the other reads it."""
+    import multiprocessing as mp
+
+    rng = np.random.default_rng(0)
+    ratings = pd.DataFrame({"user": np.repeat(np.arange(12), 5),
+                            "item": rng.integers(0, 40, 60), "rating": 4.0}).drop_duplicates(["user", "item"])
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        sizes = pool.map(_make_pop_run, [(str(tmp_path), ratings)] * 2)
+    assert sizes[0] == sizes[1] > 0
+    assert not list(tmp_path.rglob("*.parts"))
+    assert len(list(tmp_path.rglob("*.parquet"))) == 1
