@@ -33,11 +33,24 @@ from .evaluation import (
 )
 from .expected import expected_metric, expected_value, sampled_metric_values
 from .held_out import candidate_pairs, true_ranks
-from .multi import MULTI_METRIC_NAMES, expected_multi_metric, multi_metric_moments, multi_metric_values, multi_rank_pmf, simulate_multi_ranks  # noqa: F401
+from .multi import (
+    MULTI_METRIC_NAMES,
+    expected_multi_metric,
+    multi_metric_moments,
+    multi_metric_values,
+    multi_rank_pmf,
+    simulate_multi_ranks,
+)
 from .rank_distribution import rank_pmf, sample_ranks, simulate_item_sampling
 from .rank_metrics import METRIC_NAMES, RankMetric, metric_value, parse_rank_metric
 
 __all__ = [
+    "MULTI_METRIC_NAMES",
+    "expected_multi_metric",
+    "multi_metric_moments",
+    "multi_metric_values",
+    "multi_rank_pmf",
+    "simulate_multi_ranks",
     "rank_pmf",
     "sample_ranks",
     "simulate_item_sampling",
