@@ -21,7 +21,20 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["PROFILES", "profile", "ratings", "Chapter", "find", "discover", "run", "ChapterError"]
+__all__ = [
+    "PROFILES",
+    "GRADED_ONLY",
+    "profile",
+    "ratings",
+    "threshold",
+    "Execution",
+    "start",
+    "Chapter",
+    "find",
+    "discover",
+    "run",
+    "ChapterError",
+]
 
 PROFILES = ("full", "quick")
 ENV_VAR = "RECMETA_PROFILE"
@@ -39,25 +52,161 @@ def profile(default: str = "full") -> str:
     return value
 
 
-def ratings(dataset: str, **columns: str | None) -> pd.DataFrame:
-    """Ratings frame of a chapter's ``dataset`` parameter.
+#: chapters that need graded relevance, and why; they refuse implicit-feedback data
+GRADED_ONLY: dict[str, str] = {
+    "statistical-biases": "its protocols make relevance from a rating threshold (4 stars and up)",
+    "assessing-ranking-metrics": "relevance is a rating threshold and ERR weighs the grades",
+    "multigraded-relevance": "µAP, NDCNG and nDCG with rating gains need several grades",
+}
+
+
+def ratings(dataset: str | os.PathLike, *, needs: str | None = None, **columns: str | None) -> pd.DataFrame:
+    """Ratings frame of a chapter's ``dataset`` parameter (see :func:`recmeta.data.load`).
 
     A registered name (``ml-100k``, ``ml-latest-small``, ...) loads that release; a path to a CSV
-    file loads your own data, with columns ``user, item, rating[, timestamp]`` unless ``columns``
-    maps them (see :func:`recmeta.data.from_csv`).
+    file loads your own data, with columns ``user, item[, rating][, timestamp]`` unless
+    ``columns`` maps them. A file without ratings loads as implicit feedback. ``needs="graded"``
+    (chapters of :data:`GRADED_ONLY`) refuses such data with the reason and the chapters that
+    do run on it.
     """
     from . import data
 
-    if dataset in data.REGISTRY:
-        return data.load(dataset)
-    path = Path(dataset)
-    if path.suffix.lower() in {".csv", ".tsv"} or path.exists():
-        if not columns:
-            head = pd.read_csv(path, nrows=0, sep="\t" if path.suffix == ".tsv" else ",").columns
-            columns = {"timestamp": "timestamp"} if "timestamp" in head else {}
-        return data.from_csv(path, sep="\t" if path.suffix == ".tsv" else ",", **columns)
-    known = ", ".join(sorted(data.REGISTRY))
-    raise KeyError(f"dataset {dataset!r} is neither a registered release ({known}) nor a CSV file.")
+    df = data.load(dataset, **columns)
+    if needs not in (None, "graded"):
+        raise ValueError(f"needs={needs!r}: use None or 'graded'")
+    if needs == "graded" and data.is_implicit(df):
+        here = _calling_chapter()
+        why = GRADED_ONLY.get(here, "the chapter needs graded relevance")
+        runnable = ", ".join(_implicit_chapters())
+        raise data.DataError(
+            f"{data.describe_source(dataset)} has no rating column (implicit feedback), and this "
+            f"chapter cannot run on it: {why}. Chapters that run on implicit feedback: {runnable}. "
+            "If the file does hold ratings under another name, map it (rating=...)."
+        )
+    return df
+
+
+def _implicit_chapters() -> list[str]:
+    """Chapters of the project that run on implicit feedback (those not in GRADED_ONLY)."""
+    from .data import project_root
+
+    try:
+        return [c.name for c in discover(project_root()) if c.name not in GRADED_ONLY]
+    except ChapterError:
+        return ["datasets", "sampled-metrics", "robustness"]
+
+
+def _csv_columns(path: Path) -> list[str]:
+    """The header of a ratings file (tab-separated for ``.tsv``)."""
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
+
+
+def _calling_chapter() -> str:
+    """Name of the chapter being executed, from ``$RECMETA_CHAPTER`` (set by :func:`run`)."""
+    return os.environ.get("RECMETA_CHAPTER", "")
+
+
+def threshold(df: pd.DataFrame, value: float) -> float | None:
+    """The relevance threshold a chapter applies to ``df``: ``value``, or None for implicit data.
+
+    With implicit feedback every interaction is relevant and the threshold is ignored; the
+    function says so once, in the chapter's output.
+    """
+    from . import data
+
+    if data.is_implicit(df):
+        print(f"Implicit feedback (no ratings): every interaction is relevant; the threshold "
+              f"{value:g} is ignored.")
+        return None
+    return value
+
+
+@dataclass
+class Execution:
+    """How a chapter page was executed; :meth:`finish` shows it (and glues it for the page top).
+
+    Built by :func:`start` in a chapter's set-up cell. It records the profile, dataset and seed,
+    the versions of recmeta and LensKit, the wall time from :func:`start` to :meth:`finish`, and
+    how many recommender runs came from the run cache and how many were made during the chapter.
+    """
+
+    chapter: str
+    profile: str
+    dataset: str | None
+    seed: object
+    started: float
+    started_at: str
+    runs_before: dict[str, int]
+
+    def facts(self) -> dict[str, object]:
+        """The record as a plain mapping (also what :meth:`finish` renders)."""
+        import time
+
+        from . import runs
+
+        import importlib.metadata as md
+
+        cached = runs.RUN_COUNTS["cached"] - self.runs_before["cached"]
+        made = runs.RUN_COUNTS["made"] - self.runs_before["made"]
+        return {
+            "chapter": self.chapter,
+            "profile": self.profile,
+            "dataset": self.dataset,
+            "seed": self.seed,
+            "recmeta": md.version("recmeta"),
+            "lenskit": md.version("lenskit"),
+            "executed": self.started_at,
+            "seconds": time.perf_counter() - self.started,
+            "runs_cached": cached,
+            "runs_made": made,
+        }
+
+    def markdown(self) -> str:
+        f = self.facts()
+        secs = float(f["seconds"])  # type: ignore[arg-type]
+        wall = f"{secs:.0f} s" if secs < 90 else f"{int(secs // 60)} min {secs % 60:.0f} s"
+        total = int(f["runs_cached"]) + int(f["runs_made"])  # type: ignore[arg-type]
+        if total == 0:
+            runs_text = "no recommender runs"
+        else:
+            runs_text = (f"{total} recommender runs, {f['runs_cached']} read from the run cache "
+                         f"and {f['runs_made']} trained during this execution")
+        parts = [f"profile: **{f['profile']}**"]
+        if f["dataset"] is not None:
+            parts.append(f"dataset: {f['dataset']}")
+        if f["seed"] is not None:
+            parts.append(f"seed: {f['seed']}")
+        parts += [f"recmeta {f['recmeta']}", f"LensKit {f['lenskit']}",
+                  f"executed {f['executed']} in {wall}", runs_text]
+        return "**How this page was run.** " + " · ".join(parts) + "."
+
+    def finish(self):
+        """Display the record and glue it as ``execution`` (shown under the chapter's title)."""
+        from IPython.display import Markdown, display
+
+        md = Markdown(self.markdown())
+        try:
+            from myst_nb import glue
+
+            glue("execution", md, display=False)
+        except ImportError:  # outside a book build the glue is not needed
+            pass
+        display(md)
+        return None
+
+
+def start(chapter: str, *, profile: str, dataset: object = None, seed: object = None) -> Execution:
+    """Begin the record of a chapter's execution (call it in the set-up cell)."""
+    import datetime
+    import time
+
+    from . import data, runs
+
+    name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
+    os.environ["RECMETA_CHAPTER"] = chapter
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return Execution(chapter, profile, name, seed, time.perf_counter(), now, dict(runs.RUN_COUNTS))
 
 
 @dataclass(frozen=True)
@@ -159,6 +308,19 @@ def run(
     if dataset is not None:
         if "dataset" not in chapter.parameters:
             raise ChapterError(f"chapter {name!r} has no 'dataset' parameter.")
+        from . import data
+
+        if data.is_path(dataset):  # the notebook runs in the project folder: pass an absolute path
+            path = Path(dataset).resolve()
+            if not path.is_file():
+                raise ChapterError(f"no such ratings file: {dataset}")
+            if name in GRADED_ONLY and "rating" not in _csv_columns(path):
+                raise ChapterError(
+                    f"{path.name} has no rating column (implicit feedback), and chapter {name!r} "
+                    f"cannot run on it: {GRADED_ONLY[name]}. Chapters that run on implicit "
+                    f"feedback: {', '.join(_implicit_chapters())}."
+                )
+            dataset = str(path)
         params["dataset"] = dataset
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -167,6 +329,7 @@ def run(
     jupytext.write(jupytext.read(chapter.path), src)
     env_before = os.environ.get(ENV_VAR)
     os.environ[ENV_VAR] = "quick" if quick else (env_before or "full")
+    os.environ["RECMETA_CHAPTER"] = name
     try:
         pm.execute_notebook(
             str(src), str(dst), parameters=params, kernel_name="python3",

@@ -19,6 +19,11 @@ def _data_fetch(args: argparse.Namespace) -> int:
     from . import data
 
     for name in args.names:
+        if data.is_path(name):  # one's own file: nothing to download, check that it loads
+            df = data.load(name)
+            kind = "interactions (implicit feedback)" if data.is_implicit(df) else "ratings"
+            print(f"{name}: a local file, {len(df):,} {kind}; nothing to fetch")
+            continue
         path = data.fetch(name, seed=args.seed, download=not args.offline)
         print(f"{name}: {path}")
     return 0
@@ -27,7 +32,8 @@ def _data_fetch(args: argparse.Namespace) -> int:
 def _data_stats(args: argparse.Namespace) -> int:
     from . import data
 
-    rows = [data.stats(data.load(n, download=not args.offline), n) for n in args.names]
+    rows = [data.stats(data.load(n, download=not args.offline), data.describe_source(n))
+            for n in args.names]
     if args.json:
         print(json.dumps(rows if len(rows) > 1 else rows[0], indent=2))
         return 0
@@ -37,7 +43,7 @@ def _data_stats(args: argparse.Namespace) -> int:
             if isinstance(v, float):
                 v = f"{v:.6g}"
             elif isinstance(v, dict):
-                v = ", ".join(f"{kk:g}: {vv}" for kk, vv in v.items())
+                v = ", ".join(f"{kk:g}: {vv}" for kk, vv in v.items()) or "none (implicit feedback)"
             print(f"{k:<{width}}  {v}")
         print()
     return 0
@@ -56,12 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="list, fetch and describe the registered datasets")
     dsub = p.add_subparsers(dest="data_command", required=True)
     f = dsub.add_parser("fetch", help="download (or copy from a pre-filled folder) and verify")
-    f.add_argument("names", nargs="+", metavar="NAME")
+    f.add_argument("names", nargs="+", metavar="NAME", help="registered release, or path of a CSV file")
     f.add_argument("--seed", metavar="DIR", help="folder holding already extracted releases")
     f.add_argument("--offline", action="store_true", help="never download")
     f.set_defaults(func=_data_fetch)
     s = dsub.add_parser("stats", help="users, items, ratings, density, Gini indices")
-    s.add_argument("names", nargs="+", metavar="NAME")
+    s.add_argument("names", nargs="+", metavar="NAME", help="registered release, or path of a CSV file")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--offline", action="store_true", help="never download")
     s.set_defaults(func=_data_stats)

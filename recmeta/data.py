@@ -2,6 +2,13 @@
 
 Every loader returns a *tidy ratings frame*: one row per (user, item) pair with the columns
 ``user``, ``item``, ``rating`` (float64) and, where the source has one, ``timestamp`` (int64).
+Data without ratings (implicit feedback: clicks, plays, purchases) load as an *interaction
+frame*, the same without the ``rating`` column; every interaction counts as relevant, and
+:func:`is_implicit` tells the two apart.
+
+:func:`load` is the one loader of the package: it takes a registered release name or the path
+of a CSV/TSV file of your own, so every command and chapter parameter that names a dataset
+accepts either.
 
 The cache directory is ``$RECMETA_DATA`` if set, else ``data/`` in the current directory. A
 cache that already holds the extracted folder of a release (``<cache>/ml-100k/u.data``, ...) is
@@ -36,6 +43,8 @@ __all__ = [
     "info",
     "fetch",
     "load",
+    "is_implicit",
+    "describe_source",
     "from_frame",
     "from_csv",
     "validate_ratings",
@@ -272,12 +281,7 @@ def _read_ratings(d: DatasetInfo, path: Path) -> pd.DataFrame:
     return df.astype({"user": "int64", "item": "int64", "rating": "float64", "timestamp": "int64"})
 
 
-def load(name: str, *, download: bool = True) -> pd.DataFrame:
-    """Tidy ratings frame of a registered release (fetched on first use).
-
-    The frame is validated (see :func:`validate_ratings`) and its size checked against the
-    release's documented numbers of ratings, users and items.
-    """
+def _load_release(name: str, *, download: bool = True) -> pd.DataFrame:
     d = info(name)
     path = fetch(name, download=download)
     df = validate_ratings(_read_ratings(d, path), source=str(path))
@@ -291,24 +295,73 @@ def load(name: str, *, download: bool = True) -> pd.DataFrame:
     return df
 
 
-def validate_ratings(df: pd.DataFrame, *, source: str = "ratings") -> pd.DataFrame:
+def is_path(dataset: str | os.PathLike) -> bool:
+    """Whether ``dataset`` names a file of one's own rather than a registered release."""
+    if not isinstance(dataset, (str, os.PathLike)):
+        return False
+    text = os.fspath(dataset)
+    return text not in REGISTRY and (
+        Path(text).suffix.lower() in {".csv", ".tsv", ".txt"} or os.sep in text or Path(text).exists()
+    )
+
+
+def load(dataset: str | os.PathLike, *, download: bool = True, **columns: str | None) -> pd.DataFrame:
+    """Tidy ratings frame of a registered release or of a ratings file of your own.
+
+    A registered name (``ml-100k``, ``ml-latest-small``, ...) loads that release, fetched on
+    first use, validated (:func:`validate_ratings`) and checked against its documented numbers
+    of ratings, users and items. Any other value is read as the path of a CSV file (a ``.tsv``
+    file is tab-separated) through :func:`from_csv`; ``columns`` maps its column names there.
+    """
+    if isinstance(dataset, str) and dataset in REGISTRY:
+        if columns:
+            raise ValueError(f"column mappings apply to files, not to the release {dataset!r}")
+        return _load_release(dataset, download=download)
+    if is_path(dataset):
+        p = Path(dataset)
+        return from_csv(p, sep="\t" if p.suffix.lower() == ".tsv" else ",", **columns)
+    known = ", ".join(sorted(REGISTRY))
+    raise KeyError(
+        f"dataset {os.fspath(dataset)!r} is neither a registered release (known datasets: "
+        f"{known}) nor a ratings file; give a release name or a file path (e.g. ./ratings.csv)."
+    )
+
+
+def is_implicit(df: pd.DataFrame) -> bool:
+    """True for an interaction frame (no ``rating`` column): every pair in it is relevant."""
+    return "rating" not in df.columns
+
+
+def describe_source(dataset: str | os.PathLike) -> str:
+    """How a dataset parameter reads in prose: the release name, or the file name of a path."""
+    if isinstance(dataset, str) and dataset in REGISTRY:
+        return dataset
+    return Path(dataset).name
+
+
+def validate_ratings(df: pd.DataFrame, *, source: str = "ratings", implicit: bool = False) -> pd.DataFrame:
     """Check a tidy ratings frame and return it with canonical dtypes.
 
     Rejected, each with a message that names the problem: an empty table, a missing ``user``,
     ``item`` or ``rating`` column, missing values, non-numeric ratings, duplicate (user, item)
-    pairs. Nothing is dropped or coerced silently: ratings must already be numeric.
+    pairs. Nothing is dropped or coerced silently: ratings must already be numeric. With
+    ``implicit=True`` the frame has no ``rating`` column (implicit feedback) and none is asked for.
     """
     if not isinstance(df, pd.DataFrame):
         raise DataError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in ("user", "item", "rating") if c not in df.columns]
+    required = ("user", "item") if implicit else ("user", "item", "rating")
+    missing = [c for c in required if c not in df.columns]
     if missing:
         raise DataError(
             f"{source}: missing column(s) {missing}; found {list(df.columns)}. "
-            "Map your columns with from_frame(df, user=..., item=..., rating=...)."
+            "Map your columns with from_frame(df, user=..., item=..., rating=...)"
+            + ("" if "rating" not in missing or len(missing) > 1 else
+               "; for data without ratings (clicks, plays) pass rating=None")
+            + "."
         )
     if len(df) == 0:
         raise DataError(f"{source}: the ratings table is empty; at least one rating is needed.")
-    cols = ["user", "item", "rating"] + (["timestamp"] if "timestamp" in df.columns else [])
+    cols = list(required) + (["timestamp"] if "timestamp" in df.columns else [])
     nulls = df[cols].isna().sum()
     if nulls.any():
         bad = {c: int(n) for c, n in nulls.items() if n}
@@ -317,7 +370,7 @@ def validate_ratings(df: pd.DataFrame, *, source: str = "ratings") -> pd.DataFra
             f"{source}: missing values {bad} (first rows {first}); remove or fill them "
             "before loading, recmeta does not guess."
         )
-    for col in ["rating"] + (["timestamp"] if "timestamp" in cols else []):
+    for col in [c for c in ("rating", "timestamp") if c in cols]:
         s = df[col]
         if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
             raise DataError(
@@ -327,11 +380,14 @@ def validate_ratings(df: pd.DataFrame, *, source: str = "ratings") -> pd.DataFra
     dup = df.duplicated(["user", "item"], keep=False)
     if dup.any():
         ex = df.loc[dup, ["user", "item"]].drop_duplicates().head(3).to_records(index=False)
+        what = "interaction" if implicit else "rating"
         raise DataError(
             f"{source}: {int(dup.sum())} rows share a (user, item) pair, e.g. "
-            f"{[tuple(r) for r in ex]}; keep one rating per pair (e.g. the latest) before loading."
+            f"{[tuple(r) for r in ex]}; keep one {what} per pair (e.g. the latest) before loading."
         )
-    out = df[cols].reset_index(drop=True).astype({"rating": "float64"})
+    out = df[cols].reset_index(drop=True)
+    if not implicit:
+        out = out.astype({"rating": "float64"})
     if "timestamp" in cols:
         ts = out["timestamp"]
         if pd.api.types.is_float_dtype(ts) and not np.all(np.mod(ts, 1) == 0):
@@ -340,33 +396,59 @@ def validate_ratings(df: pd.DataFrame, *, source: str = "ratings") -> pd.DataFra
     return out
 
 
+_AUTO = "auto"
+
+
 def from_frame(
     df: pd.DataFrame,
     *,
     user: str = "user",
     item: str = "item",
-    rating: str = "rating",
-    timestamp: str | None = None,
+    rating: str | None = _AUTO,
+    timestamp: str | None = _AUTO,
     source: str = "DataFrame",
 ) -> pd.DataFrame:
-    """Tidy ratings frame from your own table, with a column mapping; validated."""
-    mapping = {user: "user", item: "item", rating: "rating"}
+    """Tidy ratings frame from your own table, with a column mapping; validated.
+
+    ``rating`` names the rating column; by default a column ``rating`` is used when there is
+    one, and a table without it is read as implicit feedback (every interaction relevant, no
+    ``rating`` column in the result; see :func:`is_implicit`). ``rating=None`` asks for implicit
+    feedback explicitly; a named column that is absent is an error. ``timestamp`` likewise: a
+    ``timestamp`` column is kept when present, ``timestamp=None`` drops it.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise DataError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
+    if rating == _AUTO:
+        rating = "rating" if "rating" in df.columns else None
+    if timestamp == _AUTO:
+        timestamp = "timestamp" if "timestamp" in df.columns else None
+    mapping = {user: "user", item: "item"}
+    if rating is not None:
+        mapping[rating] = "rating"
     if timestamp is not None:
         mapping[timestamp] = "timestamp"
     missing = [c for c in mapping if c not in df.columns]
     if missing:
         raise DataError(
             f"{source}: missing column(s) {missing}; found {list(df.columns)}. "
-            "Pass the right names as user=, item=, rating=, timestamp=."
+            "Pass the right names as user=, item=, rating=, timestamp= (rating=None for data "
+            "without ratings)."
         )
-    return validate_ratings(df[list(mapping)].rename(columns=mapping), source=source)
+    taken = df[list(mapping)].rename(columns=mapping)
+    return validate_ratings(taken, source=source, implicit=rating is None)
 
 
 def from_csv(path: str | os.PathLike, *, sep: str = ",", **columns: str | None) -> pd.DataFrame:
-    """Tidy ratings frame from a CSV file with a header row; ``columns`` as in :func:`from_frame`."""
+    """Tidy ratings frame from a CSV file with a header row; ``columns`` as in :func:`from_frame`.
+
+    A ``timestamp`` column is kept when present; a file without a ``rating`` column loads as
+    implicit feedback.
+    """
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such ratings file: {p}")
+    if p.is_dir():
+        raise DataError(f"{p} is a folder; give the path of the ratings file inside it.")
     df = pd.read_csv(p, sep=sep)
     return from_frame(df, source=str(p), **columns)  # type: ignore[arg-type]
 
@@ -388,10 +470,12 @@ def stats(df: pd.DataFrame, name: str = "") -> dict[str, object]:
     """Summary in the spirit of Valcarce et al. (2018), Table 2.
 
     users, items, ratings, density = ratings / (users · items), Gini index of the item
-    popularity (ratings per rated item) and of user activity, and the rating-value distribution.
+    popularity (ratings per rated item) and of user activity, and the rating-value distribution
+    (empty, with ``implicit`` true, for implicit feedback).
     """
     n_u, n_i, n_r = int(df["user"].nunique()), int(df["item"].nunique()), len(df)
-    dist = df["rating"].value_counts().sort_index()
+    implicit = is_implicit(df)
+    dist = {} if implicit else df["rating"].value_counts().sort_index()
     return {
         "dataset": name,
         "users": n_u,
@@ -400,15 +484,16 @@ def stats(df: pd.DataFrame, name: str = "") -> dict[str, object]:
         "density": n_r / (n_u * n_i),
         "item_gini": gini(df.groupby("item").size().to_numpy()),
         "user_gini": gini(df.groupby("user").size().to_numpy()),
-        "rating_distribution": {float(k): int(v) for k, v in dist.items()},
+        "implicit": implicit,
+        "rating_distribution": {float(k): int(v) for k, v in dict(dist).items()},
     }
 
 
 def to_lenskit(df: pd.DataFrame):
-    """LensKit :class:`~lenskit.data.Dataset` of a tidy ratings frame."""
+    """LensKit :class:`~lenskit.data.Dataset` of a tidy ratings or interaction frame."""
     from lenskit.data import from_interactions_df
 
     kw = {"timestamp_col": "timestamp"} if "timestamp" in df.columns else {}
-    return from_interactions_df(
-        df, user_col="user", item_col="item", rating_col="rating", **kw
-    )
+    if not is_implicit(df):
+        kw["rating_col"] = "rating"
+    return from_interactions_df(df, user_col="user", item_col="item", **kw)

@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["System", "ROSTER", "TRAINING_ENVIRONMENT", "get", "names", "systems"]
+__all__ = ["System", "ROSTER", "TRAINING_ENVIRONMENT", "get", "names", "systems", "for_implicit"]
 
 #: LensKit training environment used for every system (see the module docstring)
 TRAINING_ENVIRONMENT: dict[str, str] = {"LK_TORCH_COMPILE": "0"}
@@ -54,6 +54,7 @@ class System:
     config: Mapping[str, Any] = field(default_factory=dict)
     family: str = ""
     description: str = ""
+    needs_ratings: bool = False  # learns from rating values, so cannot train on implicit feedback
 
     def scorer(self):
         """A fresh, untrained instance of the scoring component."""
@@ -79,6 +80,11 @@ def _s(name, component, family, description, **config) -> System:
     return System(name, component, config, family, description)
 
 
+def _r(name, component, family, description, **config) -> System:
+    """A system that learns from rating values (explicit feedback)."""
+    return System(name, component, config, family, description, needs_ratings=True)
+
+
 _IKNN, _UKNN = "lenskit.knn:ItemKNNScorer", "lenskit.knn:UserKNNScorer"
 _IMF, _FLEX = "lenskit.als:ImplicitMFScorer", "lenskit.flexmf:FlexMFImplicitScorer"
 _PREFER = {"user_embeddings": "prefer"}
@@ -91,15 +97,15 @@ ROSTER: dict[str, System] = {
            "random scores, a seeded hash of (user, item)", seed=0),
         _s("pop", "lenskit.basic:PopScorer", "baseline", "most popular (training counts)",
            score="count"),
-        _s("bias", "lenskit.basic:BiasScorer", "baseline", "global + item + user bias, damped",
+        _r("bias", "lenskit.basic:BiasScorer", "baseline", "global + item + user bias, damped",
            damping=5.0),
-        _s("iknn-20", _IKNN, "item-knn", "item kNN on mean-centred ratings, 20 neighbours",
+        _r("iknn-20", _IKNN, "item-knn", "item kNN on mean-centred ratings, 20 neighbours",
            max_nbrs=20, feedback="explicit"),
         _s("iknn-imp-20", _IKNN, "item-knn", "item kNN on binary data, 20 neighbours",
            max_nbrs=20, feedback="implicit"),
         _s("iknn-imp-100", _IKNN, "item-knn", "item kNN on binary data, 100 neighbours",
            max_nbrs=100, feedback="implicit"),
-        _s("uknn-30", _UKNN, "user-knn", "user kNN on mean-centred ratings, 30 neighbours",
+        _r("uknn-30", _UKNN, "user-knn", "user kNN on mean-centred ratings, 30 neighbours",
            max_nbrs=30, feedback="explicit"),
         _s("uknn-imp-30", _UKNN, "user-knn", "user kNN on binary data, 30 neighbours",
            max_nbrs=30, feedback="implicit"),
@@ -111,11 +117,11 @@ ROSTER: dict[str, System] = {
            weight=40.0, regularization=0.1, epochs=10, **_PREFER),
         _s("wrmf-100", _IMF, "mf", "implicit ALS (WRMF), 100 factors", embedding_size=100,
            weight=40.0, regularization=0.1, epochs=10, **_PREFER),
-        _s("biasedmf-50", "lenskit.als:BiasedMFScorer", "mf", "biased MF by explicit ALS, 50 factors",
+        _r("biasedmf-50", "lenskit.als:BiasedMFScorer", "mf", "biased MF by explicit ALS, 50 factors",
            embedding_size=50, regularization=0.1, damping=5.0, epochs=10, **_PREFER),
-        _s("funksvd-50", "lenskit.funksvd:FunkSVDScorer", "mf", "FunkSVD (SGD), 50 factors",
+        _r("funksvd-50", "lenskit.funksvd:FunkSVDScorer", "mf", "FunkSVD (SGD), 50 factors",
            embedding_size=50, epochs=100),
-        _s("biasedsvd-50", "lenskit.sklearn.svd:BiasedSVDScorer", "mf",
+        _r("biasedsvd-50", "lenskit.sklearn.svd:BiasedSVDScorer", "mf",
            "truncated SVD of bias-removed ratings (PureSVD-like), 50 factors", embedding_size=50,
            damping=5.0),
         _s("ease-250", "lenskit.knn:EASEScorer", "linear", "EASE, L2 = 250", regularization=250.0),
@@ -157,3 +163,16 @@ def systems(spec: str | list[str] | None = None) -> list[System]:
     if not out:
         raise ValueError("no system named; give names from recmeta.roster.names()")
     return out
+
+
+def for_implicit(spec: str | list[str] | None, implicit: bool) -> tuple[list[str], list[str]]:
+    """Names of ``spec`` that can train on the data, and those left out because they need ratings.
+
+    With explicit ratings every system is kept; with implicit feedback the systems that learn
+    from rating values (:attr:`System.needs_ratings`) are left out.
+    """
+    chosen = [s.name for s in systems(spec)]
+    if not implicit:
+        return chosen, []
+    return ([n for n in chosen if not ROSTER[n].needs_ratings],
+            [n for n in chosen if ROSTER[n].needs_ratings])

@@ -57,6 +57,9 @@ __all__ = [
     "Engine",
 ]
 
+#: how many runs :func:`make` read from the cache and how many it made, in this process
+RUN_COUNTS: dict[str, int] = {"cached": 0, "made": 0}
+
 Candidates = Literal["all", "test"]
 Engine = Literal["auto", "fast", "lenskit"]
 RUN_COLUMNS = ["user", "item", "rank", "score"]
@@ -90,9 +93,14 @@ def train(system: System | Any, train_df: pd.DataFrame, *, seed: int = 0, n: int
 
     from .data import to_lenskit
 
-    _check_frame(train_df, "the training frame", ["user", "item", "rating"])
+    _check_frame(train_df, "the training frame", ["user", "item"])
     if len(train_df) == 0:
         raise ValueError("the training frame is empty")
+    if isinstance(system, System) and system.needs_ratings and "rating" not in train_df.columns:
+        raise ValueError(
+            f"system {system.name!r} learns from rating values and the training frame has none "
+            "(implicit feedback); choose systems with roster.for_implicit(names, True)."
+        )
     data = to_lenskit(train_df)
     if isinstance(system, System):
         pipe, name = system.pipeline(n=n), system.name
@@ -520,14 +528,17 @@ def make(
         path = key.path(root)
         if path.exists():
             df = cache.read_frame(path)
+            RUN_COUNTS["cached"] += 1
         else:
             with cache.lock(path):  # another process may be making the same run
                 if path.exists():
                     df = cache.read_frame(path)
+                    RUN_COUNTS["cached"] += 1
                 else:
                     df = _make_one(system, train_df, key, path, seed=seed, depth=depth,
                                    candidates=candidates, test=test, pairs=pairs, engine=engine,
                                    use_ray=use_ray, n_jobs=n_jobs, block=block, progress=progress)
+                    RUN_COUNTS["made"] += 1
         out.append(df.assign(system=system.name))
     if not out:
         return pd.DataFrame(columns=["system", *RUN_COLUMNS])

@@ -39,7 +39,7 @@ class Split:
 
 
 def _check(df: pd.DataFrame) -> None:
-    for c in ("user", "item", "rating"):
+    for c in ("user", "item"):  # ratings are optional: implicit feedback splits the same way
         if c not in df.columns:
             raise DataError(f"split input lacks column {c!r}; load it with recmeta.data first.")
     if len(df) == 0:

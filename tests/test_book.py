@@ -24,6 +24,35 @@ def test_book_builds_every_page(built_book):
         assert (built_book / f"{f}.html").exists(), f"{f} was not built"
 
 
+def test_every_chapter_page_says_how_it_ran(built_book):
+    for c in chapters.discover(ROOT):
+        page = built_book / "notebooks" / f"{c.name}.html"
+        if not page.exists():
+            continue
+        text = re.sub(r"<[^>]+>", "", page.read_text())
+        assert "How this page was run." in text, c.name
+        assert "profile: quick" in text, c.name  # the tests build the quick profile
+        assert re.search(r"LensKit \d{4}\.\d+", text), c.name
+
+
+def test_graded_chapters_refuse_implicit_feedback_before_executing(tmp_path, ml_latest_small, capsys):
+    clicks = tmp_path / "clicks.csv"
+    ml_latest_small.drop(columns="rating").to_csv(clicks, index=False)
+    for name in chapters.GRADED_ONLY:
+        assert cli_main(["run", name, "--dataset", str(clicks), "--root", str(ROOT),
+                         "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert "no rating column" in err and "sampled-metrics" in err and "robustness" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("*.ipynb"))
+
+
+def test_graded_only_names_real_chapters():
+    names = {c.name for c in chapters.discover(ROOT)}
+    assert set(chapters.GRADED_ONLY) <= names
+    for name in chapters.GRADED_ONLY:  # each refuses implicit data in its set-up cell too
+        assert 'needs="graded"' in (ROOT / "notebooks" / f"{name}.md").read_text(), name
+
+
 def test_datasets_chapter_has_table_and_figures(built_book):
     html = (built_book / "notebooks" / "datasets.html").read_text()
     assert "943" in html and "1,682" in html and "9,724" in html

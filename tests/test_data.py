@@ -235,3 +235,67 @@ def test_default_cache_is_in_the_project_folder(tmp_path, monkeypatch):
     assert data.cache_dir() == tmp_path.resolve() / "data"
     monkeypatch.chdir(tmp_path.parent)
     assert data.cache_dir() == tmp_path.parent.resolve() / "data"
+
+
+# ---------------------------------------------------------------- one loader; implicit feedback
+def test_from_csv_keeps_a_timestamp_column_unless_told(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text("user,item,rating,timestamp\n1,7,4,100\n2,7,2.5,101\n")
+    assert list(data.from_csv(p).columns) == ["user", "item", "rating", "timestamp"]
+    assert list(data.from_csv(p, timestamp=None).columns) == ["user", "item", "rating"]
+    with pytest.raises(data.DataError, match=r"missing column\(s\) \['when'\]"):
+        data.from_csv(p, timestamp="when")
+
+
+def test_load_takes_a_release_name_or_a_file(tmp_path, ml_latest_small):
+    p = tmp_path / "mine.tsv"
+    ml_latest_small.head(50).to_csv(p, sep="\t", index=False)
+    mine = data.load(p)
+    pd.testing.assert_frame_equal(mine, ml_latest_small.head(50))
+    assert data.load(str(p)).equals(mine)
+    with pytest.raises(KeyError, match="known datasets"):
+        data.load("ml-7k")
+    with pytest.raises(FileNotFoundError):
+        data.load(tmp_path / "absent.csv")
+
+
+def test_implicit_feedback_loads_without_ratings(tmp_path, ml_latest_small):
+    p = tmp_path / "clicks.csv"
+    ml_latest_small.drop(columns="rating").to_csv(p, index=False)
+    clicks = data.load(p)
+    assert list(clicks.columns) == ["user", "item", "timestamp"]
+    assert data.is_implicit(clicks) and not data.is_implicit(ml_latest_small)
+    s = data.stats(clicks, "clicks")
+    assert s["implicit"] and s["rating_distribution"] == {} and s["ratings"] == len(ml_latest_small)
+    # duplicates are refused for interactions too, with the word that fits
+    twice = pd.concat([clicks.head(2), clicks.head(1)])
+    with pytest.raises(data.DataError, match="keep one interaction per pair"):
+        data.from_frame(twice)
+    # a rating column named but absent stays an error; rating=None asks for implicit data
+    with pytest.raises(data.DataError, match="rating=None"):
+        data.from_frame(clicks, rating="stars")
+    assert data.is_implicit(data.from_frame(ml_latest_small, rating=None))
+
+
+def test_implicit_judgments_make_every_pair_relevant():
+    from recmeta.metrics import Judgments, JudgmentsError
+
+    j = Judgments.from_frame(pd.DataFrame({"user": [1, 1, 2], "item": [5, 6, 5]}), threshold=None)
+    assert j.relevant_counts().tolist() == [2, 1]
+    with pytest.raises(JudgmentsError, match="threshold=None"):
+        Judgments.from_frame(pd.DataFrame({"user": [1], "item": [5]}), threshold=4)
+    with pytest.raises(JudgmentsError, match="implicit feedback"):
+        Judgments.from_frame(pd.DataFrame({"user": [1], "item": [5], "rating": [4.0]}), threshold=None)
+
+
+def test_cli_data_stats_and_fetch_take_a_csv_path(tmp_path, ml_latest_small, capsys):
+    p = tmp_path / "ratings.csv"
+    ml_latest_small.to_csv(p, index=False)
+    assert cli_main(["data", "stats", str(p), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["dataset"], out["users"], out["items"], out["ratings"]) == ("ratings.csv", 610, 9_724, 100_836)
+    assert cli_main(["data", "fetch", str(p)]) == 0
+    assert "local file" in capsys.readouterr().out
+    ml_latest_small.drop(columns="rating").to_csv(p, index=False)
+    assert cli_main(["data", "stats", str(p)]) == 0
+    assert "none (implicit feedback)" in capsys.readouterr().out

@@ -63,7 +63,7 @@ class Judgments:
     def from_frame(
         cls,
         df: pd.DataFrame,
-        threshold: float,
+        threshold: float | None,
         user_col: str = "user",
         item_col: str = "item",
         rating_col: str = "rating",
@@ -76,15 +76,26 @@ class Judgments:
 
         ``users``/``items`` fix the indices (e.g. to keep a masked frame aligned with runs built
         for the full one); by default they are the sorted distinct ids of the frame.
-        ``max_grade`` defaults to the largest grade in the frame.
+        ``max_grade`` defaults to the largest grade in the frame. ``threshold=None`` reads a frame
+        without grades (implicit feedback): every pair it lists is relevant with grade 1.
         """
         if not isinstance(df, pd.DataFrame):
             raise JudgmentsError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        if threshold is None:  # implicit feedback: every listed pair is relevant, grade 1
+            if rating_col in df.columns:
+                raise JudgmentsError(
+                    f"threshold=None means implicit feedback, but the frame has a {rating_col!r} "
+                    "column; give the relevance threshold of its grades"
+                )
+            df = df.assign(**{rating_col: 1.0})
+            threshold = 1.0
         missing = [c for c in (user_col, item_col, rating_col) if c not in df.columns]
         if missing:
             raise JudgmentsError(
                 f"judgments frame lacks column(s) {missing}; it has {list(df.columns)}. "
-                "Pass user_col=, item_col=, rating_col= to name yours."
+                "Pass user_col=, item_col=, rating_col= to name yours"
+                + ("; for implicit feedback (no ratings) pass threshold=None" if missing == [rating_col] else "")
+                + "."
             )
         threshold = _check_threshold(threshold)
         if not pd.api.types.is_numeric_dtype(df[rating_col]) or pd.api.types.is_bool_dtype(

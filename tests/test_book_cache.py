@@ -1,0 +1,106 @@
+"""Executions of the two profiles never share a Jupyter cache entry, and pages say how they ran.
+
+A one-page book with the project's own configuration (its local extensions included) is built
+in the quick profile, then in the full profile into the same output folder: the second build must
+execute the page again and show the full profile's value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PAGE = '''---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A page
+
+```{glue:md} execution
+:format: myst
+```
+
+```{code-cell} ipython3
+from recmeta import chapters
+
+execution = chapters.start("page", profile=chapters.profile(), dataset="ml-100k", seed=7)
+print("value-of-this-profile:", {"quick": 11, "full": 22}[chapters.profile()])
+import uuid
+print("this-execution:", uuid.uuid4().hex)
+```
+
+```{code-cell} ipython3
+:tags: [remove-cell]
+
+execution.finish()
+```
+'''
+
+
+def _mini_book(folder: Path) -> None:
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    cfg["bibtex_bibfiles"] = [str(ROOT / "book" / "references.bib")]
+    local = cfg["sphinx"]["local_extensions"]
+    cfg["sphinx"]["local_extensions"] = {k: str(ROOT / v) for k, v in local.items()}
+    (folder / "_config.yml").write_text(yaml.safe_dump(cfg))
+    (folder / "_toc.yml").write_text("format: jb-book\nroot: page\n")
+    (folder / "page.md").write_text(PAGE)
+
+
+def _build(src: Path, out: Path, profile: str) -> str:
+    env = {**os.environ, "RECMETA_PROFILE": profile, "TQDM_DISABLE": "1"}
+    jb = Path(sys.executable).parent / "jupyter-book"
+    r = subprocess.run([str(jb), "build", str(src), "--path-output", str(out)],
+                       capture_output=True, text=True, env=env, cwd=src)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    return (out / "_build" / "html" / "page.html").read_text()
+
+
+def test_quick_then_full_build_executes_the_full_profile(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    _mini_book(src)
+    quick = _build(src, out, "quick")
+    assert "value-of-this-profile: 11" in quick
+    assert "profile: <strong>quick</strong>" in quick
+    full = _build(src, out, "full")
+    assert "value-of-this-profile: 22" in full and "value-of-this-profile: 11" not in full
+    assert "profile: <strong>full</strong>" in full
+    # the page states its dataset, seed, versions and run-cache use
+    text = re.sub(r"<[^>]+>", "", full)
+    for fact in ("dataset: ml-100k", "seed: 7", "recmeta ", "LensKit ", "no recommender runs"):
+        assert fact in text, fact
+    # the same profile again is served from its cache: the page is not executed a second time
+    token = re.search(r"this-execution: (\w+)", text).group(1)
+    assert f"this-execution: {token}" in _build(src, out, "full")
+    caches = sorted(p.name.split("-")[0] for p in (out / "_build" / ".jupyter_cache").iterdir())
+    assert caches == ["full", "quick"]
+
+
+def test_cache_key_follows_the_package_sources(tmp_path):
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        from execution_cache import cache_key
+    finally:
+        sys.path.pop(0)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("x = 1\n")
+    first = cache_key(pkg)
+    assert cache_key(pkg) == first
+    (pkg / "a.py").write_text("x = 2\n")
+    assert cache_key(pkg) != first
