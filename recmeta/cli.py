@@ -12,7 +12,8 @@ import json
 import sys
 
 #: modules that add a subcommand, in the order they appear in ``recmeta --help``
-COMMAND_MODULES = ["recmeta.cli", "recmeta.cli_evaluate", "recmeta.cli_runs", "recmeta.cli_chapters"]
+COMMAND_MODULES = ["recmeta.cli", "recmeta.cli_evaluate", "recmeta.cli_runs", "recmeta.cli_chapters",
+                   "recmeta.cli_claims"]
 
 
 def _data_fetch(args: argparse.Namespace) -> int:

@@ -1,0 +1,118 @@
+"""``recmeta claims``: print the stored ledgers (the papers' claims and our verdicts).
+
+The ledgers are those the chapters stored when they last ran (see :mod:`recmeta.papers.store`);
+nothing is recomputed. ``--quick`` reads the quick profile's, otherwise the full profile's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+import pandas as pd
+
+#: keys of each record printed by ``--json``, in order
+JSON_KEYS = ("chapter", "claim", "statement", "source", "paper_value", "paper_dataset", "ours", "low",
+             "high", "ours_text", "method", "verdict", "reason", "dataset", "profile")
+
+
+def _known_chapters(stored: pd.DataFrame) -> set[str]:
+    """Chapters with a registered ledger, a notebook in the project, or a stored ledger."""
+    from . import papers
+    from .data import project_root
+
+    notebooks = project_root() / "notebooks"
+    names = {p.stem for p in notebooks.glob("*.md") if p.name != "README.md"} if notebooks.is_dir() else set()
+    return names | set(papers.ledgers()) | set(stored["chapter"])
+
+
+def _command(chapter: str | None, dataset: str | None, quick: bool) -> str:
+    parts = ["recmeta run", chapter or "CHAPTER"]
+    if dataset:
+        parts.append(f"--dataset {dataset}")
+    if quick:
+        parts.append("--quick")
+    return " ".join(parts)
+
+
+def _missing_message(chapters: list[str], dataset: str | None, profile: str, quick: bool) -> str:
+    where = f"profile {profile}" + (f", dataset {dataset}" if dataset else "")
+    book = "make quick-book" if quick else "make book"
+    cmds = " or ".join(f"`{_command(c, dataset, quick)}`" for c in (chapters or [None]))
+    what = f"for {', '.join(chapters)} " if chapters else ""
+    return (f"no stored ledger {what}({where}). A chapter stores its ledger when it runs: {cmds}; "
+            f"`{book}` runs every chapter on its default dataset.")
+
+
+def _value(x: Any) -> Any:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    if hasattr(x, "item"):
+        return x.item()
+    return x
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: _value(r.get(k)) for k in JSON_KEYS} for r in frame.to_dict("records")]
+
+
+def _table(frame: pd.DataFrame) -> str:
+    """An aligned text table per stored ledger, with the verdict counts under it."""
+    from .papers.ledger import counts, ours_text, paper_text
+
+    blocks = []
+    for (chapter, dataset, profile), part in frame.groupby(["chapter", "dataset", "profile"], sort=False):
+        rows = [(r["claim"], str(r["source"]), paper_text(r), ours_text(r), str(r["verdict"]), str(r["reason"]))
+                for r in part.to_dict("records")]
+        head = ("claim", "source", "paper", "ours", "verdict", "reason")
+        widths = [max(len(x[i]) for x in (head, *rows)) for i in range(len(head) - 1)]
+        lines = [f"{chapter} — dataset {dataset}, profile {profile}"
+                 + (f", written {part['written'].iloc[0]}" if "written" in part else "")]
+        for row in (head, *rows):
+            lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+        tally = counts(part)
+        lines.append(", ".join(f"{n} {v}" for v, n in tally.items()))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _claims(args: argparse.Namespace) -> int:
+    from .papers import store
+
+    profile = "quick" if args.quick else "full"
+    root = args.results
+    everything = store.available(root)
+    known = _known_chapters(everything)
+    unknown = [c for c in args.chapters if c not in known]
+    if unknown:
+        names = ", ".join(sorted(known)) or "none"
+        raise KeyError(f"unknown chapter(s) {', '.join(unknown)}; known chapters: {names}")
+    frame = store.load(dataset=args.dataset, profile=profile, root=root)
+    if args.chapters:
+        frame = frame[frame["chapter"].isin(args.chapters)]
+        order = {c: i for i, c in enumerate(args.chapters)}
+        frame = frame.sort_values("chapter", key=lambda s: s.map(order), kind="stable")
+    missing = [c for c in args.chapters if c not in set(frame["chapter"])]
+    if len(frame):
+        if args.json:
+            print(json.dumps(_records(frame), indent=2, ensure_ascii=False))
+        else:
+            print(_table(frame))
+    if frame.empty or missing:
+        print(f"recmeta: {_missing_message(missing, args.dataset, profile, args.quick)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("claims", help="the papers' claims and our verdicts, as the chapters last stored them")
+    p.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapter names (default: every stored chapter)")
+    p.add_argument("--dataset", help="only this dataset (registered name or the CSV path the chapter ran on)")
+    p.add_argument("--quick", action="store_true", help="the quick profile's ledgers (default: full)")
+    p.add_argument("--json", action="store_true", help="JSON records instead of a table")
+    p.add_argument("--results", metavar="DIR", default=None,
+                   help="folder of stored ledgers (default: $RECMETA_RESULTS, else _cache/results)")
+    p.set_defaults(func=_claims)

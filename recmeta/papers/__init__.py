@@ -1,0 +1,116 @@
+"""The papers' claims as code: one ledger per chapter, and the registry of ledgers.
+
+Each paper gets a module here (``recmeta/papers/<paper>.py``) that builds a :class:`Ledger` for
+its chapter and calls :func:`register` at import. The modules are listed in
+:data:`PAPER_MODULES` and imported lazily, the first time :func:`ledgers` or :func:`get` is
+called, so ``import recmeta.papers`` stays cheap.
+
+A chapter's last cells evaluate its ledger on the results it computed, store the table and show
+it::
+
+    from recmeta import papers
+    from recmeta.papers import store
+
+    frame = papers.get("robustness").evaluate(results, dataset=dataset, profile=profile)
+    store.save(frame, chapter="robustness", dataset=dataset, profile=profile)
+    display(Markdown(papers.to_markdown(frame)))
+
+The prose of a chapter takes every result number from computed values (myst-nb ``glue``), the
+paper's printed values included: :mod:`recmeta.papers.prose` finds numbers typed into the text.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .ledger import (
+    COLUMNS,
+    Claim,
+    Estimate,
+    Ledger,
+    MissingResult,
+    Outcome,
+    Verdict,
+    counts,
+    format_estimate,
+    format_number,
+    format_paper,
+    not_reproduced,
+    order_rule,
+    sign_rule,
+    to_markdown,
+    top_set,
+    value_rule,
+)
+
+__all__ = [
+    "PAPER_MODULES",
+    "register",
+    "unregister",
+    "ledgers",
+    "get",
+    "COLUMNS",
+    "Claim",
+    "Estimate",
+    "Ledger",
+    "MissingResult",
+    "Outcome",
+    "Verdict",
+    "counts",
+    "format_estimate",
+    "format_number",
+    "format_paper",
+    "not_reproduced",
+    "order_rule",
+    "sign_rule",
+    "to_markdown",
+    "top_set",
+    "value_rule",
+]
+
+#: modules defining and registering a chapter's ledger, imported on first use
+PAPER_MODULES: list[str] = []
+
+_REGISTRY: dict[str, Ledger] = {}
+_IMPORTED: set[str] = set()
+
+
+def register(ledger: Ledger, *, replace: bool = False) -> Ledger:
+    """Register ``ledger`` under its chapter; returns it (usable as ``LEDGER = register(Ledger(...))``).
+
+    Registering the same object twice is harmless; another ledger for a chapter that already has
+    one is an error unless ``replace``.
+    """
+    if not isinstance(ledger, Ledger):
+        raise TypeError(f"register expects a Ledger, got {type(ledger).__name__}")
+    current = _REGISTRY.get(ledger.chapter)
+    if current is not None and current is not ledger and not replace:
+        raise ValueError(f"chapter {ledger.chapter!r} already has a ledger; pass replace=True to swap it")
+    _REGISTRY[ledger.chapter] = ledger
+    return ledger
+
+
+def unregister(chapter: str) -> Ledger | None:
+    """Remove the ledger of ``chapter`` from the registry; returns it, or ``None`` if there was none."""
+    return _REGISTRY.pop(chapter, None)
+
+
+def _import_papers() -> None:
+    for name in PAPER_MODULES:
+        if name not in _IMPORTED:
+            importlib.import_module(name)
+            _IMPORTED.add(name)
+
+
+def ledgers() -> dict[str, Ledger]:
+    """Every registered ledger by chapter, after importing :data:`PAPER_MODULES`."""
+    _import_papers()
+    return dict(_REGISTRY)
+
+
+def get(chapter: str) -> Ledger:
+    """The ledger of ``chapter``; an unknown chapter fails with the list of known ones."""
+    known = ledgers()
+    if chapter not in known:
+        raise KeyError(f"no ledger for chapter {chapter!r}; ledgers: {', '.join(sorted(known)) or 'none yet'}")
+    return known[chapter]

@@ -1,0 +1,445 @@
+"""The replication ledger: estimates, verdict rules, claims, ledgers, the store and ``recmeta claims``."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from recmeta import cli, papers
+from recmeta.papers import store
+from recmeta.papers.ledger import (
+    COLUMNS,
+    Claim,
+    Estimate,
+    Ledger,
+    MissingResult,
+    Outcome,
+    Verdict,
+    counts,
+    format_estimate,
+    not_reproduced,
+    order_rule,
+    sign_rule,
+    to_markdown,
+    top_set,
+    value_rule,
+)
+
+A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
+
+
+# ---- estimates --------------------------------------------------------------------------------
+
+
+def test_estimate_kinds_and_validation():
+    e = Estimate.exact(0.5)
+    assert (e.low, e.high, e.has_interval, e.width) == (0.5, 0.5, True, 0.0)
+    p = Estimate.point(0.5)
+    assert (p.low, p.high, p.has_interval, p.width) == (None, None, False, None)
+    with pytest.raises(ValueError, match="low > high"):
+        Estimate(0.5, 0.6, 0.4)
+    with pytest.raises(ValueError, match="both ends"):
+        Estimate(0.5, 0.4, None)
+    with pytest.raises(ValueError, match="finite"):
+        Estimate(float("nan"))
+    with pytest.raises(ValueError, match="level"):
+        Estimate.from_samples([1.0, 2.0], level=1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        Estimate.bootstrap_mean([1.0, np.nan, 2.0])
+
+
+def test_bootstrap_mean_is_scipy_bootstrap():
+    x = np.random.default_rng(7).gamma(0.5, size=300)
+    ours = Estimate.bootstrap_mean(x, level=0.9, seed=11, n_resamples=2000)
+    ref = stats.bootstrap((x,), np.mean, n_resamples=2000, confidence_level=0.9,
+                          rng=np.random.default_rng(11)).confidence_interval
+    assert ours.value == pytest.approx(x.mean())
+    assert (ours.low, ours.high) == (pytest.approx(ref.low, abs=1e-12), pytest.approx(ref.high, abs=1e-12))
+    pct = Estimate.bootstrap_mean(x, seed=3, n_resamples=500, ci_method="percentile")
+    ref = stats.bootstrap((x,), np.mean, n_resamples=500, method="percentile",
+                          rng=np.random.default_rng(3)).confidence_interval
+    assert (pct.low, pct.high) == (pytest.approx(ref.low, abs=1e-12), pytest.approx(ref.high, abs=1e-12))
+    assert "bootstrap" in ours.method and "90 %" in ours.method
+
+
+def test_bootstrap_diff_is_the_bootstrap_of_paired_differences():
+    rng = np.random.default_rng(1)
+    a, b = rng.random(200), rng.random(200)
+    d = Estimate.bootstrap_diff(a, b, seed=5, n_resamples=1000)
+    m = Estimate.bootstrap_mean(a - b, seed=5, n_resamples=1000)
+    assert (d.value, d.low, d.high) == (m.value, m.low, m.high)
+    assert "paired" in d.method
+    with pytest.raises(ValueError, match="length"):
+        Estimate.bootstrap_diff(a, b[:-1])
+
+
+def test_constant_values_give_a_zero_width_interval():
+    e = Estimate.bootstrap_mean(np.full(50, 0.25))
+    assert (e.value, e.low, e.high) == (0.25, 0.25, 0.25)
+    assert Estimate.mean_se([2.0, 2.0, 2.0]).width == 0.0
+
+
+def test_from_samples_and_mean_se():
+    x = np.arange(101, dtype=float)
+    e = Estimate.from_samples(x, level=0.9)
+    assert (e.value, e.low, e.high) == (50.0, pytest.approx(5.0), pytest.approx(95.0))
+    assert Estimate.from_samples(x, value=3.0).value == 3.0
+    v = np.array([0.31, 0.35, 0.29, 0.33, 0.30])
+    t = Estimate.mean_se(v, level=0.95)
+    half = stats.t.ppf(0.975, df=4) * v.std(ddof=1) / np.sqrt(5)
+    assert (t.low, t.high) == (pytest.approx(v.mean() - half), pytest.approx(v.mean() + half))
+
+
+def test_format_estimate_shows_significant_digits_and_resolves_the_interval():
+    assert format_estimate(Estimate(0.0058312, 0.0051, 0.00661)) == "0.00583 [0.00510, 0.00661]"
+    # a narrow interval gets enough decimals to show two digits of its width
+    assert format_estimate(Estimate(0.58123, 0.58091, 0.58154)) == "0.58123 [0.58091, 0.58154]"
+    assert format_estimate(Estimate.point(12.345)) == "12.3"
+    assert format_estimate(None) == "—"
+
+
+# ---- verdict rules ----------------------------------------------------------------------------
+
+
+def test_value_rule_agrees_when_the_paper_lies_in_our_band():
+    out = value_rule(0.62, Estimate(0.58, 0.50, 0.66))
+    assert out.verdict is A and "0.62" in out.reason
+    # the tolerance widens our band: 0.67 is within 0.01 of 0.66
+    assert value_rule(0.67, Estimate(0.58, 0.50, 0.66), tolerance=0.01).verdict is A
+    assert value_rule(0.67, Estimate(0.58, 0.50, 0.66), tolerance=0.02, relative=True).verdict is A
+
+
+def test_value_rule_a_difference_inside_the_band_never_differs():
+    ours = Estimate(0.50, 0.40, 0.60)
+    for paper in np.linspace(0.40, 0.60, 21):
+        assert value_rule(paper, ours).verdict is not D
+    # without an interval, a difference beyond the tolerance is inconclusive, never "differs"
+    out = value_rule(0.0077, Estimate.point(0.0058), tolerance=0.0005)
+    assert out.verdict is I and "no interval" in out.reason
+    assert value_rule(0.0077, Estimate.point(0.0074), tolerance=0.0005).verdict is A
+
+
+def test_value_rule_differs_outside_the_band_and_says_on_which_side():
+    out = value_rule(0.0077, Estimate(0.0058, 0.0051, 0.0066))
+    assert out.verdict is D
+    assert out.reason == "ours 0.00580 [0.00510, 0.00660] lies below the paper's 0.0077"
+    assert value_rule(0.3, Estimate(0.58, 0.50, 0.66), tolerance=0.1).verdict is D
+    assert "above" in value_rule(0.3, Estimate(0.58, 0.50, 0.66)).reason
+    # exact values: agree within the tolerance, differ beyond it
+    assert value_rule(0.25, Estimate.exact(0.2504), tolerance=0.0005).verdict is A
+    assert value_rule(0.25, Estimate.exact(0.2510), tolerance=0.0005).verdict is D
+
+
+def test_value_rule_too_wide_an_interval_is_inconclusive():
+    ours = Estimate(0.5, 0.1, 0.9)
+    assert value_rule(0.2, ours).verdict is A
+    out = value_rule(0.2, ours, max_width=0.2)
+    assert out.verdict is I and "too wide" in out.reason
+    assert value_rule(0.95, ours, max_width=0.2).verdict is D
+    with pytest.raises(ValueError, match="tolerance"):
+        value_rule(0.2, ours, tolerance=-1)
+
+
+def test_sign_rule_three_ways():
+    assert sign_rule(Estimate(0.02, 0.01, 0.03), "positive").verdict is A
+    assert sign_rule(Estimate(-0.02, -0.03, -0.01), "negative").verdict is A
+    out = sign_rule(Estimate(-0.02, -0.03, -0.01), "positive")
+    assert out.verdict is D and "below 0" in out.reason
+    # a difference whose band contains 0 is inconclusive, whichever side its point lies on
+    for est in (Estimate(0.01, -0.005, 0.025), Estimate(-0.01, -0.025, 0.005), Estimate(0.01, 0.0, 0.02)):
+        for expected in ("positive", "negative"):
+            assert sign_rule(est, expected).verdict is I
+    assert sign_rule(Estimate.point(0.5), "positive").verdict is I
+    assert sign_rule(Estimate.exact(0.5), "positive").verdict is A
+    with pytest.raises(ValueError):
+        sign_rule(Estimate.exact(0.5), "up")  # type: ignore[arg-type]
+
+
+def test_order_rule_unique_best():
+    est = {"P": Estimate(0.93, 0.91, 0.95), "R": Estimate(0.85, 0.82, 0.88), "nDCG": Estimate(0.79, 0.76, 0.81)}
+    out = order_rule(est, "P")
+    assert out.verdict is A and out.ours == est["P"] and out.detail == "P > R > nDCG"
+    out = order_rule(est, "nDCG")
+    assert out.verdict is D and "expects nDCG" in out.reason
+    assert order_rule(est, {"nDCG", "P"}).verdict is A
+    # lower is better: nDCG is best, clear of R
+    assert order_rule(est, "nDCG", higher_is_better=False).verdict is A
+
+
+def test_order_rule_tie_at_the_top():
+    est = {"R": Estimate(0.92, 0.89, 0.95), "P": Estimate(0.93, 0.91, 0.95), "nDCG": Estimate(0.80, 0.77, 0.83)}
+    assert top_set(est) == ("P", "R")
+    out = order_rule(est, "R")  # R is not our best, but tied with it
+    assert out.verdict is I
+    assert "P and R tie at the top" in out.reason and out.detail == "P ≈ R > nDCG"
+    out = order_rule(est, "nDCG")
+    assert out.verdict is D and "without the expected nDCG" in out.reason
+    # point estimates (no interval) cannot be told apart
+    pts = {"P": Estimate.point(0.9), "R": Estimate.point(0.5)}
+    assert top_set(pts) == ("P", "R") and order_rule(pts, "P").verdict is I
+    with pytest.raises(ValueError, match="no estimate"):
+        order_rule(est, "MRR")
+    with pytest.raises(ValueError, match="two items"):
+        order_rule({"P": Estimate.exact(1.0)}, "P")
+
+
+def test_outcome_needs_a_reason_and_not_reproduced():
+    with pytest.raises(ValueError):
+        Outcome(A, None, " ")
+    out = not_reproduced("the paper's LibraryThing data is not public")
+    assert out.verdict is N and out.ours is None
+    assert Outcome("agrees", None, "x").verdict is A
+
+
+# ---- claims and ledgers -----------------------------------------------------------------------
+
+
+def _ledger(chapter: str = "demo-chapter") -> Ledger:
+    led = Ledger(chapter, paper="demo2020")
+
+    @led.claim("demo2020.eq3.random-precision", statement="random precision is 0.0077",
+               source="§3, eq. 3", paper_value=0.0077, paper_dataset="ML-1M",
+               rule="paper's value inside our bootstrap interval", needs=("random_p",))
+    def _(results):
+        return value_rule(0.0077, Estimate.bootstrap_mean(results["random_p"], seed=0, n_resamples=500))
+
+    @led.claim("demo2020.fig5.precision-most-robust", statement="precision is the most robust metric",
+               source="§5.1, Fig. 5a", paper_value="P", paper_dataset="ML-1M",
+               rule="order rule on mean τ", needs=("tau",))
+    def _(results):
+        return order_rule({k: Estimate.from_samples(v) for k, v in results["tau"].items()}, "P")
+
+    led.add(Claim("demo2020.tab3.librarything", chapter, "LibraryThing agrees", "Table 3", "not run",
+                  lambda r: not_reproduced("LibraryThing is not available here")))
+    return led
+
+
+def _results() -> dict:
+    rng = np.random.default_rng(0)
+    return {"random_p": rng.normal(0.0058, 0.002, 400),
+            "tau": {"P": rng.normal(0.9, 0.01, 50), "R": rng.normal(0.7, 0.01, 50)}}
+
+
+def test_a_claim_missing_its_result_is_not_reproduced_and_names_it():
+    frame = _ledger().evaluate({"tau": _results()["tau"]}, dataset="ml-100k", profile="quick")
+    row = frame.set_index("claim").loc["demo2020.eq3.random-precision"]
+    assert row["verdict"] == N.value and "'random_p'" in row["reason"]
+    # the other claims are still evaluated
+    assert frame.set_index("claim").loc["demo2020.fig5.precision-most-robust", "verdict"] == A.value
+    assert _ledger()["demo2020.eq3.random-precision"].outcome({"random_p": None}).verdict is N
+
+
+def test_a_claim_reads_only_what_it_declares():
+    led = Ledger("demo-chapter")
+    led.add(Claim("x.undeclared", "demo-chapter", "s", "src", "rule",
+                  lambda r: value_rule(1.0, Estimate.exact(r["other"])), needs=("declared",)))
+    with pytest.raises(MissingResult, match="'other'"):
+        led.evaluate({"declared": 1, "other": 1.0}, dataset="ml-100k", profile="full")
+    frame = led.evaluate({"declared": 1, "other": 1.0}, dataset="ml-100k", profile="full", strict=False)
+    assert frame.loc[0, "verdict"] == N.value and "MissingResult" in frame.loc[0, "reason"]
+
+
+def test_ledger_rejects_duplicates_and_other_chapters():
+    led = _ledger()
+    with pytest.raises(ValueError, match="already has"):
+        led.add(led["demo2020.tab3.librarything"])
+    with pytest.raises(ValueError, match="belongs to chapter"):
+        led.add(Claim("y", "other", "s", "src", "rule", lambda r: not_reproduced("x")))
+    with pytest.raises(ValueError, match="claim id"):
+        Claim("bad id", "c", "s", "src", "rule", lambda r: not_reproduced("x"))
+    with pytest.raises(KeyError, match="no claim"):
+        led["nope"]
+
+
+def test_ledger_evaluate_frame():
+    frame = _ledger().evaluate(_results(), dataset="ml-100k", profile="full")
+    assert list(frame.columns) == list(COLUMNS)
+    assert {"chapter", "claim", "statement", "source", "paper_value", "paper_dataset", "ours", "low", "high",
+            "verdict", "reason", "dataset", "profile", "ours_text"} <= set(frame.columns)
+    assert frame["claim"].tolist() == _ledger().ids
+    assert frame[["ours", "low", "high"]].dtypes.eq(float).all()
+    first = frame.iloc[0]
+    assert first["verdict"] == D.value and first["low"] < first["ours"] < first["high"] < 0.0077
+    second = frame.iloc[1]
+    assert second["ours_text"] == "P > R" and second["paper_value"] == "P"
+    third = frame.iloc[2]
+    assert third["verdict"] == N.value and np.isnan(third["ours"])
+    assert (frame["dataset"] == "ml-100k").all() and (frame["profile"] == "full").all()
+    assert counts(frame).to_dict() == {"agrees": 1, "differs": 1, "inconclusive": 0, "not reproduced here": 1}
+    with pytest.raises(ValueError, match="profile"):
+        _ledger().evaluate(_results(), dataset="ml-100k", profile="fast")
+
+
+def test_to_markdown_table():
+    frame = _ledger().evaluate(_results(), dataset="ml-100k", profile="full")
+    md = Ledger.to_markdown(frame)
+    lines = md.strip().splitlines()
+    assert lines[0] == "| Claim | Paper | Ours | Verdict | Why |"
+    assert len(lines) == 2 + len(frame)
+    assert "0.0077 (ML-1M)" in lines[2] and "differs" in lines[2]
+    assert "| P > R |" in lines[3]
+    assert "| — |" in lines[4]  # no value for the claim not reproduced
+    both = pd.concat([frame, frame.assign(chapter="other", profile="quick")])
+    assert to_markdown(both).startswith("| Chapter | Claim |")
+
+
+# ---- the registry -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def registered():
+    led = papers.register(_ledger())
+    yield led
+    papers.unregister(led.chapter)
+
+
+def test_registry(registered):
+    assert papers.get("demo-chapter") is registered
+    assert "demo-chapter" in papers.ledgers()
+    papers.register(registered)  # the same ledger twice is harmless
+    with pytest.raises(ValueError, match="already has a ledger"):
+        papers.register(_ledger())
+    with pytest.raises(KeyError, match="demo-chapter"):
+        papers.get("no-such-chapter")
+
+
+def test_paper_modules_are_imported_lazily(tmp_path, monkeypatch):
+    (tmp_path / "demo_paper_module.py").write_text(textwrap.dedent("""
+        from recmeta import papers
+        from recmeta.papers.ledger import Ledger, not_reproduced, Claim
+
+        LEDGER = papers.register(Ledger("lazy-chapter"))
+        LEDGER.add(Claim("lazy.c1", "lazy-chapter", "s", "src", "rule", lambda r: not_reproduced("x")))
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(papers, "PAPER_MODULES", ["demo_paper_module"])
+    try:
+        assert papers.get("lazy-chapter").ids == ["lazy.c1"]
+    finally:
+        papers.unregister("lazy-chapter")
+
+
+# ---- the store ----------------------------------------------------------------------------------
+
+
+def test_store_round_trip(tmp_path):
+    frame = _ledger().evaluate(_results(), dataset="ml-100k", profile="full")
+    path = store.save(frame, chapter="demo-chapter", dataset="ml-100k", profile="full", root=tmp_path)
+    assert path == tmp_path / "demo-chapter" / "ml-100k--full.json"
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    doc = json.loads(path.read_text())
+    assert {"chapter", "dataset", "profile", "recmeta_version", "written", "records"} <= set(doc)
+    back = store.load(root=tmp_path)
+    pd.testing.assert_frame_equal(back[list(COLUMNS)], frame, check_dtype=False)
+    assert back["paper_value"].tolist() == [0.0077, "P", None]
+    # a re-run replaces the file
+    store.save(frame.iloc[:1], chapter="demo-chapter", dataset="ml-100k", profile="full", root=tmp_path)
+    assert len(store.load(root=tmp_path)) == 1
+
+
+def test_store_write_is_atomic(tmp_path, monkeypatch):
+    frame = _ledger().evaluate(_results(), dataset="ml-100k", profile="full")
+    path = store.save(frame, chapter="demo-chapter", dataset="ml-100k", profile="full", root=tmp_path)
+    before = path.read_bytes()
+
+    def fail(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store.os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        store.save(frame.iloc[:1], chapter="demo-chapter", dataset="ml-100k", profile="full", root=tmp_path)
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # the temporary file is removed
+    assert path.read_bytes() == before  # and the stored ledger is untouched
+
+
+def test_store_keeps_datasets_and_profiles_apart(tmp_path):
+    led = _ledger()
+    for ds in ("ml-100k", "ml-latest-small"):
+        for prof in ("full", "quick"):
+            store.save(led.evaluate(_results(), dataset=ds, profile=prof),
+                       chapter="demo-chapter", dataset=ds, profile=prof, root=tmp_path)
+    assert len(store.available(tmp_path)) == 4
+    part = store.load(dataset="ml-latest-small", profile="quick", root=tmp_path)
+    assert len(part) == len(led)
+    assert set(part["dataset"]) == {"ml-latest-small"} and set(part["profile"]) == {"quick"}
+    assert store.load(chapter="other", root=tmp_path).empty
+    assert list(store.load(chapter="other", root=tmp_path).columns)[:len(COLUMNS)] == list(COLUMNS)
+    with pytest.raises(ValueError, match="chapter"):
+        store.save(led.evaluate(_results(), dataset="x", profile="full"), chapter="other",
+                   dataset="x", profile="full", root=tmp_path)
+
+
+def test_store_keys_of_csv_paths(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    ka = store.dataset_key(tmp_path / "a" / "my ratings.csv")
+    kb = store.dataset_key(str(tmp_path / "b" / "my ratings.csv"))
+    assert ka != kb and ka.startswith("my_ratings-") and all(c.isalnum() or c in "._-" for c in ka)
+    monkeypatch.chdir(tmp_path / "a")
+    assert store.dataset_key("my ratings.csv") == ka  # relative paths resolve against the current folder
+    assert store.dataset_key("ml-100k") == "ml-100k"
+    csv = str(tmp_path / "a" / "my ratings.csv")
+    frame = _ledger().evaluate(_results(), dataset=csv, profile="quick")
+    path = store.save(frame, chapter="demo-chapter", dataset=csv, profile="quick", root=tmp_path / "store")
+    assert path.name == f"{ka}--quick.json"
+    back = store.load(dataset=csv, root=tmp_path / "store")
+    assert set(back["dataset"]) == {csv}
+
+
+def test_store_root_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(store.ENV_VAR, str(tmp_path))
+    assert store.results_dir() == tmp_path
+    monkeypatch.delenv(store.ENV_VAR)
+    assert store.results_dir().parts[-2:] == ("_cache", "results")
+
+
+# ---- recmeta claims -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch, registered):
+    monkeypatch.setenv(store.ENV_VAR, str(tmp_path))
+    for prof in ("full", "quick"):
+        store.save(registered.evaluate(_results(), dataset="ml-100k", profile=prof),
+                   chapter="demo-chapter", dataset="ml-100k", profile=prof)
+    return tmp_path
+
+
+def test_claims_json(stored, capsys):
+    assert cli.main(["claims", "--json", "--quick"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == 3
+    required = {"chapter", "claim", "source", "paper_value", "ours", "low", "high", "verdict",
+                "statement", "reason", "dataset", "profile"}
+    assert all(required <= set(r) for r in records)
+    assert {r["profile"] for r in records} == {"quick"}
+    assert records[0]["paper_value"] == 0.0077 and records[0]["verdict"] == "differs"
+    assert records[2]["ours"] is None
+
+
+def test_claims_table(stored, capsys):
+    assert cli.main(["claims", "demo-chapter", "--dataset", "ml-100k"]) == 0
+    out = capsys.readouterr().out
+    assert "demo-chapter — dataset ml-100k, profile full" in out
+    assert "demo2020.fig5.precision-most-robust" in out and "P > R" in out
+    assert "1 agrees, 1 differs, 0 inconclusive, 1 not reproduced here" in out
+
+
+def test_claims_missing_says_how_to_produce_it(stored, capsys):
+    assert cli.main(["claims", "demo-chapter", "--dataset", "ml-latest-small", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "recmeta run demo-chapter --dataset ml-latest-small --quick" in err
+    assert cli.main(["claims", "robustness"]) == 2  # a chapter of the book with nothing stored
+    err = capsys.readouterr().err
+    assert "recmeta run robustness" in err and "make book" in err
+
+
+def test_claims_unknown_chapter(stored, capsys):
+    assert cli.main(["claims", "no-such-chapter"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-chapter" in err and "demo-chapter" in err
