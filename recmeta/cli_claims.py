@@ -83,14 +83,14 @@ def _claims(args: argparse.Namespace) -> int:
     from .papers import store
 
     profile = "quick" if args.quick else "full"
-    root = args.results
-    everything = store.available(root)
+    roots = [args.results] if args.results else store.default_roots()
+    everything = pd.concat([store.available(r) for r in roots], ignore_index=True)
     known = _known_chapters(everything)
     unknown = [c for c in args.chapters if c not in known]
     if unknown:
         names = ", ".join(sorted(known)) or "none"
         raise KeyError(f"unknown chapter(s) {', '.join(unknown)}; known chapters: {names}")
-    frame = store.load(dataset=args.dataset, profile=profile, root=root)
+    frame = store.load_newest(roots, dataset=args.dataset, profile=profile)
     if args.chapters:
         frame = frame[frame["chapter"].isin(args.chapters)]
         order = {c: i for i, c in enumerate(args.chapters)}
@@ -114,5 +114,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="the quick profile's ledgers (default: full)")
     p.add_argument("--json", action="store_true", help="JSON records instead of a table")
     p.add_argument("--results", metavar="DIR", default=None,
-                   help="folder of stored ledgers (default: $RECMETA_RESULTS, else _cache/results)")
+                   help="folder of stored ledgers (default: $RECMETA_RESULTS, else _cache/results "
+                   "and the book's _build/results, the newest of each)")
     p.set_defaults(func=_claims)

@@ -5,15 +5,12 @@ its chapter and calls :func:`register` at import. The modules are listed in
 :data:`PAPER_MODULES` and imported lazily, the first time :func:`ledgers` or :func:`get` is
 called, so ``import recmeta.papers`` stays cheap.
 
-A chapter's last cells evaluate its ledger on the results it computed, store the table and show
-it::
+A chapter's last cells evaluate its ledger on the results it computed, store the table (for
+``recmeta claims`` and the book's ledger page) and show it, in one call::
 
     from recmeta import papers
-    from recmeta.papers import store
 
-    frame = papers.get("robustness").evaluate(results, dataset=dataset, profile=profile)
-    store.save(frame, chapter="robustness", dataset=dataset, profile=profile)
-    display(Markdown(papers.to_markdown(frame)))
+    frame = papers.report("robustness", results, dataset=dataset, profile=profile)
 
 The prose of a chapter takes every result number from computed values (myst-nb ``glue``), the
 paper's printed values included: :mod:`recmeta.papers.prose` finds numbers typed into the text.
@@ -45,6 +42,7 @@ from .ledger import (
 
 __all__ = [
     "PAPER_MODULES",
+    "report",
     "register",
     "unregister",
     "ledgers",
@@ -114,3 +112,21 @@ def get(chapter: str) -> Ledger:
     if chapter not in known:
         raise KeyError(f"no ledger for chapter {chapter!r}; ledgers: {', '.join(sorted(known)) or 'none yet'}")
     return known[chapter]
+
+
+def report(chapter: str, results, *, dataset: str, profile: str, show: bool = True,
+           root=None):
+    """Evaluate ``chapter``'s ledger on ``results``, store it, and display its table.
+
+    The stored copy (:func:`recmeta.papers.store.save`, keyed by chapter, dataset and profile)
+    is what ``recmeta claims`` prints and what the book's ledger page gathers. Returns the frame.
+    """
+    from . import store
+
+    frame = get(chapter).evaluate(results, dataset=str(dataset), profile=profile)
+    store.save(frame, chapter=chapter, dataset=str(dataset), profile=profile, root=root)
+    if show:
+        from IPython.display import Markdown, display
+
+        display(Markdown(to_markdown(frame)))
+    return frame

@@ -31,7 +31,8 @@ import pandas as pd
 
 from .ledger import COLUMNS
 
-__all__ = ["ENV_VAR", "results_dir", "dataset_key", "path_for", "save", "load", "available"]
+__all__ = ["ENV_VAR", "results_dir", "default_roots", "dataset_key", "path_for", "save", "load",
+           "load_newest", "available"]
 
 ENV_VAR = "RECMETA_RESULTS"
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -46,6 +47,29 @@ def results_dir() -> Path:
 
     env = os.environ.get(ENV_VAR)
     return Path(env) if env else project_root() / "_cache" / "results"
+
+
+def default_roots() -> list[Path]:
+    """Where ``recmeta claims`` looks: :func:`results_dir`, and, unless ``$RECMETA_RESULTS`` is set,
+    the store of the book's last build too (``_build/results`` in the project folder)."""
+    from ..data import project_root
+
+    roots = [results_dir()]
+    if not os.environ.get(ENV_VAR):
+        roots.append(project_root() / "_build" / "results")
+    return roots
+
+
+def load_newest(roots: list[Path], **filters: Any) -> pd.DataFrame:
+    """:func:`load` over several roots; where two hold the same chapter, dataset and profile, the
+    ledger written last wins."""
+    frames = [f for f in (load(root=r, **filters) for r in roots) if len(f)]
+    if not frames:
+        return load(root=roots[0], **filters)
+    out = pd.concat(frames, ignore_index=True)
+    key = ["chapter", "dataset", "profile"]
+    newest = out.groupby(key)["written"].transform("max")
+    return out[out["written"] == newest].reset_index(drop=True)
 
 
 def _root(root: str | os.PathLike | None) -> Path:

@@ -1,0 +1,57 @@
+"""Sphinx extension: the "Replication ledger" page, generated from the ledgers the build stored.
+
+While the book executes its chapters, each stores its evaluated ledger; this extension points the
+store at the build folder (``<build>/results``, so a book build and a reader's own ``recmeta
+run`` never mix), re-reads the ledger page on every build, and replaces the marker
+``<!-- ledger -->`` in it with the tables of :func:`recmeta.papers.book.ledger_page`.
+
+Sphinx reads documents in sorted order and MyST-NB executes a chapter when it reads it, so the
+page lives in a folder that sorts after ``notebooks/`` (``replication/``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PAGE = "replication/ledger"
+MARKER = "<!-- ledger -->"
+
+
+def _results_root(app) -> Path:
+    return Path(app.outdir).parent / "results"
+
+
+def _config(app, config) -> None:
+    os.environ["RECMETA_RESULTS"] = str(_results_root(app))  # inherited by the chapters' kernels
+
+
+def _always_outdated(app, env, added, changed, removed):
+    return [PAGE] if PAGE in env.found_docs else []
+
+
+def _source(app, docname, source) -> None:
+    if docname != PAGE or MARKER not in source[0]:
+        return
+    import yaml
+
+    from recmeta import chapters, papers
+    from recmeta.papers import book, store
+
+    toc = yaml.safe_load((Path(app.srcdir) / "_toc.yml").read_text())
+    files = [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    titles = {c.name: c.title for c in chapters.discover(app.srcdir)}
+    paper_chapters = {f.split("/", 1)[1]: titles[f.split("/", 1)[1]] for f in files
+                      if f.startswith("notebooks/") and f.split("/", 1)[1] in titles
+                      and f.split("/", 1)[1] != "datasets"}
+    frame = store.load(root=_results_root(app))
+    text = book.ledger_page(frame, profile=chapters.profile(), chapters=paper_chapters,
+                            with_ledger=list(papers.ledgers()))
+    source[0] = source[0].replace(MARKER, text)
+
+
+def setup(app):
+    app.connect("config-inited", _config)
+    app.connect("env-get-outdated", _always_outdated)
+    app.connect("source-read", _source)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
