@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import runs, splits
+from recmeta import roster, runs, splits
 from recmeta.roster import System
 
 TOL = 2e-5
@@ -148,7 +148,11 @@ def test_bad_requests_raise(trained):
     with pytest.raises(ValueError, match="no fast path"):
         runs.top_n(runs.train(knn, m.train), engine="fast", progress=False)
     with pytest.raises(ValueError, match="lacks column"):
-        runs.train(knn, m.train.drop(columns="rating"))
+        runs.train(knn, m.train.drop(columns="item"))
+    implicit = m.train.drop(columns="rating")  # a system that learns from ratings says so by name
+    with pytest.raises(ValueError, match="'bias' learns from rating values"):
+        runs.train(roster.get("bias"), implicit)
+    assert runs.top_n(runs.train(roster.get("pop"), implicit), depth=5, progress=False)["rank"].max() == 5
 
 
 def test_use_ray_without_ray_says_how_to_install(trained):
