@@ -99,3 +99,15 @@ def test_each_chapter_offers_its_notebook(built_book):
         assert f'href="{c.name}.ipynb"' in page.read_text()
         nb = json.loads((built_book / "notebooks" / f"{c.name}.ipynb").read_text())
         assert any("parameters" in cell.get("metadata", {}).get("tags", []) for cell in nb["cells"])
+
+
+@pytest.mark.slow
+def test_sampled_metrics_runs_on_implicit_feedback(tmp_path, ml_latest_small):
+    clicks = tmp_path / "clicks.csv"
+    ml_latest_small.drop(columns="rating").to_csv(clicks, index=False)
+    small = {"toy_repetitions": 20, "check_draws": 200, "real_repetitions": 3,
+             "fig6_ms": [10, 100]}
+    path = chapters.run("sampled-metrics", dataset=str(clicks), overrides=small, quick=True,
+                        out=tmp_path / "out", root=ROOT, html=False)
+    text = json.dumps(json.loads(path.read_text())["cells"])
+    assert "dataset: clicks.csv" in text and "profile: **quick**" in text
