@@ -8,7 +8,7 @@ export TQDM_DISABLE := 1
 ## build the book, executing every chapter (full profile), into _build/html
 book:
 	scripts/bootstrap.sh book,test
-	$(VENV)/bin/jupyter-book build . --warningiserror --keep-going
+	RECMETA_PROFILE=full $(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 
 ## run the test suite (unit tests, then every chapter executed in the quick profile)
 test:

@@ -299,9 +299,14 @@ def run(
     with the book build, so a re-run trains no model that was trained before with the same inputs.
     A failing cell raises :class:`ChapterError` naming the cell and the error.
     """
+    import logging
+
     import jupytext
     import papermill as pm
 
+    # papermill tries to read types from the parameters cell's comments and warns when it cannot;
+    # the parameters are plain literals, so those warnings say nothing to the reader
+    logging.getLogger("papermill.translators").setLevel(logging.ERROR)
     root_path = _root(root).resolve()
     chapter = find(name, root_path)
     params = dict(overrides or {})
