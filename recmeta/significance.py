@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy import special, stats
 from tqdm import tqdm
 
 __all__ = [
@@ -49,6 +49,9 @@ __all__ = [
     "pairwise_tests",
     "evaluated_users",
     "pvalue_table",
+    "exact_permutation_p",
+    "bootstrap_t_pvalues",
+    "bootstrap_dp_t",
 ]
 
 Seed = int | np.random.Generator
@@ -245,6 +248,66 @@ def evaluated_users(scores: ArrayLike) -> np.ndarray:
             "scored on the same users"
         )
     return a[:, ~missing.all(axis=0)]
+
+
+def exact_permutation_p(differences: ArrayLike) -> float:
+    """Exact two-sided p-value of the paired permutation test by enumerating all ``2^n`` signs.
+
+    ``p = #{ε ∈ {±1}^n : |Σ ε_u d_u| ≥ |Σ d_u|} / 2^n`` with the tie tolerance of
+    :func:`permutation_test`; feasible for ``n ≤ 20`` users. The reference that the Monte-Carlo
+    estimate of :func:`permutation_test` approximates (Efron & Tibshirani 1993, Ch. 15).
+    """
+    d = np.asarray(differences, dtype=np.float64)
+    if d.ndim != 1 or d.size < 1:
+        raise ValueError(f"differences must be a non-empty 1-d array, got shape {d.shape}")
+    if d.size > 20:
+        raise ValueError(f"exact enumeration of 2^{d.size} sign vectors is too large; use permutation_test")
+    if not np.isfinite(d).all():
+        raise ValueError("differences contain NaN or infinity")
+    signs = 1.0 - 2.0 * ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1)
+    threshold = abs(d.sum()) - TIE_TOLERANCE * np.abs(d).sum()
+    return float(np.mean(np.abs(signs @ d) >= threshold))
+
+
+def bootstrap_t_pvalues(scores: ArrayLike, counts: ArrayLike, pairs: Pairs | None = None) -> np.ndarray:
+    """Paired t-test p-value of every pair in every bootstrap resample of the users: (B × pairs).
+
+    ``scores`` is systems × users, ``counts`` (B × users) the draws of each user in each
+    resample (:func:`recmeta.agreement.resample_counts`). For a pair with differences ``d_u``
+    the resample's mean ``m = Σ c_u d_u / n`` and variance ``s² = (Σ c_u d_u² / n − m²) · n/(n−1)``
+    give ``t = m / (s/√n)`` and the two-sided p-value of Student's t with ``n − 1`` degrees of
+    freedom — ``scipy.stats.ttest_rel`` on the resampled users, without building them (two
+    matrix products for all pairs and resamples). A pair with no spread in a resample gets
+    p = 1 when its mean difference is 0 and p = 0 otherwise (scipy returns NaN there).
+    """
+    a = _check_scores(scores)
+    ia, ib = _pairs(pairs, a.shape[0])
+    c = np.asarray(counts, dtype=np.float64)
+    n = a.shape[1]
+    if c.ndim != 2 or c.shape[1] != n:
+        raise ValueError(f"counts must be (resamples × {n} users), got shape {c.shape}")
+    if n < 2:
+        raise ValueError("a paired t-test needs at least two users")
+    d_t = np.ascontiguousarray((a[ia] - a[ib]).T)  # users × pairs
+    total = c.sum(axis=1, keepdims=True)
+    mean = (c @ d_t) / total
+    var = np.maximum((c @ (d_t * d_t)) / total - mean**2, 0.0) * total / (total - 1.0)
+    scale = np.maximum(np.abs(d_t).max(axis=0, initial=0.0), 1e-300)
+    flat = var <= (1e-12 * scale) ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.abs(mean) / np.sqrt(np.where(flat, 1.0, var) / total)
+    p = 2.0 * special.stdtr(total - 1.0, -t)
+    return np.where(flat, np.where(np.abs(mean) <= 1e-12 * scale, 1.0, 0.0), p)
+
+
+def bootstrap_dp_t(scores: ArrayLike, counts: ArrayLike, pairs: Pairs | None = None) -> np.ndarray:
+    """DP (sum over pairs of paired t-test p-values) in every bootstrap resample of the users.
+
+    The sum over pairs of :func:`bootstrap_t_pvalues`; a float array of length B. The t-test
+    stands in for the permutation test, whose resampling inside a bootstrap would cost ``B``
+    permutation tests; with hundreds of users the two p-values are close (Smucker et al. 2007).
+    """
+    return bootstrap_t_pvalues(scores, counts, pairs).sum(axis=1)
 
 
 _TESTS = {"permutation", "t", "wilcoxon"}
