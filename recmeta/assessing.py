@@ -9,10 +9,9 @@ needs beyond :mod:`recmeta.incompleteness`, :mod:`recmeta.agreement` and
 * :func:`pool_folds` — the folds' test sets and runs as **one** evaluation whose *topics* are
   (fold, user) pairs. A user is judged in every fold in which they have test ratings, with a
   different test set and different runs each time, so each (fold, user) is one topic, as a
-  TREC topic is one query. System scores are means over all topics of all folds; paired tests
-  pair the systems on each topic. The incompleteness units stay the dataset's own users and
-  items: removing an item removes its test ratings in every fold, removing a user removes all
-  of that user's topics.
+  TREC topic is one query. System scores are means over all topics of all folds. The
+  incompleteness units stay the dataset's own users and items: removing an item removes its
+  test ratings in every fold, removing a user removes all of that user's topics.
 * :class:`HitScorer` — the nine metrics at one cut-off, computed from the judged positions of
   the lists only (a few per list); the hits are found once and each incomplete test set only
   switches some of them off. It gives the engine's values (tested against
@@ -21,10 +20,16 @@ needs beyond :mod:`recmeta.incompleteness`, :mod:`recmeta.agreement` and
   following trec_eval on plain qrels, does not compute.
 * :func:`score_masks` — arithmetic and geometric system means on every incomplete test set from
   one scoring pass.
-* :func:`per_user` — the other pooling (each user's scores averaged over folds first), to show
-  how much the choice moves discriminative power.
-* :func:`robustness_summary` and :func:`check_claims` — the paper's conclusions, one by one,
-  against our curves and DP values.
+* :func:`per_user` — each user's scores averaged over the folds where the user is evaluated.
+  The paper's permutation tests have the *users* as their n, so these per-user scores are the
+  main input of the p-values and DP; the (fold, user) topics are kept as a sensitivity check.
+* :func:`robustness_summary` and :func:`area_estimate` — the area under a robustness curve
+  (mean τ over the shares by the trapezoid rule, so an uneven grid of shares is weighted by
+  the width each share stands for) with a Monte-Carlo band over the random masks.
+* :func:`tau_bootstrap`, :func:`dp_bootstrap` — bootstrap over users of the τ among metrics
+  and of DP, the uncertainty the chapter's ledger (:mod:`recmeta.papers.valcarce2020`) reads.
+* :func:`expected_precision_ratio` — what random rating removal does to mean P@k when topics
+  left without a relevant item drop out of the mean.
 
 Geometric means floor zeros at :data:`recmeta.metrics.GMEAN_FLOOR` (1e-5, trec_eval's
 ``gm_map``): ``GM = exp(mean(log(max(x, 1e-5))))`` over the evaluated topics.
@@ -41,6 +46,7 @@ from numpy.typing import ArrayLike
 from tqdm import tqdm
 
 from .metrics import GMEAN_FLOOR, Judgments, Runs
+from .papers.ledger import Estimate
 
 __all__ = [
     "METRICS",
@@ -52,8 +58,19 @@ __all__ = [
     "HitScorer",
     "score_masks",
     "per_user",
+    "trapezoid_weights",
+    "tau_resolution",
+    "area_estimate",
     "robustness_summary",
-    "check_claims",
+    "curve_point",
+    "cluster_means",
+    "TauBootstrap",
+    "tau_bootstrap",
+    "dp_bootstrap",
+    "dp_mc_halfwidth",
+    "dp_estimate",
+    "expected_precision_ratio",
+    "judged_share",
     "SCHEMES",
     "kfold_study",
     "incompleteness_masks",
@@ -194,7 +211,8 @@ def per_user(matrix: ArrayLike, topics: pd.DataFrame) -> tuple[np.ndarray, pd.In
 
     ``matrix`` is systems × topics (NaN = topic not evaluated, as from
     :func:`recmeta.metrics.score_matrix`). Returns (systems × users, the users), dropping users
-    evaluated in no fold — the per-user pooling, an alternative to testing on (fold, user) topics.
+    evaluated in no fold. These are the units of the paper's paired tests (its n is the number
+    of users); the (fold, user) topics would count a user up to k times.
     """
     a = np.asarray(matrix, dtype=np.float64)
     if a.ndim != 2 or a.shape[1] != len(topics):
@@ -409,114 +427,390 @@ def score_masks(
     return out
 
 
-# ---------------------------------------------------------------------------- conclusions
-def robustness_summary(curves: pd.DataFrame, by: Sequence[str] = ("scheme", "aggregate")) -> pd.DataFrame:
-    """Mean τ over the shares of each curve, and its rank among the metrics (1 = most robust).
+# ------------------------------------------------------------------------ robustness areas
+def trapezoid_weights(shares: ArrayLike) -> np.ndarray:
+    r"""Weights :math:`w` with :math:`\sum_i w_i \tau_i = \frac{1}{s_{\max} - s_{\min}}\int \tau\,ds`
+    by the trapezoid rule over the actual shares.
 
-    ``curves`` stacks :func:`recmeta.agreement.robustness_curves` frames with extra columns
-    ``by`` (e.g. scheme and aggregate). The mean τ over an evenly spaced grid of shares is the
-    area under the robustness curve divided by its width.
+    With the shares sorted, :math:`s_{(0)} < \dots < s_{(m)}`:
+    :math:`w_{(i)} = (s_{(i+1)} - s_{(i-1)}) / (2 (s_{(m)} - s_{(0)}))`, where
+    :math:`s_{(-1)} = s_{(0)}` and :math:`s_{(m+1)} = s_{(m)}`; the weights sum to 1 and come
+    back in the input order. An uneven grid (the paper's 100 %, 95 %, ..., 5 %, 1 %) gives each
+    share the width it stands for; a single share gets weight 1.
+    """
+    s = np.asarray(shares, dtype=np.float64)
+    if s.ndim != 1 or s.size == 0 or not np.isfinite(s).all():
+        raise ValueError(f"shares must be a non-empty 1-d array of finite numbers, got {s!r}")
+    if np.unique(s).size != s.size:
+        raise ValueError(f"shares must be distinct, got {s}")
+    if s.size == 1:
+        return np.ones(1)
+    order = np.argsort(s)
+    x = s[order]
+    left = np.r_[x[0], x[:-1]]
+    right = np.r_[x[1:], x[-1]]
+    out = np.empty_like(x)
+    out[order] = (right - left) / (2.0 * (x[-1] - x[0]))
+    return out
+
+
+def tau_resolution(n_systems: int) -> float:
+    r"""Half the change of Kendall's τ when one pair of systems swaps: :math:`1/\binom{S}{2}`.
+
+    The band given to the area of a curve from deterministic masks (popular items, largest
+    users): two such areas closer than one swapped pair (:math:`2/\binom{S}{2}`) count as tied.
+    """
+    if n_systems < 2:
+        raise ValueError(f"need at least two systems, got {n_systems}")
+    return 2.0 / (n_systems * (n_systems - 1))
+
+
+def _area_parts(share: np.ndarray, value: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, bool]:
+    """Trapezoid area of per-mask values: (area, a_i = w_i² s_i²/n_i, n_i, deterministic)."""
+    frame = pd.DataFrame({"share": share, "value": value})
+    g = frame.groupby("share", sort=True)["value"]
+    mean, sd, n = g.mean(), g.std(ddof=1), g.size()
+    w = trapezoid_weights(mean.index.to_numpy())
+    area = float(np.dot(w, mean.to_numpy()))
+    deterministic = bool((n == 1).all())
+    a = (w ** 2) * np.nan_to_num(sd.to_numpy() ** 2) / n.to_numpy()
+    return area, a, n.to_numpy(), deterministic
+
+
+def _area_estimate(parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]], signs: Sequence[float],
+                   resolution: float, level: float, what: str) -> Estimate:
+    """Combine independent areas ``Σ sign · area`` into an Estimate (see :func:`area_estimate`)."""
+    from scipy import stats
+
+    value = float(sum(s * p[0] for s, p in zip(signs, parts)))
+    a = np.concatenate([p[1] for p in parts if not p[3]]) if any(not p[3] for p in parts) else np.zeros(0)
+    n = np.concatenate([p[2] for p in parts if not p[3]]) if a.size else np.zeros(0)
+    half_det = sum(resolution for p in parts if p[3])
+    var = float(a.sum())
+    half_mc = 0.0
+    if var > 0:
+        live = (a > 0) & (n > 1)
+        df = var ** 2 / float(np.sum(a[live] ** 2 / (n[live] - 1)))
+        half_mc = float(stats.t.ppf(0.5 + level / 2, df)) * np.sqrt(var)
+    masks = int(n.sum())
+    if half_det and masks:
+        method = (f"{what}: t interval over {masks} random masks plus ± {resolution:.3g} per "
+                  f"deterministic curve (one system pair's step of τ), {level:.0%}")
+    elif half_det:
+        method = (f"{what}: deterministic masks, ± {half_det:.3g} (one system pair's step of τ "
+                  "counts as a tie)")
+    else:
+        method = f"{what}: t interval over {masks} random masks (Welch–Satterthwaite df), {level:.0%}"
+    half = half_mc + half_det
+    return Estimate(value, value - half, value + half, method)
+
+
+def _select(taus: pd.DataFrame, scheme: str, aggregate: str, metric: str | None) -> pd.DataFrame:
+    t = taus[(taus["scheme"] == scheme) & (taus["aggregate"] == aggregate)]
+    if metric is not None:
+        t = t[t["metric"] == metric]
+    if t.empty:
+        raise KeyError(f"no τ values for scheme {scheme!r}, aggregate {aggregate!r}, metric {metric!r}")
+    # one value per mask: τ of the metric, or the mean over metrics
+    return t.groupby(["share", "sample"], as_index=False)["tau"].mean()
+
+
+def area_estimate(
+    taus: pd.DataFrame,
+    *,
+    scheme: str,
+    aggregate: str = "mean",
+    metric: str | None = None,
+    minus: Mapping[str, str | None] | None = None,
+    n_systems: int,
+    level: float = 0.95,
+) -> Estimate:
+    r"""Area under a robustness curve (mean τ over the shares, trapezoid rule), with its band.
+
+    ``taus`` holds one τ per mask (columns scheme, aggregate, metric, share, sample, tau; see
+    :func:`robustness`). ``metric=None`` averages the nine metrics on each mask first.
+    ``minus`` (keys scheme, aggregate, metric; missing keys default to this call's) makes it
+    the difference of two areas: *paired* by mask when both use the same scheme (same masks),
+    independent otherwise.
+
+    The area is :math:`A = \sum_i w_i \bar\tau_i` with :func:`trapezoid_weights`. For random
+    masks its Monte-Carlo variance is :math:`\sum_i w_i^2 s_i^2 / n_i` (sample variance
+    :math:`s_i^2` of the :math:`n_i` masks of share :math:`i`), with a Student-t interval on
+    Welch–Satterthwaite degrees of freedom. Deterministic masks (one per share) have no
+    Monte-Carlo error; their band is ± :func:`tau_resolution` per curve, so two areas closer
+    than one swapped system pair never count as different.
+    """
+    res = tau_resolution(n_systems)
+    a = _select(taus, scheme, aggregate, metric)
+    what = f"area of {scheme}/{aggregate}"
+    if minus is None:
+        return _area_estimate([_area_parts(a["share"].to_numpy(), a["tau"].to_numpy())], [1.0],
+                              res, level, what)
+    other = {"scheme": scheme, "aggregate": aggregate, "metric": metric, **dict(minus)}
+    b = _select(taus, other["scheme"], other["aggregate"], other["metric"])
+    what = "difference of areas"
+    if other["scheme"] == scheme:
+        both = a.merge(b, on=["share", "sample"], suffixes=("_a", "_b"), validate="one_to_one")
+        if len(both) != len(a) or len(both) != len(b):
+            raise ValueError("the two curves were not measured on the same masks")
+        parts = _area_parts(both["share"].to_numpy(), (both["tau_a"] - both["tau_b"]).to_numpy())
+        # a paired difference of deterministic curves: one pair's step in all
+        return _area_estimate([parts], [1.0], 2 * res, level, f"paired {what} (same masks)")
+    pa = _area_parts(a["share"].to_numpy(), a["tau"].to_numpy())
+    pb = _area_parts(b["share"].to_numpy(), b["tau"].to_numpy())
+    return _area_estimate([pa, pb], [1.0, -1.0], res, level, f"{what} (independent masks)")
+
+
+def robustness_summary(
+    curves: pd.DataFrame,
+    by: Sequence[str] = ("scheme", "aggregate"),
+    *,
+    n_systems: int | None = None,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Area under each robustness curve (mean τ by the trapezoid rule), its band and rank.
+
+    ``curves`` stacks :func:`recmeta.agreement.robustness_curves` frames (columns metric, share,
+    tau, and sd and samples for the band) with extra columns ``by``. ``mean_tau`` is
+    :math:`\\sum_i w_i \\bar\\tau_i` with :func:`trapezoid_weights` over the curve's actual
+    shares, so an uneven grid is weighted by the width each share stands for (not a plain mean
+    of the points). ``low``/``high`` come from :func:`area_estimate`'s rule when the curves carry
+    ``sd`` and ``samples`` (and ``n_systems`` is given for deterministic curves); ``rank`` is 1
+    for the most robust metric within each group of ``by``.
     """
     by = list(by)
-    missing = [c for c in [*by, "metric", "tau"] if c not in curves.columns]
+    missing = [c for c in [*by, "metric", "share", "tau"] if c not in curves.columns]
     if missing:
         raise ValueError(f"curves lack column(s) {missing}")
-    area = curves.groupby([*by, "metric"], sort=False)["tau"].mean().rename("mean_tau").reset_index()
+    banded = {"sd", "samples"} <= set(curves.columns)
+    rows = []
+    for key, c in curves.groupby([*by, "metric"], sort=False):
+        w = trapezoid_weights(c["share"].to_numpy())
+        row = dict(zip([*by, "metric"], key if isinstance(key, tuple) else (key,)))
+        row["mean_tau"] = float(np.dot(w, c["tau"].to_numpy()))
+        if banded:
+            n = c["samples"].to_numpy()
+            if (n == 1).all():
+                half = tau_resolution(n_systems) if n_systems else np.nan
+                row["low"], row["high"] = row["mean_tau"] - half, row["mean_tau"] + half
+            else:
+                # per-share sd and count rebuild the same estimate as area_estimate
+                parts = (row["mean_tau"], w ** 2 * np.nan_to_num(c["sd"].to_numpy() ** 2) / n, n, False)
+                est = _area_estimate([parts], [1.0], 0.0, level, "area")
+                row["low"], row["high"] = est.low, est.high
+        rows.append(row)
+    area = pd.DataFrame(rows)
     area["rank"] = area.groupby(by, sort=False)["mean_tau"].rank(ascending=False, method="min")
     return area
 
 
-def _rank(summary: pd.DataFrame, scheme: str, aggregate: str) -> pd.Series:
-    s = summary[(summary["scheme"] == scheme) & (summary["aggregate"] == aggregate)]
-    if s.empty:
-        raise KeyError(f"no robustness curves for scheme {scheme!r}, aggregate {aggregate!r}")
-    return s.set_index("metric")
+def curve_point(curves: pd.DataFrame, share: float, *, scheme: str, aggregate: str = "mean",
+                metric: str) -> Estimate | None:
+    """τ of one curve at ``share`` with its t band over the masks, or None if off the grid."""
+    c = curves[(curves["scheme"] == scheme) & (curves["aggregate"] == aggregate)
+               & (curves["metric"] == metric) & np.isclose(curves["share"], share)]
+    if c.empty:
+        return None
+    r = c.iloc[0]
+    if not (np.isfinite(r["low"]) and np.isfinite(r["high"])):
+        return Estimate.point(float(r["tau"]), f"one mask at share {share:g}, no interval")
+    return Estimate(float(r["tau"]), float(r["low"]), float(r["high"]),
+                    f"t interval over {int(r['samples'])} masks at share {share:g}, 95 %")
 
 
-def check_claims(
-    summary: pd.DataFrame,
-    dp: Mapping[str, float],
-    tau_mean: pd.DataFrame,
-    tau_mean_gmean: Mapping[str, float],
-    *,
-    cutoff: int = 100,
-    random_schemes: Sequence[str] = ("ratings", "items", "users"),
-) -> pd.DataFrame:
-    """The paper's conclusions, each with our evidence and a verdict.
+# ------------------------------------------------------------------------ bootstrap over users
+def cluster_means(matrix: ArrayLike, unit_of_topic: ArrayLike, counts: ArrayLike,
+                  how: str = "mean") -> np.ndarray:
+    """System means of a (systems × topics) matrix in bootstrap resamples of units: (B × systems).
 
-    ``summary``: :func:`robustness_summary` with schemes ``ratings``, ``items``, ``users``,
-    ``popular`` and ``large-users`` and aggregates ``mean``/``gmean``, metrics named as
-    :func:`measures`. ``dp``: DP per measure. ``tau_mean``: Kendall τ among the measures
-    (arithmetic means). ``tau_mean_gmean``: τ between each measure's arithmetic and geometric
-    means. A claim about "the most/least robust" metrics reads the ranks of mean τ among the
-    nine metrics: top three, or bottom three.
+    ``counts`` (B × units) says how often each unit (user) is drawn in each resample
+    (:func:`recmeta.agreement.resample_counts`); every topic of a unit carries the unit's count,
+    so resampling users keeps all of a user's (fold, user) topics together (a cluster
+    bootstrap), and :func:`recmeta.agreement.weighted_means` does the rest. NaN topics drop out
+    as in :func:`recmeta.metrics.aggregate`; ``how="gmean"`` averages
+    ``log(max(x, GMEAN_FLOOR))`` and exponentiates.
     """
-    m = {name: f"{name}@{cutoff}" for name in METRICS}
-    n = len(METRICS)
-    rows = []
+    from .agreement import weighted_means
 
-    def add(claim: str, section: str, evidence: str, holds: bool) -> None:
-        rows.append({"claim": claim, "paper": section, "ours": evidence, "holds": bool(holds)})
+    x = np.asarray(matrix, dtype=np.float64)
+    if how == "gmean":
+        x = np.log(np.maximum(x, GMEAN_FLOOR))  # NaN stays NaN
+    elif how != "mean":
+        raise ValueError(f"how must be one of {AGGREGATES}, got {how!r}")
+    out = weighted_means(x, np.asarray(counts, dtype=np.float64)[:, np.asarray(unit_of_topic)])
+    return np.exp(out) if how == "gmean" else out
 
-    def ranks(scheme: str, agg: str, names: Sequence[str]) -> list[int]:
-        r = _rank(summary, scheme, agg)["rank"]
-        return [int(r[m[x]]) for x in names]
 
-    def fmt(scheme: str, agg: str, names: Sequence[str]) -> str:
-        return ", ".join(f"{label(m[x], agg)} {r}" for x, r in zip(names, ranks(scheme, agg, names)))
+@dataclass(frozen=True)
+class TauBootstrap:
+    """Kendall τ among the metrics' system orderings, with replicates of a bootstrap over users.
 
-    schemes = list(random_schemes)
-    top = [max(ranks(s, "mean", ["P", "nDCG"])) for s in schemes]
-    add("P and nDCG are among the most robust metrics (arithmetic mean)", "Sec. 6.3, 8",
-        "; ".join(f"{s}: {fmt(s, 'mean', ['P', 'nDCG'])}" for s in schemes) + f" (of {n})",
-        all(t <= 3 for t in top))
-    low = [min(ranks(s, "mean", ["RR", "ERR"])) for s in [*schemes, "popular"]]
-    add("MRR and ERR are among the least robust metrics", "Sec. 6.3, 8",
-        "; ".join(f"{s}: {fmt(s, 'mean', ['RR', 'ERR'])}" for s in [*schemes, "popular"]),
-        all(r >= n - 2 for r in low))
-    ratings = _rank(summary, "ratings", "mean")["mean_tau"]
-    add("bpref and infAP fail their purpose: less robust to missing ratings than MAP",
-        "Sec. 6.3.1, 8",
-        f"mean τ: MAP {ratings[m['AP']]:.3f}, bpref {ratings[m['bpref']]:.3f}, "
-        f"infAP {ratings[m['infAP']]:.3f}",
-        ratings[m["bpref"]] < ratings[m["AP"]] and ratings[m["infAP"]] < ratings[m["AP"]])
-    add("P is the most robust metric to removing popular items", "Sec. 6.3.2",
-        fmt("popular", "mean", ["P"]), ranks("popular", "mean", ["P"])[0] == 1)
-    big = _rank(summary, "large-users", "mean")["rank"]
-    add("Removing the largest users: MRR and ERR more robust than P, F1 and nDCG", "Sec. 6.3.3",
-        fmt("large-users", "mean", ["RR", "ERR", "P", "F1", "nDCG"]),
-        max(big[m["RR"]], big[m["ERR"]]) < min(big[m["P"]], big[m["F1"]], big[m["nDCG"]]))
-    arith = _rank(summary, "large-users", "mean")["mean_tau"]
-    geo = _rank(summary, "large-users", "gmean")["mean_tau"]
-    add("Geometric means are robust to removing the largest users: GP > P and GnDCG > nDCG",
-        "Sec. 7.2, 8",
-        f"mean τ: P {arith[m['P']]:.3f} vs GP {geo[m['P']]:.3f}; nDCG {arith[m['nDCG']]:.3f} vs "
-        f"GnDCG {geo[m['nDCG']]:.3f}",
-        geo[m["P"]] > arith[m["P"]] and geo[m["nDCG"]] > arith[m["nDCG"]])
-    gl = [min(ranks(s, "gmean", ["F1", "RR"])) for s in [*schemes, "popular", "large-users"]]
-    add("GF1 and GMRR are the least robust geometric metrics", "Sec. 7.2",
-        "; ".join(f"{s}: {fmt(s, 'gmean', ['F1', 'RR'])}"
-                  for s in [*schemes, "popular", "large-users"]),
-        all(r >= n - 1 for r in gl))
-    dps = pd.Series({x: dp[m[x]] for x in METRICS})
-    best = dps.idxmin()
-    add("nDCG discriminates best (lowest DP)", "Sec. 6.2, 8",
-        f"lowest DP: {LABELS[best]} ({dps[best]:.3g}); nDCG {dps['nDCG']:.3g}, "
-        f"rank {int(dps.rank(method='min')['nDCG'])} of {n}", best == "nDCG")
-    t_map_ndcg = tau_mean.loc[m["AP"], m["nDCG"]]
-    others = [m[x] for x in METRICS]
-    mean_tau = tau_mean.loc[others, others].where(~np.eye(n, dtype=bool)).mean()
-    lowest_two = set(mean_tau.nsmallest(2).index)
-    add("MAP and nDCG agree closely; MRR and ERR differ most from the rest", "Sec. 6.1",
-        f"τ(MAP, nDCG) = {t_map_ndcg:.2f}; lowest mean τ with the others: "
-        + ", ".join(f"{label(x)} {mean_tau[x]:.2f}" for x in mean_tau.nsmallest(2).index),
-        t_map_ndcg >= 0.9 and lowest_two == {m["RR"], m["ERR"]})
-    tg = pd.Series(tau_mean_gmean)
-    add("F1 and MRR change most when averaged geometrically; MAP barely does", "Sec. 7.1",
-        f"τ(arith., geom.): MAP {tg[m['AP']]:.2f}, F1 {tg[m['F1']]:.2f}, MRR {tg[m['RR']]:.2f}",
-        max(tg[m["F1"]], tg[m["RR"]]) < tg[m["AP"]])
-    return pd.DataFrame(rows)
+    ``point[agg]`` and ``reps[agg]`` are (metrics × metrics) and (resamples × metrics × metrics)
+    for ``agg`` in mean/gmean; ``arith_geo`` and ``arith_geo_reps`` hold τ between each metric's
+    arithmetic and geometric orderings. ``metrics`` are the short names (P, R, ...).
+    """
 
+    metrics: tuple[str, ...]
+    point: dict[str, np.ndarray]
+    reps: dict[str, np.ndarray]
+    arith_geo: np.ndarray
+    arith_geo_reps: np.ndarray
+
+    @property
+    def n_boot(self) -> int:
+        return int(self.arith_geo_reps.shape[0])
+
+
+def tau_bootstrap(matrices: Mapping[str, np.ndarray], topics: pd.DataFrame, *, n_boot: int,
+                  seed: int) -> TauBootstrap:
+    """τ among metrics and τ(arithmetic, geometric) with a cluster bootstrap over users.
+
+    ``matrices`` maps engine names (``"P@100"``) to (systems × topics) scores; ``topics`` gives
+    each topic's user (:attr:`Study.topics`). Each replicate resamples users with replacement
+    (:func:`recmeta.agreement.resample_counts`), recomputes every system mean
+    (:func:`cluster_means`) and the τ matrices (:func:`recmeta.agreement.kendall_tau`).
+    """
+    from . import agreement
+
+    names = list(matrices)
+    short = tuple(n.split("@", 1)[0] for n in names)
+    codes, users = pd.factorize(topics["user"])
+    counts = agreement.resample_counts(len(users), n_boot, seed)
+    ones = np.ones((1, len(users)))
+    point, reps, means = {}, {}, {}
+    for agg in AGGREGATES:
+        full = np.stack([cluster_means(matrices[n], codes, ones, agg)[0] for n in names])  # M × S
+        boot = np.stack([cluster_means(matrices[n], codes, counts, agg) for n in names], axis=1)  # B × M × S
+        means[agg] = (full, boot)
+        point[agg] = agreement.kendall_tau(full[:, None, :], full[None, :, :])
+        reps[agg] = agreement.kendall_tau(boot[:, :, None, :], boot[:, None, :, :])
+    ag = agreement.kendall_tau(means["mean"][0], means["gmean"][0])
+    ag_reps = agreement.kendall_tau(means["mean"][1], means["gmean"][1])
+    return TauBootstrap(short, point, reps, ag, ag_reps)
+
+
+def dp_bootstrap(user_matrices: Mapping[str, np.ndarray], *, n_boot: int,
+                 seed: int) -> tuple[pd.DataFrame, pd.Series]:
+    """DP in bootstrap resamples of the users: (replicates (B × metrics), base (metrics,)).
+
+    Each resample draws the users with replacement (:func:`recmeta.agreement.resample_counts`;
+    the same draws for every metric, so the replicates are paired across metrics) and sums the
+    paired t-test p-values of all system pairs (:func:`recmeta.significance.bootstrap_dp_t`, a
+    stand-in for the permutation test, close to it with hundreds of users). ``base`` is that
+    t-test DP on the users as they are: :func:`dp_estimate` places the replicates' spread
+    around the permutation DP by ``value + (replicate − base)``. Short metric names.
+    """
+    from .agreement import resample_counts
+    from .significance import bootstrap_dp_t, evaluated_users
+
+    names = list(user_matrices)
+    first = evaluated_users(user_matrices[names[0]])
+    counts = resample_counts(first.shape[1], n_boot, seed)
+    ones = np.ones((1, first.shape[1]))
+    reps, base = {}, {}
+    for n in names:
+        a = evaluated_users(user_matrices[n])
+        if a.shape != first.shape:
+            raise ValueError(f"{n}: {a.shape} per-user scores, {first.shape} for {names[0]}")
+        short = n.split("@", 1)[0]
+        reps[short] = bootstrap_dp_t(a, counts)
+        base[short] = float(bootstrap_dp_t(a, ones)[0])
+    return pd.DataFrame(reps), pd.Series(base)
+
+
+def dp_mc_halfwidth(pvalues: pd.DataFrame, n_permutations: int, z: float = 1.96) -> pd.Series:
+    r"""Monte-Carlo half-width of DP per metric: :math:`z\sum_{pairs}\sqrt{p(1-p)/B}`.
+
+    An upper bound: the p-values of one metric share their sign flips, so their errors may be
+    correlated; summing the standard errors assumes the worst (perfect) correlation.
+    """
+    p = pvalues["p"].to_numpy()
+    se = np.sqrt(p * (1 - p) / n_permutations)
+    return (pd.Series(z * se, index=pvalues["metric"].to_numpy()).groupby(level=0, sort=False).sum()
+            .rename(index=lambda n: n.split("@", 1)[0]))
+
+
+def dp_estimate(dp: pd.Series, reps: pd.DataFrame, base: pd.Series, mc: pd.Series, metric: str,
+                minus: str | None = None, level: float = 0.95) -> Estimate:
+    """DP of ``metric`` (or DP(metric) − DP(minus)) with its interval.
+
+    The value is the permutation-test DP. The interval is the percentile interval of the
+    bootstrap replicates over users (:func:`dp_bootstrap`, paired across metrics) placed around
+    the value, ``value + (replicate − base)`` (resampling adds noise to a difference near zero,
+    which biases replicate p-values low; shifting by the replicates' own base keeps their
+    spread and drops that bias), widened by the Monte-Carlo half-width of the permutation
+    p-values (:func:`dp_mc_halfwidth`; both metrics' for a difference). A DP is clipped at 0.
+    """
+    r = reps[metric] - (reps[minus] if minus else 0.0)
+    b = float(base[metric] - (base[minus] if minus else 0.0))
+    value = float(dp[metric] - (dp[minus] if minus else 0.0))
+    r = value + (r[np.isfinite(r)].to_numpy() - b)
+    widen = float(mc[metric] + (mc[minus] if minus else 0.0))
+    lo, hi = np.quantile(r, [(1 - level) / 2, (1 + level) / 2]) if r.size else (value, value)
+    lo, hi = float(lo) - widen, float(hi) + widen
+    if minus is None:
+        lo, hi = max(lo, 0.0), max(hi, 0.0)
+    return Estimate(value, lo, hi,
+                    f"percentile interval of {r.size} bootstrap replicates over users (paired "
+                    f"t-test p-values, centred on the permutation DP), widened by the Monte-Carlo "
+                    f"error of the p-values, {level:.0%}")
+
+
+# --------------------------------------------------------------------- expected precision
+def expected_precision_ratio(n_relevant: ArrayLike, share: float, n_ratings: int | None = None) -> float:
+    r"""Expected mean P@k on the incomplete test sets over its full value, random ratings removed.
+
+    A hit (relevant item in the top k) survives with probability :math:`q`, so a topic's
+    expected precision is :math:`q` times its full value. But a topic whose :math:`R_t` relevant
+    ratings are all removed has no relevant item left and drops out of the mean; it stays with
+    probability :math:`\pi_t`. A hit implies the topic stays, so by the ratio of expectations
+    (exact up to :math:`O(1/T)` in the number of topics :math:`T`)
+
+    .. math::
+
+        \frac{E[\bar P(p)]}{\bar P(1)} \approx \frac{q\,T}{\sum_t \pi_t} = \frac{q}{\bar\pi},
+
+    the same for every system. Each rating kept independently with probability :math:`p`:
+    :math:`q = p`, :math:`\pi_t = 1 - (1-p)^{R_t}`. Exactly :math:`K = \mathrm{round}(pN)` of
+    :math:`N` ratings kept (``n_ratings=N``, as :func:`recmeta.incompleteness.random_ratings`
+    does): :math:`q = K/N`, :math:`\pi_t = 1 - \binom{N-R_t}{K}/\binom{N}{K}`. The naive
+    :math:`p` ignores the topics that drop out and underestimates the ratio.
+    ``n_relevant`` holds :math:`R_t` of the topics with at least one relevant item.
+    """
+    from scipy.special import gammaln
+
+    r = np.asarray(n_relevant, dtype=np.float64)
+    if r.ndim != 1 or r.size == 0 or (r < 1).any():
+        raise ValueError("n_relevant must be a non-empty 1-d array of counts >= 1")
+    if not 0 < share <= 1:
+        raise ValueError(f"share must lie in (0, 1], got {share!r}")
+    if n_ratings is None:
+        q = float(share)
+        gone = (1.0 - q) ** r
+    else:
+        n = int(n_ratings)
+        if n < r.max():
+            raise ValueError(f"{n} ratings cannot hold a topic with {int(r.max())} relevant ones")
+        k = int(np.floor(share * n + 0.5 + 1e-9))
+        q = k / n
+        # C(N - R, K) / C(N, K), zero when fewer than K ratings remain outside the topic
+        ok = n - r >= k
+        log = gammaln(n - r + 1) - gammaln(n - r - k + 1) - gammaln(n + 1) + gammaln(n - k + 1)
+        gone = np.where(ok, np.exp(np.where(ok, log, 0.0)), 0.0)
+    return float(q / np.mean(1.0 - gone))
+
+
+def judged_share(scorer: HitScorer, topics: pd.DataFrame) -> pd.Series:
+    """Per user: the share of their ranked positions (all systems, all folds, top k) that carry a
+    test rating — the paper's "test rating coverage" of the top 100 (Valcarce et al. 2020, §6.3.1)."""
+    depth = min(scorer.k, scorer.runs.depth)
+    ranked = (scorer.runs.ranks[:, :, :depth] >= 0).sum(axis=(0, 2)).astype(np.float64)  # topics
+    judged = np.bincount(scorer.hit_topic, minlength=scorer.n_topics).astype(np.float64)
+    codes, users = pd.factorize(topics["user"])
+    num = np.bincount(codes, weights=judged, minlength=len(users))
+    den = np.bincount(codes, weights=ranked, minlength=len(users))
+    keep = den > 0
+    return pd.Series(num[keep] / den[keep], index=pd.Index(users[keep], name="user"), name="judged")
 
 # ------------------------------------------------------------------------------- pipeline
 #: the five incompleteness schemes of Valcarce et al. (2020, Sec. 4.2), in the paper's order
@@ -607,33 +901,46 @@ def robustness(
     *,
     metrics: Sequence[str] = METRICS,
     progress: bool = False,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Robustness curves and absolute values of every metric under one set of masks.
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Robustness curves, absolute values and per-mask τ of every metric under one set of masks.
 
     ``reference[aggregate]`` is (metrics × systems): the means on the full test set. Returns
-    ``(curves, absolute)``: :func:`recmeta.agreement.robustness_curves` for both aggregates
-    (column ``aggregate``), and the metric values averaged over systems and samples per share
-    (columns aggregate, metric, share, value) — the paper's Fig. 4.
+    ``(curves, absolute, taus)``: :func:`recmeta.agreement.robustness_curves` for both
+    aggregates (column ``aggregate``); the metric values averaged over systems, then over the
+    masks of each share, with their standard deviation and count (columns aggregate, metric,
+    share, value, sd, samples) — the paper's Fig. 4; and Kendall's τ of every mask (columns
+    aggregate, metric, share, sample, tau), which :func:`area_estimate` pairs across metrics.
     """
     from . import agreement
 
     scores = score_masks(scorer, masks.keep, metrics=metrics, progress=progress)
     names = [f"{m}@{scorer.k}" for m in metrics]
-    curves, absolute = [], []
+    curves, absolute, taus = [], [], []
     for agg, s in scores.items():
         curves.append(agreement.robustness_curves(s, reference[agg], masks.share, names)
                       .assign(aggregate=agg))
-        mean = s.mean(axis=2)  # masks × metrics: mean over systems
-        frame = pd.DataFrame(mean, columns=names).assign(share=masks.share)
-        absolute.append(frame.groupby("share", sort=False).mean().reset_index()
-                        .melt(id_vars="share", var_name="metric", value_name="value")
-                        .assign(aggregate=agg))
-    return pd.concat(curves, ignore_index=True), pd.concat(absolute, ignore_index=True)
+        tau = agreement.kendall_tau(s, reference[agg][None, :, :])  # masks × metrics
+        taus.append(pd.DataFrame({
+            "aggregate": agg, "metric": np.tile(names, len(masks.share)),
+            "share": np.repeat(masks.share, len(names)), "sample": np.repeat(masks.sample, len(names)),
+            "tau": tau.ravel()}))
+        mean = pd.DataFrame(s.mean(axis=2), columns=names).assign(share=masks.share)  # over systems
+        long = mean.melt(id_vars="share", var_name="metric", value_name="value")
+        g = long.groupby(["share", "metric"], sort=False)["value"]
+        absolute.append(pd.DataFrame({"value": g.mean(), "sd": g.std(ddof=1), "samples": g.size()})
+                        .reset_index().assign(aggregate=agg))
+    return (pd.concat(curves, ignore_index=True), pd.concat(absolute, ignore_index=True),
+            pd.concat(taus, ignore_index=True))
 
 
 @dataclass
 class Results:
-    """Everything the chapter shows for one dataset (see :func:`run`)."""
+    """Everything the chapter shows for one dataset (see :func:`run`).
+
+    ``pvalues`` are the permutation tests on *users* (each user's scores averaged over the folds
+    first, :func:`per_user`): the paper's unit, and the input of DP and of the ledger.
+    ``pvalues_topics`` tests on the (fold, user) topics instead, as a sensitivity check.
+    """
 
     study: Study
     cutoff: int
@@ -641,21 +948,34 @@ class Results:
     reference: dict[str, pd.DataFrame]
     curves: pd.DataFrame
     absolute: pd.DataFrame
+    taus: pd.DataFrame
     pvalues: pd.DataFrame
-    pvalues_per_user: pd.DataFrame
+    pvalues_topics: pd.DataFrame
+    judged: pd.Series
+    n_permutations: int
+    seed: int
 
     @property
     def measures(self) -> list[str]:
         return list(self.matrices)
 
     @property
+    def n_systems(self) -> int:
+        return len(self.study.systems)
+
+    @property
     def dp(self) -> pd.Series:
-        """DP (sum of p-values over all system pairs) per measure, topics as the units."""
+        """DP (sum of p-values over all system pairs) per measure, users as the units."""
         return self.pvalues.groupby("metric", sort=False)["p"].sum()
 
     @property
-    def dp_per_user(self) -> pd.Series:
-        return self.pvalues_per_user.groupby("metric", sort=False)["p"].sum()
+    def dp_topics(self) -> pd.Series:
+        """DP with the (fold, user) topics as the units (sensitivity check)."""
+        return self.pvalues_topics.groupby("metric", sort=False)["p"].sum()
+
+    def user_matrices(self) -> dict[str, np.ndarray]:
+        """Per-user scores (systems × users), each user averaged over the folds (:func:`per_user`)."""
+        return {n: per_user(m, self.study.topics)[0] for n, m in self.matrices.items()}
 
     def tau(self, aggregate: str = "mean") -> pd.DataFrame:
         """Kendall τ among the measures' system orderings (the paper's Figs. 1 and 9)."""
@@ -673,11 +993,70 @@ class Results:
         return pd.Series(agreement.kendall_tau(a, g), index=self.measures)
 
     def summary(self) -> pd.DataFrame:
-        return robustness_summary(self.curves)
+        """:func:`robustness_summary` of the curves (trapezoid areas with bands, ranks)."""
+        return robustness_summary(self.curves, n_systems=self.n_systems)
 
-    def claims(self) -> pd.DataFrame:
-        return check_claims(self.summary(), self.dp, self.tau("mean"), self.tau_arith_geo(),
-                            cutoff=self.cutoff)
+    def expected_precision(self, shares: ArrayLike | None = None) -> pd.DataFrame:
+        """Observed mean P@k over its full value against :func:`expected_precision_ratio`.
+
+        One row per share of the ratings scheme: ``observed`` (mean over the masks of the mean
+        over systems, divided by the full value) with its t band, the naive ``share`` and the
+        ``expected`` ratio with topics that lose every relevant item dropping out.
+        """
+        from scipy import stats
+
+        name = f"P@{self.cutoff}"
+        a = self.absolute[(self.absolute["scheme"] == "ratings") & (self.absolute["aggregate"] == "mean")
+                          & (self.absolute["metric"] == name)].sort_values("share", ascending=False)
+        if shares is not None:
+            a = a[np.isin(np.round(a["share"], 10), np.round(np.asarray(shares, float), 10))]
+        full = float(self.reference["mean"][name].mean())
+        rel = self.study.judgments.to_frame()
+        relevant = rel.iloc[:, 2].to_numpy() >= self.study.judgments.threshold
+        n_rel = np.bincount(self.study.judgments.users.get_indexer(rel.iloc[:, 0])[relevant],
+                            minlength=len(self.study.judgments.users))
+        n_rel = n_rel[n_rel > 0]
+        rows = []
+        for r in a.itertuples():
+            half = (stats.t.ppf(0.975, r.samples - 1) * r.sd / np.sqrt(r.samples)
+                    if r.samples > 1 and np.isfinite(r.sd) else np.nan)
+            rows.append({"share": r.share, "observed": r.value / full,
+                         "low": (r.value - half) / full, "high": (r.value + half) / full,
+                         "expected": expected_precision_ratio(n_rel, r.share, len(rel)),
+                         "samples": r.samples})
+        return pd.DataFrame(rows)
+
+    def ledger_inputs(self, *, n_boot: int = 200, seed: int | None = None) -> dict[str, object]:
+        """The named results the chapter's ledger reads (:mod:`recmeta.papers.valcarce2020`).
+
+        Metric names are short (``"P"``, ``"RR"``, ...). ``taus``, ``curves`` and ``absolute``
+        are the robustness frames; ``tau_among`` the :class:`TauBootstrap` (``n_boot``
+        resamples of users); ``dp`` the per-user DP with ``dp_reps`` and ``dp_base``
+        (:func:`dp_bootstrap`) and ``dp_mc`` (:func:`dp_mc_halfwidth`); ``judged`` the per-user judged share of the lists;
+        ``full_values`` each metric's mean over systems on the full test set (arithmetic).
+        """
+        seed = self.seed if seed is None else seed
+        short = {n: n.split("@", 1)[0] for n in self.measures}
+
+        def rename(frame: pd.DataFrame) -> pd.DataFrame:
+            return frame.assign(metric=frame["metric"].map(short))
+
+        users = self.user_matrices()
+        reps, base = dp_bootstrap(users, n_boot=n_boot, seed=seed)
+        return {
+            "metrics": tuple(short.values()),
+            "n_systems": self.n_systems,
+            "taus": rename(self.taus),
+            "curves": rename(self.curves),
+            "absolute": rename(self.absolute),
+            "full_values": self.reference["mean"][self.measures].mean().rename(index=short),
+            "tau_among": tau_bootstrap(self.matrices, self.study.topics, n_boot=n_boot, seed=seed),
+            "dp": self.dp.rename(index=short),
+            "dp_reps": reps,
+            "dp_base": base,
+            "dp_mc": dp_mc_halfwidth(self.pvalues, self.n_permutations),
+            "judged": self.judged,
+        }
 
 
 def run(
@@ -695,8 +1074,8 @@ def run(
 
     ``shares`` maps each scheme of :data:`SCHEMES` to its shares kept. Per-topic scores come
     from :class:`HitScorer`; p-values from :func:`recmeta.significance.pvalue_table` (paired
-    permutation test, difference of means, ``n_permutations`` sign flips, seeded), once with
-    (fold, user) topics as units and once with each user's scores averaged over folds.
+    permutation test, difference of means, ``n_permutations`` sign flips, seeded), on users
+    (each user's scores averaged over the folds: the main input) and on (fold, user) topics.
     """
     from . import significance
 
@@ -712,19 +1091,22 @@ def run(
         for agg in AGGREGATES
     }
     ref_arrays = {agg: reference[agg][names].T.to_numpy() for agg in AGGREGATES}
-    curves, absolute = [], []
+    curves, absolute, taus = [], [], []
     for k, scheme in enumerate(SCHEMES):
         masks = incompleteness_masks(study.test, scheme, shares[scheme], n_samples, seed=seed + k)
-        c, a = robustness(scorer, masks, ref_arrays, metrics=metrics, progress=progress)
+        c, a, t = robustness(scorer, masks, ref_arrays, metrics=metrics, progress=progress)
         curves.append(c.assign(scheme=scheme))
         absolute.append(a.assign(scheme=scheme))
-    pvalues = significance.pvalue_table(matrices, study.systems, seed=seed,
-                                        n_permutations=n_permutations, progress=progress)
+        taus.append(t.assign(scheme=scheme))
     users = {n: per_user(m, study.topics)[0] for n, m in matrices.items()}
-    pvalues_user = significance.pvalue_table(users, study.systems, seed=seed,
-                                             n_permutations=n_permutations, progress=progress)
+    pvalues = significance.pvalue_table(users, study.systems, seed=seed,
+                                        n_permutations=n_permutations, progress=progress)
+    pvalues_topics = significance.pvalue_table(matrices, study.systems, seed=seed,
+                                               n_permutations=n_permutations, progress=progress)
     return Results(study, cutoff, matrices, reference, pd.concat(curves, ignore_index=True),
-                   pd.concat(absolute, ignore_index=True), pvalues, pvalues_user)
+                   pd.concat(absolute, ignore_index=True), pd.concat(taus, ignore_index=True),
+                   pvalues, pvalues_topics, judged_share(scorer, study.topics),
+                   int(n_permutations), int(seed))
 
 
 def _aggregate(matrix: np.ndarray, how: str) -> np.ndarray:

@@ -241,58 +241,173 @@ def test_labels():
         assessing.measures(10, ["P", "MAP"])
 
 
-def paper_like_summary(geo_better=True):
-    """Curves built so that every claim of the paper holds (or, flipped, fails)."""
-    order = ["P", "nDCG", "F1", "AP", "infAP", "bpref", "R", "ERR", "RR"]  # most robust first
-    rows = []
-    for scheme in ["ratings", "items", "users", "popular", "large-users"]:
-        for agg in ["mean", "gmean"]:
-            ranking = order
-            if scheme == "large-users" and agg == "mean":
-                ranking = ["RR", "ERR", "infAP", "bpref", "AP", "R", "P", "F1", "nDCG"]
-            if agg == "gmean":
-                ranking = [x for x in order if x not in ("F1", "RR")] + ["F1", "RR"]
-            for pos, metric in enumerate(ranking):
-                tau = 0.95 - 0.02 * pos
-                if scheme == "large-users" and agg == "gmean" and not geo_better:
-                    tau -= 0.5
-                for share in (1.0, 0.5):
-                    rows.append({"scheme": scheme, "aggregate": agg, "metric": f"{metric}@100",
-                                 "share": share, "tau": 1.0 if share == 1.0 else tau})
-    return assessing.robustness_summary(pd.DataFrame(rows))
-
-
 def test_robustness_summary_ranks():
-    s = paper_like_summary()
-    r = s[(s["scheme"] == "ratings") & (s["aggregate"] == "mean")].set_index("metric")
-    assert r.loc["P@100", "rank"] == 1 and r.loc["RR@100", "rank"] == 9
-    assert r.loc["P@100", "mean_tau"] == pytest.approx((1.0 + 0.95) / 2)
+    rows = []
+    for pos, metric in enumerate(["P", "nDCG", "RR"]):
+        for share in (1.0, 0.5):
+            rows.append({"scheme": "ratings", "aggregate": "mean", "metric": f"{metric}@100",
+                         "share": share, "tau": 1.0 if share == 1.0 else 0.95 - 0.02 * pos})
+    s = assessing.robustness_summary(pd.DataFrame(rows)).set_index("metric")
+    assert s.loc["P@100", "rank"] == 1 and s.loc["RR@100", "rank"] == 3
+    assert s.loc["P@100", "mean_tau"] == pytest.approx((1.0 + 0.95) / 2)
 
 
-def claims_inputs():
-    names = assessing.measures()
-    dp = dict(zip(names, [3.0, 5.0, 4.0, 2.5, 1.0, 9.0, 8.0, 6.0, 5.5]))
-    scores = np.array([np.arange(6.0)] * 9)
-    scores[5] = scores[6] = [0, 2, 1, 4, 3, 5]  # RR and ERR order the systems differently
-    tau = agreement.tau_matrix(scores, names)
-    tau_ag = dict(zip(names, [0.9, 0.9, 0.4, 0.92, 0.9, 0.3, 0.8, 0.9, 0.9]))
-    return dp, tau, tau_ag
+def test_robustness_summary_weights_an_uneven_grid_by_the_trapezoid_rule():
+    # shares 1, 0.5, 0.1, 0.01 (uneven); tau 1, 0.9, 0.6, 0.2
+    # area = [(1 + 0.9)/2 * 0.5 + (0.9 + 0.6)/2 * 0.4 + (0.6 + 0.2)/2 * 0.09] / 0.99
+    shares = [1.0, 0.5, 0.1, 0.01]
+    tau = [1.0, 0.9, 0.6, 0.2]
+    by_hand = (0.475 + 0.3 + 0.036) / 0.99
+    curves = pd.DataFrame({"scheme": "ratings", "aggregate": "mean", "metric": "P@100",
+                           "share": shares, "tau": tau})
+    got = assessing.robustness_summary(curves)["mean_tau"].iloc[0]
+    assert got == pytest.approx(by_hand, rel=1e-12)
+    assert got != pytest.approx(np.mean(tau))  # a plain mean over the points is not the area
+    # the same from numpy's trapezoid, and in any row order
+    assert got == pytest.approx(np.trapezoid(tau[::-1], shares[::-1]) / 0.99)
+    shuffled = curves.sample(frac=1.0, random_state=3)
+    assert assessing.robustness_summary(shuffled)["mean_tau"].iloc[0] == pytest.approx(by_hand)
+    w = assessing.trapezoid_weights(shares)
+    np.testing.assert_allclose(w, [0.25 / 0.99, 0.45 / 0.99, 0.245 / 0.99, 0.045 / 0.99])
+    assert assessing.trapezoid_weights([0.7]).tolist() == [1.0]
+    with pytest.raises(ValueError, match="distinct"):
+        assessing.trapezoid_weights([1.0, 1.0])
 
 
-def test_check_claims_all_hold_on_paper_like_results():
-    dp, tau, tau_ag = claims_inputs()
-    table = assessing.check_claims(paper_like_summary(), dp, tau, tau_ag)
-    assert len(table) == 10 and table["holds"].all(), table[~table["holds"]]
+def per_mask_taus(values, scheme="ratings", aggregate="mean", metric="P@100"):
+    """A per-mask τ frame from {share: [τ of each sample]}."""
+    rows = [{"scheme": scheme, "aggregate": aggregate, "metric": metric, "share": s, "sample": j,
+             "tau": t} for s, ts in values.items() for j, t in enumerate(ts)]
+    return pd.DataFrame(rows)
 
 
-def test_check_claims_can_fail():
-    dp, tau, tau_ag = claims_inputs()
-    dp["P@100"] = 0.5  # precision now discriminates best
-    table = assessing.check_claims(paper_like_summary(geo_better=False), dp, tau, tau_ag)
-    failed = set(table.loc[~table["holds"], "claim"])
-    assert any("nDCG discriminates best" in c for c in failed)
-    assert any("Geometric means are robust" in c for c in failed)
-    assert table["holds"].sum() == len(table) - 2
+def test_area_estimate_band_is_the_t_interval_of_a_weighted_sum():
+    from scipy import stats
+
+    values = {1.0: [1, 1, 1], 0.6: [0.9, 0.8, 0.85], 0.2: [0.7, 0.5, 0.65]}
+    e = assessing.area_estimate(per_mask_taus(values), scheme="ratings", metric="P@100", n_systems=5)
+    w = np.array([0.2 / 0.8, 0.4 / 0.8, 0.2 / 0.8])  # shares 0.2, 0.6, 1.0 sorted ascending
+    means = np.array([np.mean(values[0.2]), np.mean(values[0.6]), 1.0])
+    v = np.array([np.var(values[0.2], ddof=1), np.var(values[0.6], ddof=1), 0.0])
+    a = w ** 2 * v / 3
+    df = a.sum() ** 2 / np.sum(a[a > 0] ** 2 / 2)
+    half = stats.t.ppf(0.975, df) * np.sqrt(a.sum())
+    assert e.value == pytest.approx(w @ means)
+    assert (e.low, e.high) == (pytest.approx(w @ means - half), pytest.approx(w @ means + half))
+
+
+def test_area_difference_is_paired_on_the_same_masks():
+    a = per_mask_taus({1.0: [1, 1], 0.5: [0.9, 0.7]}, metric="A")
+    b = per_mask_taus({1.0: [1, 1], 0.5: [0.85, 0.65]}, metric="B")  # A - B = 0.05 on each mask
+    taus = pd.concat([a, b])
+    d = assessing.area_estimate(taus, scheme="ratings", metric="A", minus={"metric": "B"}, n_systems=5)
+    assert d.value == pytest.approx(0.025) and d.width == pytest.approx(0.0)  # no spread: exact
+    # unpaired (another scheme, independent masks), the two spreads add up
+    c = per_mask_taus({1.0: [1, 1], 0.5: [0.85, 0.65]}, scheme="items", metric="A")
+    u = assessing.area_estimate(pd.concat([a, c]), scheme="ratings", metric="A",
+                                minus={"scheme": "items"}, n_systems=5)
+    assert u.value == pytest.approx(0.025) and u.width > 0.1
+
+
+def test_deterministic_curves_tie_within_one_swapped_pair():
+    det = per_mask_taus({1.0: [1.0], 0.8: [0.8]})  # one mask per share
+    e = assessing.area_estimate(det, scheme="ratings", metric="P@100", n_systems=5)
+    # one swapped pair of 5 systems moves tau by 2/10; the band is half of that on each side
+    assert assessing.tau_resolution(5) == pytest.approx(0.1)
+    assert (e.value, e.low, e.high) == (pytest.approx(0.9), pytest.approx(0.8), pytest.approx(1.0))
+    s = assessing.robustness_summary(
+        pd.DataFrame({"scheme": "x", "aggregate": "mean", "metric": "m", "share": [1.0, 0.8],
+                      "tau": [1.0, 0.8], "sd": np.nan, "samples": 1}), n_systems=5).iloc[0]
+    assert (s["low"], s["high"]) == (pytest.approx(0.8), pytest.approx(1.0))
+
+
+def simulate_precision(n_relevant, n_other, hits, k, share, n_masks, seed):
+    """Mean P@k over the topics left with a relevant item, on random subsets of the ratings."""
+    topic = np.repeat(np.arange(len(n_relevant)), np.asarray(n_relevant) + np.asarray(n_other))
+    relevant = np.concatenate([np.r_[np.ones(r, bool), np.zeros(o, bool)]
+                               for r, o in zip(n_relevant, n_other)])
+    hit = np.concatenate([np.r_[np.arange(r) < h, np.zeros(o, bool)]
+                          for r, o, h in zip(n_relevant, n_other, hits)])
+    keep = incompleteness.random_ratings(topic.size, [share], n_masks, seed=seed).keep
+    t = len(n_relevant)
+    out = []
+    for kp in keep:
+        kept_rel = np.bincount(topic[kp & relevant], minlength=t)
+        kept_hits = np.bincount(topic[kp & hit], minlength=t)
+        evaluated = kept_rel > 0
+        out.append((kept_hits[evaluated] / k).mean())
+    return np.array(out), (np.asarray(hits) / k).mean()
+
+
+def test_expected_precision_accounts_for_topics_that_lose_every_relevant_item():
+    rng = np.random.default_rng(11)
+    t = 400
+    n_rel = rng.choice([1, 1, 1, 2, 3, 6], t)  # many topics with a single relevant item
+    n_other = rng.integers(0, 8, t)
+    hits = rng.binomial(n_rel, 0.5)
+    for share in (0.2, 0.5):
+        sims, full = simulate_precision(n_rel, n_other, hits, 10, share, 3000, seed=2)
+        observed = sims.mean() / full
+        se = sims.std(ddof=1) / np.sqrt(sims.size) / full
+        expected = assessing.expected_precision_ratio(n_rel, share, n_ratings=int((n_rel + n_other).sum()))
+        assert abs(observed - expected) < 4 * se + 2e-3, (share, observed, expected)
+        # the naive p ignores the topics that drop out of the mean, and is far off
+        assert observed - share > 20 * se
+    # independent thinning: π_t = 1 - (1 - p)^R; a single topic type is exact, q / π
+    assert assessing.expected_precision_ratio([1, 1, 1], 0.3) == pytest.approx(1.0)
+    assert assessing.expected_precision_ratio([2], 0.5) == pytest.approx(0.5 / 0.75)
+    # exact-count sampling of K = round(pN) of N ratings: hypergeometric, by hand for N=4, K=2
+    # P(both relevant ratings of a topic with R=2 removed) = C(2,2)/C(4,2) = 1/6
+    assert assessing.expected_precision_ratio([2], 0.5, n_ratings=4) == pytest.approx(0.5 / (5 / 6))
+    with pytest.raises(ValueError, match="counts"):
+        assessing.expected_precision_ratio([0, 1], 0.5)
+
+
+def test_cluster_means_resample_users_with_all_their_topics():
+    rng = np.random.default_rng(8)
+    m = rng.random((3, 12))
+    m[:, [2, 7]] = np.nan  # topics without a relevant item
+    m[0, 4] = 0.0  # floored in the geometric mean
+    units = np.array([0, 0, 1, 2, 2, 3, 4, 4, 5, 6, 6, 7])
+    for how in ("mean", "gmean"):
+        got = assessing.cluster_means(m, units, np.ones((1, 8)), how)[0]
+        np.testing.assert_allclose(got, aggregate(m, how))
+    # unit 0 drawn twice, unit 7 not at all: its two topics count twice, topic 11 not at all
+    counts = np.ones((1, 8))
+    counts[0, 0], counts[0, 7] = 2, 0
+    resampled = np.concatenate([m[:, :11], m[:, :2]], axis=1)
+    for how in ("mean", "gmean"):
+        np.testing.assert_allclose(assessing.cluster_means(m, units, counts, how)[0],
+                                   aggregate(resampled, how))
+    with pytest.raises(ValueError, match="how"):
+        assessing.cluster_means(m, units, counts, "median")
+
+
+def test_dp_interval_is_the_bootstrap_spread_around_the_permutation_dp():
+    dp = pd.Series({"a": 1.0, "b": 0.4})
+    reps = pd.DataFrame({"a": np.linspace(0.5, 0.9, 101), "b": np.full(101, 0.2)})
+    base = pd.Series({"a": 0.7, "b": 0.2})
+    mc = pd.Series({"a": 0.01, "b": 0.02})
+    e = assessing.dp_estimate(dp, reps, base, mc, "a")
+    # replicates 0.5..0.9 around their base 0.7, moved to the value 1.0: 0.8..1.2, 2.5-97.5 %
+    assert e.value == 1.0
+    assert (e.low, e.high) == (pytest.approx(0.81 - 0.01), pytest.approx(1.19 + 0.01))
+    d = assessing.dp_estimate(dp, reps, base, mc, "a", minus="b")
+    assert d.value == pytest.approx(0.6)
+    assert (d.low, d.high) == (pytest.approx(0.41 - 0.03), pytest.approx(0.79 + 0.03))
+    low = assessing.dp_estimate(pd.Series({"a": 0.05, "b": 0.4}), reps, base, mc, "a")
+    assert low.low == 0.0  # a DP is never negative
+
+
+def test_judged_share_by_hand():
+    # one user in two folds; lists x c a y b (fold 0) and a (fold 1); judged: a, b, c / a
+    tests = [pd.DataFrame({"user": [1, 1, 1], "item": ["a", "b", "c"], "rating": [5.0, 4.0, 2.0]}),
+             pd.DataFrame({"user": [1], "item": ["a"], "rating": [5.0]})]
+    runs = [pd.DataFrame({"system": "s", "user": 1, "item": list("xcayb"), "rank": [1, 2, 3, 4, 5]}),
+            pd.DataFrame({"system": "s", "user": 1, "item": ["a"], "rank": [1]})]
+    study = assessing.pool_folds(tests, runs, threshold=4, max_grade=5)
+    got = assessing.judged_share(assessing.HitScorer(study.judgments, study.runs, 5), study.topics)
+    assert got.loc[1] == pytest.approx((3 + 1) / (5 + 1))
 
 
 def test_run_on_a_small_study(two_folds):
@@ -311,9 +426,42 @@ def test_run_on_a_small_study(two_folds):
         np.testing.assert_allclose(got[res.measures], res.reference[agg][res.measures].mean())
     assert len(res.pvalues) == 9 * 6 and res.dp.index.tolist() == res.measures
     assert (res.tau("gmean").to_numpy().diagonal() == 1).all()
-    assert len(res.claims()) == 10
+    # one τ per mask, metric and aggregate; their means per share are the curves
+    t = res.taus.groupby(["scheme", "aggregate", "metric", "share"])["tau"].mean()
+    cur = res.curves.set_index(["scheme", "aggregate", "metric", "share"])["tau"]
+    np.testing.assert_allclose(t.loc[cur.index], cur)
+    inputs = res.ledger_inputs(n_boot=20)
+    assert inputs["dp"].index.tolist() == list(assessing.METRICS)
+    assert inputs["dp_reps"].shape == (20, 9) and inputs["tau_among"].n_boot == 20
+    np.testing.assert_allclose(inputs["tau_among"].point["mean"], res.tau("mean").to_numpy())
+    np.testing.assert_allclose(inputs["tau_among"].arith_geo, res.tau_arith_geo().to_numpy())
     with pytest.raises(ValueError, match="no shares"):
         assessing.run(study, shares={"ratings": [1.0]}, n_samples=2, seed=3, n_permutations=10)
+
+
+def test_dp_tests_users_with_their_scores_averaged_over_the_folds(two_folds):
+    """The paper's n is users: DP sums permutation p-values on per-user means (the main input);
+    the (fold, user) topics are the sensitivity check."""
+    from recmeta import significance
+
+    tests, frames = two_folds
+    study = assessing.pool_folds(tests, frames, threshold=4, max_grade=5)
+    shares = {s: [1.0] for s in assessing.SCHEMES}
+    res = assessing.run(study, shares=shares, n_samples=1, seed=5, n_permutations=500)
+    topics = study.topics
+    for name, m in res.matrices.items():
+        # each user's mean over the folds, by hand, for the users with a relevant item
+        frame = pd.DataFrame(m.T).assign(user=topics["user"].to_numpy()).dropna()
+        means = frame.groupby("user").mean()
+        order = [u for u in pd.unique(topics["user"]) if u in means.index]  # as first met
+        by_user = means.loc[order].T.to_numpy()
+        p_users = significance.permutation_test(by_user, seed=5, n_permutations=500)
+        p_topics = significance.permutation_test(m[:, ~np.isnan(m).any(axis=0)], seed=5,
+                                                 n_permutations=500)
+        assert res.dp[name] == pytest.approx(p_users.sum())
+        assert res.dp_topics[name] == pytest.approx(p_topics.sum())
+    assert by_user.shape[1] < m.shape[1]  # fewer users than topics: the units differ
+    assert not np.allclose(res.dp.to_numpy(), res.dp_topics.to_numpy())
 
 
 def test_kfold_study_trains_once_then_reads_the_cache(ml100k, tmp_path, monkeypatch):

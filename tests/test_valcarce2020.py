@@ -1,0 +1,380 @@
+"""The ledger of the assessing-ranking-metrics chapter (Valcarce et al. 2020).
+
+Synthetic results built so that a claim holds clearly, fails clearly, or cannot be told within
+the noise, and the verdicts that must follow; the rules beyond the ledger's on hand-worked
+examples; the whole ledger on a small real study; the chapter's prose free of typed numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from recmeta import assessing, papers
+from recmeta.data import project_root
+from recmeta.papers import prose
+from recmeta.papers import valcarce2020 as v20
+from recmeta.papers.ledger import Estimate, Verdict
+
+A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
+METRICS = assessing.METRICS
+RANDOM = ("ratings", "items", "users")
+
+
+def verdict(claim: str, inputs: dict) -> Verdict:
+    return v20.LEDGER[f"valcarce2020.{claim}"].outcome(inputs).verdict
+
+
+# ---- synthetic results ----------------------------------------------------------------------------
+
+
+def robust_frames(areas: dict, *, sd: float = 0.001, n: int = 20, seed: int = 0,
+                  default: float = 0.9) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-mask τ and curves whose area (shares 1 and 1/2, trapezoid) is ``areas[(scheme, agg)][m]``.
+
+    τ is 1 at share 1 and 2·area − 1 at share 1/2, plus Gaussian noise of ``sd`` on each of
+    ``n`` random masks; the popular-items and largest-users schemes get one noiseless mask.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for scheme in assessing.SCHEMES:
+        for agg in ("mean", "gmean"):
+            target = areas.get((scheme, agg), {})
+            masks = n if scheme in RANDOM else 1
+            for m in METRICS:
+                a = target.get(m, default)
+                for share, base in ((1.0, 1.0), (0.5, 2 * a - 1)):
+                    noise = rng.normal(0, sd, masks) if (share < 1 and masks > 1) else np.zeros(masks)
+                    if masks > 1 and share < 1:
+                        noise -= noise.mean()  # the mean is exactly the target
+                    for j in range(masks):
+                        rows.append({"scheme": scheme, "aggregate": agg, "metric": m, "share": share,
+                                     "sample": j, "tau": base + noise[j]})
+    taus = pd.DataFrame(rows)
+    g = taus.groupby(["scheme", "aggregate", "metric", "share"], sort=False)["tau"]
+    curves = pd.DataFrame({"tau": g.mean(), "sd": g.std(ddof=1), "samples": g.size()}).reset_index()
+    half = stats.t.ppf(0.975, np.maximum(curves["samples"] - 1, 1)) * curves["sd"] / np.sqrt(curves["samples"])
+    curves["low"], curves["high"] = curves["tau"] - half, curves["tau"] + half
+    return taus, curves
+
+
+def tau_boot(point: np.ndarray, *, sd: float = 0.005, ag=None, ag_sd: float = 0.005,
+             n_boot: int = 200, seed: int = 0) -> assessing.TauBootstrap:
+    rng = np.random.default_rng(seed)
+    reps = np.clip(point[None] + rng.normal(0, sd, (n_boot, *point.shape)), -1, 1)
+    reps = (reps + np.swapaxes(reps, 1, 2)) / 2
+    ag = np.full(len(METRICS), 0.95) if ag is None else np.asarray(ag, float)
+    ag_reps = np.clip(ag[None] + rng.normal(0, ag_sd, (n_boot, ag.size)), -1, 1)
+    return assessing.TauBootstrap(tuple(METRICS), {"mean": point, "gmean": point},
+                                  {"mean": reps, "gmean": reps}, ag, ag_reps)
+
+
+def tau_point(low: set[str], high: float = 0.95, low_value: float = 0.5) -> np.ndarray:
+    """τ among metrics: ``high`` everywhere, ``low_value`` between a metric of ``low`` and any other
+    metric not in ``low`` (those in ``low`` agree with each other)."""
+    t = np.full((9, 9), high)
+    for i, a in enumerate(METRICS):
+        for j, b in enumerate(METRICS):
+            if (a in low) != (b in low):
+                t[i, j] = low_value
+    np.fill_diagonal(t, 1.0)
+    return t
+
+
+def dp_inputs(dp: dict, *, sd: float = 0.01, n_boot: int = 200, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    values = pd.Series([dp.get(m, 1.0) for m in METRICS], index=list(METRICS))
+    shared = rng.normal(0, sd, (n_boot, 1))  # replicates paired across metrics
+    reps = pd.DataFrame(values.to_numpy()[None] + shared + rng.normal(0, sd / 4, (n_boot, 9)),
+                        columns=list(METRICS))
+    return {"dp": values, "dp_reps": reps, "dp_base": values,
+            "dp_mc": pd.Series(0.0, index=list(METRICS))}
+
+
+def absolute_frame(ratio_at_half: dict, full: dict, *, sd: float = 0.0005, n: int = 20) -> pd.DataFrame:
+    rows = []
+    for m in METRICS:
+        for share, ratio in ((1.0, 1.0), (0.5, ratio_at_half.get(m, 0.8))):
+            rows.append({"scheme": "ratings", "aggregate": "mean", "metric": m, "share": share,
+                         "value": ratio * full.get(m, 0.3), "sd": sd if share < 1 else 0.0, "samples": n})
+    return pd.DataFrame(rows)
+
+
+def full_inputs(**over) -> dict:
+    taus, curves = robust_frames(over.pop("areas", {}))
+    full = {m: 0.3 for m in METRICS}
+    out = {
+        "metrics": tuple(METRICS), "n_systems": 21, "taus": taus, "curves": curves,
+        "absolute": absolute_frame({}, full), "full_values": pd.Series(full),
+        "tau_among": tau_boot(tau_point({"RR", "ERR"})),
+        **dp_inputs({"nDCG": 0.5}),
+        "judged": np.random.default_rng(0).normal(0.05, 0.01, 500),
+    }
+    out.update(over)
+    return out
+
+
+def ranked(order: list[str], top: float = 0.99, step: float = 0.01) -> dict:
+    return {m: top - step * i for i, m in enumerate(order)}
+
+
+# ---- the ledger as a whole --------------------------------------------------------------------------
+
+
+def test_the_ledger_is_registered_and_complete():
+    led = papers.get(v20.CHAPTER)
+    assert led is v20.LEDGER and len(led) >= 20
+    assert len(set(led.ids)) == len(led) and all(i.startswith("valcarce2020.") for i in led.ids)
+    known = set(full_inputs())
+    for c in led:
+        assert set(c.needs) <= known, (c.id, set(c.needs) - known)
+        assert c.source.startswith("§") and c.statement and c.rule
+    frame = led.evaluate(full_inputs(), dataset="synthetic", profile="quick")
+    assert set(frame["verdict"]) <= {v.value for v in Verdict}
+    na = frame[frame["verdict"] == N.value]
+    # only what this book cannot run is "not reproduced": other datasets, a table we cannot read
+    assert na["reason"].str.contains("not available here|not legible|one seeded 5-fold split").all()
+    assert {"LibraryThing", "BeerAdvocate"} & set(" ".join(na["paper_dataset"]).replace(",", " ").split())
+
+
+def test_the_ledger_reads_every_result_from_the_study():
+    """Every claim evaluates (strictly) on the results of a small real study."""
+    rng = np.random.default_rng(3)
+    tests, runs = [], []
+    for f in range(2):
+        rows, lists = [], []
+        for u in range(60):
+            items = rng.choice(80, rng.integers(3, 15), replace=False)
+            rows.append(pd.DataFrame({"user": u, "item": items, "rating": rng.integers(1, 6, items.size) * 1.0}))
+            for s in range(5):
+                good = items[rng.random(items.size) < 0.2 * s]  # better systems rank more test items
+                rest = rng.choice(np.setdiff1d(np.arange(90), good), 25 - good.size, replace=False)
+                lists.append(pd.DataFrame({"system": f"s{s}", "user": u, "item": np.r_[good, rest],
+                                           "rank": np.arange(1, 26)}))
+        tests.append(pd.concat(rows))
+        runs.append(pd.concat(lists))
+    study = assessing.pool_folds(tests, runs, threshold=4, max_grade=5)
+    shares = {s: [1.0, 0.6, 0.3] for s in assessing.SCHEMES}
+    res = assessing.run(study, shares=shares, n_samples=4, seed=1, n_permutations=300, cutoff=20)
+    inputs = res.ledger_inputs(n_boot=30)
+    frame = v20.LEDGER.evaluate(inputs, dataset="synthetic", profile="quick", strict=True)
+    assert len(frame) == len(v20.LEDGER)
+    assert (frame.loc[frame["verdict"] != N.value, "reason"].str.len() > 0).all()
+    # the judged-share claim reads the same estimate the chapter prints
+    row = frame.set_index("claim").loc["valcarce2020.s6-3-1.judged-share"]
+    assert row["ours"] == pytest.approx(v20.judged_estimate(inputs["judged"]).value)
+
+
+# ---- rules ----------------------------------------------------------------------------------------
+
+
+def test_rank_range_and_rank_rule_by_hand():
+    est = {"a": Estimate(0.9, 0.88, 0.92), "b": Estimate(0.87, 0.85, 0.89),  # a, b overlap
+           "c": Estimate(0.5, 0.45, 0.55), "d": Estimate(0.2, 0.1, 0.3)}
+    assert v20.rank_range(est, "a") == (1, 2) and v20.rank_range(est, "b") == (1, 2)
+    assert v20.rank_range(est, "c") == (3, 3) and v20.rank_range(est, "d") == (4, 4)
+    assert v20.rank_range(est, "d", higher_is_better=False) == (1, 1)
+    assert v20.rank_rule(est, ["a", "b"], 1, 2).verdict is A
+    assert v20.rank_rule(est, ["a"], 1, 1).verdict is I  # tied with b at the top
+    out = v20.rank_rule(est, ["c"], 1, 2)
+    assert out.verdict is D and out.reason == "c can rank 3 of 4, outside the claimed 1–2"
+    assert v20.rank_rule(est, ["c", "a"], 1, 3).verdict is A
+    # a point estimate (no interval) ties with everything: c may now rank 3 or 4
+    assert v20.rank_range({**est, "e": Estimate.point(0.6)}, "c") == (3, 4)
+    assert v20.rank_rule({**est, "e": Estimate.point(0.6)}, ["c"], 3, 3).verdict is I
+    with pytest.raises(ValueError):
+        v20.rank_rule(est, ["a"], 3, 2)
+
+
+def test_all_of_and_equivalence_rule():
+    agree = papers.sign_rule(Estimate.exact(1.0), "positive")
+    differ = papers.sign_rule(Estimate.exact(-1.0), "positive")
+    unsure = papers.sign_rule(Estimate(0.1, -1, 1), "positive")
+    assert v20.all_of({"x": agree, "y": agree}).verdict is A
+    assert v20.all_of({"x": agree, "y": unsure}).verdict is I
+    assert v20.all_of({"x": unsure, "y": differ}).verdict is D
+    assert v20.all_of({"x": papers.not_reproduced("no")}).verdict is N
+    assert v20.equivalence_rule(Estimate(0.001, -0.002, 0.004), 0.01).verdict is A
+    assert v20.equivalence_rule(Estimate(0.05, 0.03, 0.07), 0.01).verdict is D
+    assert v20.equivalence_rule(Estimate(0.005, -0.02, 0.03), 0.01).verdict is I
+    assert v20.equivalence_rule(Estimate.point(0.0), 0.01).verdict is I
+
+
+def test_half_unit_of_the_last_printed_digit():
+    assert v20.half_unit(0.001) == pytest.approx(0.0005)
+    assert v20.half_unit(0.00045) == pytest.approx(0.000005)
+    assert v20.half_unit(0.92) == pytest.approx(0.005)
+
+
+# ---- claims: agree, differ, inconclusive ---------------------------------------------------------
+
+
+def test_monte_carlo_errors_of_the_permutation_test():
+    # √(0.05·0.95/1e5) = 6.89e-4: within 5e-4 of the printed 0.001; √(0.01·0.99/1e5) = 3.15e-4
+    # is not within 5e-6 of the printed 0.00045, which is √2 times that (4.45e-4)
+    out = v20.LEDGER["valcarce2020.s4-1.mc-error-p05"].outcome({})
+    assert out.verdict is A and out.ours.value == pytest.approx(math.sqrt(0.0475 / 1e5))
+    out = v20.LEDGER["valcarce2020.s4-1.mc-error-p01"].outcome({})
+    assert out.verdict is D and out.ours.value == pytest.approx(3.146e-4, rel=1e-3)
+    assert "0.00044" in out.reason
+
+
+def test_most_robust_under_missing_ratings():
+    claim = "s6-3-1.p-f1-ndcg-most-robust"
+    paper = ranked(["P", "F1", "nDCG", "AP", "R", "ERR", "bpref", "infAP", "RR"], step=0.02)
+    assert verdict(claim, full_inputs(areas={("ratings", "mean"): paper})) is A
+    flipped = ranked(["RR", "infAP", "bpref", "ERR", "R", "AP", "nDCG", "F1", "P"], step=0.02)
+    assert verdict(claim, full_inputs(areas={("ratings", "mean"): flipped})) is D
+    taus, curves = robust_frames({("ratings", "mean"): paper}, sd=0.3)  # noise swamps the order
+    assert verdict(claim, full_inputs(taus=taus, curves=curves)) is I
+    # the five named as poor rank 5-9 in the paper-like order
+    assert verdict("s6-3-1.five-least-robust", full_inputs(areas={("ratings", "mean"): paper})) is A
+
+
+def test_deterministic_schemes_tie_within_one_swapped_pair():
+    claim = "s6-3-2.p-most-robust-popular"
+    clear = {"P": 0.95, **{m: 0.9 for m in METRICS if m != "P"}}
+    assert verdict(claim, full_inputs(areas={("popular", "mean"): clear})) is A
+    # 21 systems: one swapped pair moves τ by 2/210; P ahead by less is a tie
+    close = {**clear, "R": 0.95 - 0.5 * 2 / 210}
+    assert verdict(claim, full_inputs(areas={("popular", "mean"): close})) is I
+    beaten = {**clear, "R": 0.97}
+    assert verdict(claim, full_inputs(areas={("popular", "mean"): beaten})) is D
+
+
+def test_geometric_means_under_the_largest_users():
+    claim = "s7-2.gp-beats-p-large-users"
+    def areas(g, a):
+        return {("large-users", "gmean"): {"P": g}, ("large-users", "mean"): {"P": a}}
+    assert verdict(claim, full_inputs(areas=areas(0.95, 0.90))) is A
+    assert verdict(claim, full_inputs(areas=areas(0.90, 0.95))) is D
+    assert verdict(claim, full_inputs(areas=areas(0.905, 0.90))) is I  # within one pair's step
+
+
+def test_bpref_comparable_to_map_and_infap_above_it():
+    claim = "s6-3-1.bpref-like-map"
+    same = {"AP": 0.9, "bpref": 0.9005, "infAP": 0.93}
+    assert verdict(claim, full_inputs(areas={("ratings", "mean"): same})) is A
+    assert verdict("s6-3-1.infap-above-map", full_inputs(areas={("ratings", "mean"): same})) is A
+    apart = {"AP": 0.9, "bpref": 0.85, "infAP": 0.85}
+    assert verdict(claim, full_inputs(areas={("ratings", "mean"): apart})) is D
+    assert verdict("s6-3-1.infap-above-map", full_inputs(areas={("ratings", "mean"): apart})) is D
+    taus, curves = robust_frames({("ratings", "mean"): same}, sd=0.05)
+    assert verdict(claim, full_inputs(taus=taus, curves=curves)) is I
+
+
+def test_schemes_compared():
+    lower = {m: 0.85 for m in METRICS}
+    higher = {m: 0.95 for m in METRICS}
+    paper = full_inputs(areas={("ratings", "mean"): higher, ("items", "mean"): lower,
+                               ("users", "mean"): {m: 0.99 for m in METRICS}})
+    assert verdict("s6-3-2.items-drop-more", paper) is A
+    assert verdict("s6-3-3.users-smoother", paper) is A
+    flipped = full_inputs(areas={("ratings", "mean"): lower, ("items", "mean"): higher,
+                                 ("users", "mean"): {m: 0.8 for m in METRICS}})
+    assert verdict("s6-3-2.items-drop-more", flipped) is D
+    assert verdict("s6-3-3.users-smoother", flipped) is D
+
+
+def test_gf1_and_gmrr_least_robust_in_every_scheme():
+    claim = "s7-2.gf1-gmrr-least-robust"
+    bottom = {m: 0.95 for m in METRICS} | {"F1": 0.8, "RR": 0.8}
+    areas = {(s, "gmean"): bottom for s in assessing.SCHEMES}
+    assert verdict(claim, full_inputs(areas=areas)) is A
+    one_off = dict(areas)
+    one_off[("users", "gmean")] = {m: 0.95 for m in METRICS} | {"P": 0.8, "R": 0.8}
+    assert verdict(claim, full_inputs(areas=one_off)) is D
+
+
+def test_discriminative_power_claims():
+    claim = "s6-2.ndcg-most-discriminative"
+    assert verdict(claim, full_inputs(**dp_inputs({"nDCG": 0.5}))) is A
+    assert verdict(claim, full_inputs(**dp_inputs({"P": 0.5}))) is D
+    assert verdict(claim, full_inputs(**dp_inputs({"nDCG": 0.5, "P": 0.5}))) is I
+    wide = dp_inputs({"nDCG": 0.9}, sd=0.5)
+    assert verdict(claim, full_inputs(**wide)) is I
+    assert verdict("s6-2.map-beats-p", full_inputs(**dp_inputs({"AP": 0.5, "P": 1.0}))) is A
+    assert verdict("s6-2.map-beats-p", full_inputs(**dp_inputs({"AP": 1.0, "P": 0.5}))) is D
+    assert verdict("s6-2.bpref-below-map-ndcg", full_inputs(**dp_inputs({"bpref": 2.0}))) is A
+    assert verdict("s6-2.bpref-below-map-ndcg", full_inputs(**dp_inputs({"bpref": 2.0, "AP": 3.0}))) is D
+    mid = dp_inputs({m: v for m, v in zip(METRICS, np.linspace(0.5, 1.3, 9))})  # P first
+    assert verdict("s8.p-mid-pack", full_inputs(**mid)) is D
+    mid = dp_inputs({m: v for m, v in zip(["R", "F1", "AP", "P", "nDCG", "RR", "ERR", "bpref", "infAP"],
+                                          np.linspace(0.5, 1.3, 9))})
+    assert verdict("s8.p-mid-pack", full_inputs(**mid)) is A
+
+
+def test_correlation_among_metrics_claims():
+    apart = full_inputs(tau_among=tau_boot(tau_point({"RR", "ERR"})))
+    assert verdict("s6-1.mrr-err-apart", apart) is A
+    assert verdict("s6-1.mrr-err-together", apart) is A
+    assert verdict("s6-1.some-below-08", apart) is A
+    others = full_inputs(tau_among=tau_boot(tau_point({"P", "R"})))
+    assert verdict("s6-1.mrr-err-apart", others) is D
+    assert verdict("s6-1.mrr-err-together", others) is I  # τ(MRR, ERR) ties with their τ with others
+    alone = full_inputs(tau_among=tau_boot(tau_point({"RR"})))  # MRR agrees with no metric
+    assert verdict("s6-1.mrr-err-together", alone) is D
+    flat = full_inputs(tau_among=tau_boot(tau_point(set()), sd=0.2))
+    assert verdict("s6-1.mrr-err-apart", flat) is I
+    assert verdict("s6-1.some-below-08", full_inputs(tau_among=tau_boot(tau_point(set())))) is D
+
+
+def test_arithmetic_against_geometric_orderings():
+    ag = np.full(9, 0.95)
+    ag[METRICS.index("AP")] = 0.92
+    ag[METRICS.index("F1")], ag[METRICS.index("RR")] = 0.42, 0.5
+    paper = full_inputs(tau_among=tau_boot(tau_point(set()), ag=ag))
+    assert verdict("s7-1.tau-map-gmap", paper) is A
+    assert verdict("s7-1.tau-f1-gf1", paper) is A
+    assert verdict("s7-1.f1-mrr-change-most", paper) is A
+    ours = full_inputs(tau_among=tau_boot(tau_point(set()), ag=np.full(9, 0.99), ag_sd=0.001))
+    assert verdict("s7-1.tau-f1-gf1", ours) is D
+    assert verdict("s7-1.f1-mrr-change-most", ours) is I  # all equal: any order
+    wide = full_inputs(tau_among=tau_boot(tau_point(set()), ag=np.full(9, 0.7), ag_sd=0.3))
+    assert verdict("s7-1.tau-map-gmap", wide) is A  # inside a wide interval: agrees, as the rule says
+
+
+def test_figure_4_claims():
+    full = {m: 0.3 for m in METRICS}
+    linear = {m: 0.7 for m in METRICS} | {"P": 0.51}
+    inputs = full_inputs(absolute=absolute_frame(linear, full))
+    assert verdict("s6-3-1.p-proportional", inputs) is A
+    assert verdict("s6-3-1.p-changes-least", inputs) is D  # the others change less in absolute terms
+    flat = full_inputs(absolute=absolute_frame({m: 0.5 for m in METRICS} | {"P": 0.51, "R": 0.99}, full))
+    assert verdict("s6-3-1.p-changes-least", flat) is D  # recall barely changes
+    small_p = {m: 0.3 for m in METRICS} | {"P": 0.01}
+    slow = full_inputs(absolute=absolute_frame({m: 0.5 for m in METRICS}, small_p),
+                       full_values=pd.Series(small_p))
+    assert verdict("s6-3-1.p-changes-least", slow) is A  # P's absolute change is the smallest
+    noisy = full_inputs(absolute=absolute_frame(linear, full, sd=0.2, n=3))
+    assert verdict("s6-3-1.p-proportional", noisy) is I
+
+
+def test_half_of_the_ratings_claim():
+    taus, curves = robust_frames({("ratings", "mean"): {m: 0.98 for m in METRICS}})  # τ(½) = 0.96
+    assert verdict("s6-3-1.half-above-09", full_inputs(taus=taus, curves=curves)) is A
+    taus, curves = robust_frames({("ratings", "mean"): {m: 0.98 for m in METRICS} | {"RR": 0.9}})
+    assert verdict("s6-3-1.half-above-09", full_inputs(taus=taus, curves=curves)) is D  # τ(½) = 0.8
+    off_grid = curves.assign(share=curves["share"].replace(0.5, 0.4))
+    assert verdict("s6-3-1.half-above-09", full_inputs(curves=off_grid)) is N
+
+
+def test_judged_share_claim():
+    ml1m = np.random.default_rng(1).normal(0.05, 0.01, 800)
+    assert verdict("s6-3-1.judged-share", full_inputs(judged=ml1m)) is A
+    denser = np.random.default_rng(1).normal(0.09, 0.01, 800)
+    assert verdict("s6-3-1.judged-share", full_inputs(judged=denser)) is D
+
+
+# ---- the chapter ------------------------------------------------------------------------------------
+
+
+def test_the_chapter_has_no_typed_result_numbers():
+    text = (project_root() / "notebooks" / "assessing-ranking-metrics.md").read_text(encoding="utf-8")
+    found = prose.typed_numbers(text)
+    assert found == [], "\n".join(map(str, found))
+    assert "papers.report(CHAPTER" in text and "check_claims" not in text
