@@ -409,3 +409,194 @@ def test_virtual_user_study_ranks_unscored_candidates_last_only_when_asked():
     ref_hole.loc[(ref_hole.system == "ref") & (ref_hole.item == 0), "score"] = np.nan
     with pytest.raises(ValueError, match="reference"):
         mg.virtual_user_study(ref_hole, "ref", [3], unscored="last")
+
+
+# ---------------------------------------------------------------- levels on [0, 1] (gain size)
+def test_reference_grades_on_the_unit_scale():
+    ref = mg.reference_grades(10, 5, scale="unit")
+    assert ref.tolist() == [1.0, 1.0, 0.75, 0.75, 0.5, 0.5, 0.25, 0.25, 0.0, 0.0]
+    integer = mg.study_reference("non-uniform", 20, 100, seed=3)
+    unit = mg.study_reference("non-uniform", 20, 100, seed=3, scale="unit")
+    np.testing.assert_allclose(unit, integer / 19)  # same counts per level, other values
+    with pytest.raises(ValueError, match="scale"):
+        mg.reference_grades(10, 5, scale="log")
+
+
+def test_unit_levels_turn_ndcg_into_ndcng():
+    # on a uniform reference the top level L-1 is used, so NDCNG divides every grade by L-1:
+    # NDCG on levels k/(L-1) is NDCNG on levels k, ranking by ranking (the swaps are the same)
+    kw = dict(max_swaps=30, repetitions=4, thresholds=False, seed=5, progress=False)
+    ints = mg.swap_study([2, 20], ["uniform"], **kw)
+    unit = mg.swap_study([2, 20], ["uniform"], scale="unit", **kw)
+    a = unit[unit.metric == "nDCG(gain=exp)"].set_index(["levels", "swaps"])["value"]
+    b = ints[ints.metric == "NDCNG"].set_index(["levels", "swaps"])["value"]
+    np.testing.assert_allclose(a, b.loc[a.index], atol=1e-12)
+    # and the unit study's NDCG is the slow reference's on the swapped unit grades
+    ref = mg.study_reference("uniform", 20, 100, seed=5, scale="unit")
+    perm = mg.swap_permutations(100, np.array([7]), rng=1)[0]
+    got = score_rankings(ref[perm], ["nDCG(gain=exp)"])["nDCG(gain=exp)"][0]
+    assert got == pytest.approx(slow_ndcg(ref[perm].tolist(), lambda x: 2**x - 1), abs=1e-12)
+
+
+def test_ndcg_reacts_to_the_size_of_the_gains_not_to_the_number_of_levels():
+    kw = dict(max_swaps=40, repetitions=6, thresholds=False, seed=2, progress=False,
+              metrics=["nDCG(gain=exp)"])
+    ints = mg.swap_study([2, 50], ["uniform"], **kw)
+    unit = mg.swap_study([2, 50], ["uniform"], scale="unit", **kw)
+    sel = lambda n: {"distribution": "uniform", "levels": n, "metric": "nDCG(gain=exp)"}  # noqa: E731
+    drop_int, se_int = mg.curve_difference(ints, sel(2), sel(50))
+    drop_unit, se_unit = mg.curve_difference(unit, sel(2), sel(50))
+    assert drop_int > 0.1 and drop_int > 5 * se_int  # integer levels: 2^49 swamps the others
+    assert abs(drop_unit) < 0.05  # the same 50 levels with small gains: no such drop
+
+
+def test_curve_difference_by_hand():
+    study = pd.DataFrame({
+        "distribution": "uniform", "metric": "m", "threshold": np.nan, "n": 4,
+        "levels": [2, 2, 2, 9, 9, 9], "swaps": [0, 1, 2, 0, 1, 2],
+        "value": [1.0, 0.8, 0.6, 1.0, 0.5, 0.4], "sd": [0.0, 0.2, 0.4, 0.0, 0.2, 0.2]})
+    value, se = mg.curve_difference(study, {"levels": 2}, {"levels": 9})
+    assert value == pytest.approx(((0.8 - 0.5) + (0.6 - 0.4)) / 2)
+    # variances of the four means: 0.04/4, 0.04/4 at s=1; 0.16/4, 0.04/4 at s=2; mean of 2 curves
+    assert se == pytest.approx(math.sqrt(0.01 + 0.01 + 0.04 + 0.01) / 2)
+    with pytest.raises(ValueError, match="no curve"):
+        mg.curve_difference(study, {"levels": 3}, {"levels": 9})
+
+
+def test_top_level_share_by_hand():
+    # grades 2, 1, 0: gains 3, 1, 0 -> the top level holds 3/4
+    assert mg.top_level_share(np.array([2.0, 1.0, 0.0])) == pytest.approx(0.75)
+    assert mg.top_level_share(mg.reference_grades(100, 50)) == pytest.approx(0.5, abs=0.01)
+
+
+# ---------------------------------------------------------------- the one-swap check, computed
+def test_single_swap_scores_give_the_exact_one_swap_distribution():
+    ref = np.array([2.0, 1.0, 1.0, 0.0])
+    out = mg.single_swap_scores(ref, ["muAP"])
+    assert len(out) == 6 and out["distance"].tolist() == [1, 1, 2, 0, 1, 1]
+    for row in out.itertuples():
+        g = ref.copy()
+        g[row.i], g[row.j] = g[row.j], g[row.i]
+        assert row.muAP == pytest.approx(slow_mu_ap(g.tolist()), abs=1e-12)
+
+
+def test_one_swap_check_uses_the_exact_spread():
+    check = mg.one_swap_check([3], ["uniform"], n_items=5, draws=4000, metrics=["muAP"], seed=1)
+    row = check.iloc[0]
+    ref = mg.study_reference("uniform", 3, 5, seed=1)
+    exact = []
+    for i, j in itertools.combinations(range(5), 2):
+        g = ref.copy()
+        g[i], g[j] = g[j], g[i]
+        exact.append(slow_mu_ap(g.tolist()))
+    assert row["exact"] == pytest.approx(np.mean(exact), abs=1e-12)
+    assert row["sd"] == pytest.approx(np.std(exact), abs=1e-12)
+    assert row["z"] == pytest.approx((row["simulated"] - np.mean(exact)) / (np.std(exact) / math.sqrt(4000)))
+    assert abs(row["z"]) < 4  # the sampler is right: z behaves like a standard normal
+
+
+def test_describe_one_swap_states_what_the_numbers_say():
+    good = pd.DataFrame({"distribution": "uniform", "levels": [2, 10], "metric": "muAP",
+                         "draws": 100, "z": [0.5, -1.2]})
+    text = mg.describe_one_swap(good)
+    assert "largest |z| is 1.20" in text and "0 exceed 3" in text and "agree" in text
+    bad = good.assign(z=[0.5, 4.5])
+    text = mg.describe_one_swap(bad)
+    assert "1 exceed 3" in text and "Not every simulated mean" in text
+    assert "agree with the exact" not in text
+
+
+# ---------------------------------------------------------------- rating scales in words
+def test_rating_scale_names_the_lowest_relevant_rating():
+    whole = _ratings([1.0, 2.0, 3.0, 4.0, 5.0, 5.0])
+    f = mg.rating_scale(whole)
+    assert f == {"lowest": 1.0, "highest": 5.0, "step": 1.0, "levels": 5, "lowest_relevant": 2.0}
+    half = mg.rating_scale(_ratings([0.5, 1.0, 3.5, 5.0]))
+    assert half["lowest_relevant"] == 1.0 and half["step"] == 0.5
+    text = mg.describe_rating_scale("ML", whole)
+    assert "from 1 to 5" in text and "grades from 0 to 4" in text and "rating of 2 or more" in text
+    with pytest.raises(ValueError, match="two distinct"):
+        mg.rating_scale(_ratings([3.0, 3.0]))
+
+
+def test_two_stars_are_relevant_at_the_lowest_mu_ap_threshold():
+    # a user who rated 2 stars and 5 stars (grades 1 and 4): µAP's thresholds are 1 and 4, with
+    # weights 1/4 and 3/4; at the lowest one the 2-star item counts as relevant
+    grades = mg.to_grades(_ratings([5.0, 1.0, 2.0]), irrelevant=1.0)["rating"].to_numpy()
+    assert grades.tolist() == [4.0, 0.0, 1.0]
+    w = mg.level_weights(grades)
+    assert w.to_dict() == {1.0: 0.25, 4.0: 0.75}
+    ap_low = (1 / 1 + 2 / 3) / 2  # relevant at ranks 1 and 3
+    ap_high = 1.0
+    mu = score_rankings(grades, ["muAP"])["muAP"][0]
+    assert mu == pytest.approx(0.25 * ap_low + 0.75 * ap_high, abs=1e-12)
+
+
+def test_relative_changes_order_agreement_and_closest_gap_by_hand():
+    res = pd.DataFrame({"dataset": "d", "metric": "m",
+                        "scale": ["native"] * 3 + ["doubled"] * 3,
+                        "system": ["a", "b", "c"] * 2,
+                        "value": [0.5, 0.6, 0.9, 0.55, 0.54, 0.9]})
+    ch = mg.relative_changes(res).set_index("system")["relative_change"]
+    assert ch.to_dict() == pytest.approx({"a": 0.1, "b": -0.1, "c": 0.0})
+    tau = mg.order_agreement(res)
+    assert tau["tau"].iloc[0] == pytest.approx(1 / 3)  # one discordant pair of three
+    gap, low, high = mg.closest_pair_gap(res[res.scale == "native"].set_index("system")["value"])
+    assert (low, high) == ("a", "b") and gap == pytest.approx(0.2)
+
+
+def test_describe_reordering_says_whether_the_order_changes():
+    base = pd.DataFrame({"dataset": "d", "metric": "nDCG(gain=exp)",
+                         "scale": ["native"] * 3 + ["doubled"] * 3,
+                         "system": ["a", "b", "c"] * 2})
+    moved = base.assign(value=[0.5, 0.6, 0.9, 0.55, 0.54, 0.9])
+    text = mg.describe_reordering(moved)
+    assert "by at most 10.0%" in text and "smaller than the smallest gap" in text
+    assert "the order of the systems changes" in text and "τ = 0.333" in text
+    kept = base.assign(value=[0.5, 0.6, 0.9, 0.51, 0.61, 0.91])
+    text = mg.describe_reordering(kept)
+    assert "no change of scale reorders the systems" in text
+
+
+# ---------------------------------------------------------------- virtual users: how levels are cut
+def test_quantise_levels_global_scope_by_hand():
+    scores = pd.DataFrame({"user": [1, 1, 1, 2, 2], "score": [0.0, 1.0, 2.0, 6.0, 8.0]})
+    # one range 0..8 for everybody, 4 levels of width 2
+    assert mg.quantise_levels(scores, 4, scope="global").tolist() == [0, 0, 1, 3, 3]
+    assert mg.quantise_levels(scores, 4).tolist() == [0, 2, 3, 0, 3]  # per user
+    assert mg.quantise_levels(scores, None, scope="global").tolist() == [0, 1, 2, 6, 8]
+    grades = mg.virtual_judgments(scores.assign(item=range(5)), 4, scope="global")
+    assert mg.levels_per_user(grades).to_dict() == {1: 2, 2: 1}
+    with pytest.raises(ValueError, match="scope"):
+        mg.quantise_levels(scores, 4, scope="item")
+
+
+def test_per_user_results_average_to_the_means():
+    scores = _virtual_scores(seed=5)
+    means = mg.virtual_user_study(scores, "ref", [3, None])
+    per_user = mg.virtual_user_study(scores, "ref", [3, None], per_user=True)
+    again = per_user.groupby(["levels", "system", "metric"])["value"].mean()
+    np.testing.assert_allclose(means.set_index(["levels", "system", "metric"])["value"].loc[again.index],
+                               again, atol=1e-12)
+    assert per_user["user"].nunique() == 6
+
+
+def test_pearson_over_users_against_numpy():
+    rng = np.random.default_rng(4)
+    users = np.repeat(np.arange(30), 5)
+    x = rng.normal(size=users.size)
+    y = 0.7 * x + rng.normal(size=users.size)
+    y[3] = np.nan
+    r, reps = mg.pearson_over_users(x, y, users, n_resamples=50, seed=1)
+    ok = ~np.isnan(y)
+    assert r == pytest.approx(np.corrcoef(x[ok], y[ok])[0, 1], abs=1e-12)
+    assert reps.shape == (50,)
+    # a replicate is the correlation of the pairs of the drawn users, repeated as often as drawn
+    counts = np.zeros((1, 30), dtype=int)
+    counts[0, [0, 1, 5]] = [1, 2, 3]
+    _, one = mg.pearson_over_users(x, y, users, counts=counts)
+    rows = np.concatenate([np.flatnonzero(users == u) for u in (0, 1, 1, 5, 5, 5)])
+    rows = rows[ok[rows]]
+    assert one[0] == pytest.approx(np.corrcoef(x[rows], y[rows])[0, 1], abs=1e-12)
+    with pytest.raises(ValueError, match="counts"):
+        mg.pearson_over_users(x, y, users, counts=np.ones((2, 3)))

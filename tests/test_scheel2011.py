@@ -1,0 +1,281 @@
+"""The ledger of the multi-graded relevance chapter (Scheel, Lommatzsch & Albayrak 2011).
+
+The claims are evaluated on small artificial inputs whose verdicts are known by construction
+(hand-made rankings, scores with a chosen correlation, virtual users whose raw scores have small
+gains), and on manipulated inputs that must make a rule fail.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recmeta import multigraded as mg
+from recmeta.metrics import score_rankings
+from recmeta.papers import prose, scheel2011 as sch
+from recmeta.papers.ledger import Verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
+
+
+def slow_ndcg_exp(grades: list[float]) -> float:
+    def dcg(gs):
+        return sum((2**g - 1) / math.log2(i + 1) for i, g in enumerate(gs, 1))
+
+    return dcg(grades) / dcg(sorted(grades, reverse=True))
+
+
+# ---------------------------------------------------------------- inputs
+@pytest.fixture(scope="module")
+def synthetic() -> dict:
+    kw = dict(n_items=100, max_swaps=30, repetitions=8, seed=3, progress=False)
+    study = mg.swap_study([2, 50], **kw)
+    unit = mg.swap_study([2, 50], thresholds=False, scale="unit", **kw)
+    example = np.array([3, 0, 4, 1, 2, 0, 1, 4], float)
+    counts = pd.DataFrame([
+        {"distribution": d, "levels": n, "level": k, "items": int(c)}
+        for d in mg.DISTRIBUTIONS for n in (2, 50)
+        for k, c in enumerate(np.bincount(mg.study_reference(d, n, 100, 3).astype(int), minlength=n))])
+    return {
+        "weights_example": mg.level_weights(sch.EQ4_EXAMPLE_LEVELS),
+        "threshold_ap": pd.Series({t: score_rankings(example, ["AP"], threshold=t)["AP"][0]
+                                   for t in range(1, 5)}),
+        "swap_study": study, "swap_study_unit": unit,
+        "single_swaps": mg.single_swap_scores(mg.study_reference("uniform", 10, 40, 3)),
+        "level_counts": counts,
+    }
+
+
+def _candidates(seed: int = 0, n_users: int = 60, n_items: int = 40) -> pd.DataFrame:
+    """A rating predictor (scores 1..5), a close copy, an unrelated and a reversed system."""
+    rng = np.random.default_rng(seed)
+    ref = 1 + 4 * rng.beta(4, 2, size=(n_users, n_items))
+    systems = {"ref": ref, "near": ref + rng.normal(scale=0.15, size=ref.shape),
+               "far": rng.normal(size=ref.shape), "anti": -ref}
+    return pd.concat([
+        pd.DataFrame({"system": name, "user": np.repeat(np.arange(n_users), n_items),
+                      "item": np.tile(np.arange(n_items), n_users), "score": s.ravel()})
+        for name, s in systems.items()], ignore_index=True)
+
+
+def _scale_inputs(ranked: list[float], n_users: int = 30) -> pd.DataFrame:
+    """Every user has the same graded list (grades 0..2 as ratings 1..3), ranked as given."""
+    test = pd.DataFrame({"user": np.repeat(np.arange(n_users), len(ranked)),
+                         "item": np.tile(np.arange(len(ranked)), n_users),
+                         "rating": np.tile(np.asarray(ranked) + 1.0, n_users)})
+    runs = test[["user", "item"]].assign(system="s", score=-test["item"].astype(float))
+    runs2 = runs.assign(system="t", score=runs["score"] - 0.0)
+    return mg.scale_study(test, pd.concat([runs, runs2]), {
+        "native": mg.to_grades, "doubled": lambda df: mg.to_grades(df, factor=2)},
+        list(mg.PAPER_METRICS), per_user=True)
+
+
+@pytest.fixture(scope="module")
+def real() -> dict:
+    scores = _candidates()
+    return {
+        "scale_per_user": _scale_inputs([1.0, 2.0, 2.0, 0.0, 1.0, 0.0]),
+        "virtual_per_user": mg.virtual_user_study(scores, "ref", [9, 100, None], per_user=True),
+        "virtual_reference": "ref", "ordinal_levels": 9, "candidate_scores": scores,
+        "n_boot": 999, "seed": 0,
+    }
+
+
+@pytest.fixture(scope="module")
+def frame(synthetic, real):
+    return sch.LEDGER.evaluate({**synthetic, **real}, dataset="test", profile="quick").set_index("claim")
+
+
+# ---------------------------------------------------------------- the ledger covers the paper
+def test_the_ledger_has_a_row_for_every_figure_table_and_equation():
+    from recmeta import papers
+
+    assert papers.get("multigraded-relevance") is sch.LEDGER
+    assert len(sch.LEDGER) >= 25
+    assert all(c.id.startswith("scheel2011.") for c in sch.LEDGER)
+    sources = " ".join(c.source for c in sch.LEDGER)
+    for fig in range(1, 9):
+        assert re.search(rf"Figs?\. (\d–)?{fig}\b|Figs?\. {fig}–|Figs\. \d–{fig}\b", sources), f"Fig. {fig}"
+    for table in (1, 2):
+        assert f"Table {table}" in sources
+    for eq in range(1, 6):
+        assert re.search(rf"eqs?\. (\d–)?{eq}\b|eqs\. {eq}–", sources), f"eq. {eq}"
+
+
+def test_paper_constants_are_the_printed_ones():
+    # eq. 4's example: weights are the distances between the levels over the top level
+    levels = sch.EQ4_EXAMPLE_LEVELS
+    assert sch.EQ4_EXAMPLE_WEIGHTS == pytest.approx(
+        ((levels[1] - levels[0]) / levels[2], (levels[2] - levels[1]) / levels[2]))
+    assert sch.VIRTUAL_USER_CORRELATION == 0.96
+    assert list(sch.VIRTUAL_LEVELS.values()) == [9, 158]
+    assert (sch.PAPER_ITEMS, sch.PAPER_MAX_SWAPS, sch.PAPER_REPETITIONS) == (100, 99, 100)
+
+
+def test_claims_not_legible_in_our_copy_say_so():
+    for cid in ("scheel2011.tab1.threshold-changes-ap", "scheel2011.tab2.doubling-lowers-ndcg",
+                "scheel2011.fig6.ohsumed-user-ratings"):
+        assert "not legible" in str(sch.LEDGER[cid].paper_value)
+
+
+# ---------------------------------------------------------------- verdicts known by construction
+def test_verdicts_on_inputs_with_known_answers(frame):
+    v = frame["verdict"]
+    for cid in ("sec2.ideal-scores-one", "eq4.example-weights", "sec5.two-levels-equal-ap",
+                "sec4.mu-map-mean-of-thresholds", "sec2.1.performance-falls-with-swaps",
+                "sec2.1.cost-depends-on-distance", "tab1.threshold-changes-ap",
+                "fig4.ndcg-falls-with-levels", "fig4.muap-stable-across-levels",
+                "fig4.ndcng-stable-across-levels", "fig4.gain-size-not-level-count",
+                "tab2.ndcng-scale-free", "tab2.muap-scale-free", "fig7.reference-scores-one",
+                "fig7.closest-strategy"):
+        assert v[f"scheel2011.{cid}"] == A.value, (cid, frame.loc[f"scheel2011.{cid}", "reason"])
+    assert v["scheel2011.fig6.ohsumed-user-ratings"] == N.value
+    assert (v.drop("scheel2011.fig6.ohsumed-user-ratings") != N.value).all()
+    assert frame.loc["scheel2011.fig7.closest-strategy", "ours_text"] == "µAP: near; NDCG: near; NDCNG: near"
+
+
+def test_ordinal_and_real_valued_virtual_users_get_their_own_verdicts(frame, real):
+    # the raw scores of a rating predictor span at most 4 units (gains <= 15); 100 ordinal levels
+    # have a top gain of 2^99: NDCG falls with the ordinal user, not with the real-valued one
+    v = frame["verdict"]
+    assert v["scheel2011.fig8.ordinal.ndcg-lower"] == A.value
+    assert v["scheel2011.fig8.real-valued.ndcg-lower"] == D.value
+    for kind in ("ordinal", "real-valued"):
+        assert v[f"scheel2011.fig8.{kind}.ndcng-stable"] == A.value
+    raw = mg.virtual_judgments(real["candidate_scores"].query("system == 'ref'"), None)
+    assert raw["rating"].max() <= 4
+
+
+def test_gain_or_levels_concludes_only_when_both_comparisons_agree(synthetic, real):
+    text = sch.gain_or_levels({**synthetic, **real})
+    assert "NDCG reacts to the size of the gains, not to the number of levels" in text
+    # without the unit study's agreement (a fake study where NDCG falls on [0, 1] too), no conclusion
+    unit = synthetic["swap_study"].copy()
+    text = sch.gain_or_levels({**synthetic, **real, "swap_study_unit": unit})
+    assert "do not separate" in text
+
+
+def test_doubling_the_scale_direction_follows_where_the_errors_are():
+    # the toy lists of the chapter: slow reference says which way NDCG moves on the doubled scale
+    misplaced, first = [1.0, 2.0, 2.0, 0.0, 1.0, 0.0], [2.0, 0.0, 1.0, 1.0, 0.0, 0.0]
+    assert slow_ndcg_exp([2 * g for g in misplaced]) < slow_ndcg_exp(misplaced)
+    assert slow_ndcg_exp([2 * g for g in first]) > slow_ndcg_exp(first)
+    results = {"n_boot": 499, "seed": 0}
+    down = sch.outcome("tab2.doubling-lowers-ndcg", {**results, "scale_per_user": _scale_inputs(misplaced)})
+    up = sch.outcome("tab2.doubling-lowers-ndcg", {**results, "scale_per_user": _scale_inputs(first)})
+    assert down.verdict is A and up.verdict is D
+    assert "0 of 2 systems go down, 2 up" in up.reason
+
+
+def test_correlation_claims_against_a_chosen_correlation():
+    # scores whose sample correlation is exactly 0.96 (orthonormalised noise) agree; a perfect
+    # copy (r = 1) differs from the paper's 0.96
+    rng = np.random.default_rng(1)
+    n_users, n_items = 80, 25
+    x = rng.normal(size=n_users * n_items)
+    e = rng.normal(size=x.size)
+    xc = (x - x.mean()) / np.linalg.norm(x - x.mean())
+    ec = e - e.mean()
+    ec = ec - (ec @ xc) * xc
+    ec /= np.linalg.norm(ec)
+    y = 0.96 * xc + math.sqrt(1 - 0.96**2) * ec
+    assert np.corrcoef(x, y)[0, 1] == pytest.approx(0.96)
+    users, items = np.repeat(np.arange(n_users), n_items), np.tile(np.arange(n_items), n_users)
+    cand = pd.concat([pd.DataFrame({"system": s, "user": users, "item": items, "score": v})
+                      for s, v in (("ref", x), ("copy", y), ("noise", rng.normal(size=x.size)))])
+    r = {"candidate_scores": cand, "virtual_reference": "ref", "ordinal_levels": 9, "n_boot": 999, "seed": 0,
+         "virtual_per_user": mg.virtual_user_study(cand, "ref", [9], per_user=True)}
+    out = sch.outcome("fig7.closest-correlation", r)
+    assert out.verdict is A and out.ours.value == pytest.approx(0.96)
+    assert out.ours.low < 0.96 < out.ours.high
+    same = cand.copy()
+    same.loc[same.system == "copy", "score"] = x
+    r2 = {**r, "candidate_scores": same,
+          "virtual_per_user": mg.virtual_user_study(same, "ref", [9], per_user=True)}
+    out = sch.outcome("fig7.closest-correlation", r2)
+    assert out.verdict is D and out.ours.value == pytest.approx(1.0)
+
+
+def test_closest_strategy_ties_and_disagreements():
+    scores = _candidates(seed=2)
+    twin = scores[scores.system == "near"].assign(system="twin")
+    tied = pd.concat([scores, twin], ignore_index=True)
+    r = {"virtual_per_user": mg.virtual_user_study(tied, "ref", [9], per_user=True),
+         "virtual_reference": "ref", "ordinal_levels": 9, "n_boot": 499, "seed": 0}
+    out = sch.outcome("fig7.closest-strategy", r)
+    assert out.verdict is I and "near and twin" in out.reason
+
+
+def test_rules_fail_on_manipulated_inputs(synthetic):
+    s = synthetic["swap_study"].copy()
+    bad = s.copy()
+    mask = (bad.levels == 2) & (bad.metric == "muAP") & (bad.swaps == 5)
+    bad.loc[mask, "value"] += 0.01
+    assert sch.outcome("sec5.two-levels-equal-ap", {"swap_study": bad}).verdict is D
+    # a study in which NDCG does not fall with more levels: the 50-level curve copied from 2 levels
+    flat = s.copy()
+    ndcg = flat.metric == "nDCG(gain=exp)"
+    two = flat[(flat.levels == 2) & ndcg].set_index(["distribution", "swaps"])["value"]
+    m50 = (flat.levels == 50) & ndcg
+    keys = list(zip(flat.loc[m50, "distribution"], flat.loc[m50, "swaps"]))
+    flat.loc[m50, "value"] = two.loc[keys].to_numpy()
+    assert sch.outcome("fig4.ndcg-falls-with-levels", {"swap_study": flat}).verdict is I
+    # a very noisy study is too wide to call µAP stable
+    noisy = s.assign(sd=s["sd"] * 0 + 5.0)
+    assert sch.outcome("fig4.muap-stable-across-levels", {"swap_study": noisy}).verdict is I
+    # weights that are not the paper's
+    w = pd.Series([0.5, 0.5], index=[0.3, 1.0])
+    assert sch.outcome("eq4.example-weights", {"weights_example": w}).verdict is D
+
+
+def test_a_missing_result_is_not_reproduced_and_named(synthetic):
+    frame = sch.LEDGER.evaluate(synthetic, dataset="test", profile="quick").set_index("claim")
+    row = frame.loc["scheel2011.fig7.closest-strategy"]
+    assert row["verdict"] == N.value and "virtual_per_user" in row["reason"]
+    assert frame.loc["scheel2011.fig4.ndcg-falls-with-levels", "verdict"] == A.value
+
+
+def test_sentence_gives_paper_ours_uncertainty_and_verdict(synthetic):
+    text = sch.sentence("fig4.ndcg-falls-with-levels", synthetic)
+    assert "Paper: lower with more levels" in text and "Ours: " in text
+    assert "normal interval, 95 %" in text and "Verdict: **agrees**" in text
+    assert re.search(r"Ours: \d\.\d+ \[\d\.\d+, \d\.\d+\]", text)
+
+
+def test_describe_run_compares_with_the_papers_sizes():
+    same = sch.describe_run(n_items=100, levels=[2, 10, 20, 50], max_swaps=99, repetitions=100)
+    assert same.startswith("This run uses the paper's sizes")
+    other = sch.describe_run(n_items=100, levels=[2, 10, 20, 50], max_swaps=99, repetitions=10)
+    assert "10 rankings per swap count; the paper used" in other and "100 rankings" in other
+
+
+def test_describe_levels_effect_quotes_the_curves(synthetic):
+    text = sch.describe_levels_effect(synthetic, "uniform")
+    s = synthetic["swap_study"]
+    ndcg2 = s[(s.distribution == "uniform") & (s.levels == 2) & (s.metric == "nDCG(gain=exp)")
+              & (s.swaps >= 1)]
+    assert f"NDCG scores {ndcg2['value'].mean():.3f} with 2 levels" in text
+    assert text.count("verdict: **") == 3
+
+
+# ---------------------------------------------------------------- the chapter's prose
+def test_the_chapter_prose_has_no_typed_result_numbers():
+    found = prose.typed_numbers((ROOT / "notebooks" / "multigraded-relevance.md").read_text())
+    assert not found, "\n".join(map(str, found))
+
+
+def test_the_chapter_reports_both_datasets_and_keeps_its_provenance():
+    text = (ROOT / "notebooks" / "multigraded-relevance.md").read_text()
+    assert 'second_dataset = "ml-latest-small"' in text
+    assert 'papers.report("multigraded-relevance"' in text
+    assert 'chapters.ratings(dataset, needs="graded")' in text
+    assert "execution = chapters.start(" in text and "execution.finish()" in text
+    assert "{glue:md} execution" in text
+    # the old claims table typed its verdicts; every verdict now comes from the ledger
+    assert '"holds"' not in text
