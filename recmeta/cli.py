@@ -13,7 +13,7 @@ import sys
 
 #: modules that add a subcommand, in the order they appear in ``recmeta --help``
 COMMAND_MODULES = ["recmeta.cli", "recmeta.cli_evaluate", "recmeta.cli_runs", "recmeta.cli_chapters",
-                   "recmeta.cli_claims"]
+                   "recmeta.cli_claims", "recmeta.cli_compare"]
 
 
 def _data_fetch(args: argparse.Namespace) -> int:

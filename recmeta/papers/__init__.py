@@ -67,7 +67,11 @@ __all__ = [
 ]
 
 #: modules defining and registering a chapter's ledger, imported on first use
-PAPER_MODULES: list[str] = []
+PAPER_MODULES: list[str] = [
+    "recmeta.papers.valcarce2018",
+    "recmeta.papers.valcarce2020",
+    "recmeta.papers.scheel2011",
+]
 
 _REGISTRY: dict[str, Ledger] = {}
 _IMPORTED: set[str] = set()
