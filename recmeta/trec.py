@@ -8,6 +8,7 @@ writers are atomic (a temporary file in the same folder, then ``os.replace``).
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Sequence
 from os import PathLike
@@ -23,22 +24,33 @@ class TrecFormatError(ValueError):
     """A malformed TREC file; the message names the file, the line and the fix."""
 
 
-def _read_table(path: str | PathLike, ncols: int, what: str, layout: str) -> pd.DataFrame:
+def _read_table(
+    path: str | PathLike, ncols: int, what: str, layout: str, more: bool = False
+) -> pd.DataFrame:
+    """Whitespace-separated fields, ``ncols`` per line (at least ``ncols`` with ``more``: the
+    extra fields are dropped, as trec_eval drops the fields after a run's tag). ``path`` "-" is
+    the standard input."""
+    if str(path) == "-":
+        return _parse_lines(sys.stdin, "<stdin>", ncols, what, layout, more)
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{what} file not found: {path}")
-    rows = []
     with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != ncols:
-                raise TrecFormatError(
-                    f"{path}:{lineno}: expected {ncols} whitespace-separated fields "
-                    f"({layout}), got {len(parts)}: {line.strip()!r}"
-                )
-            rows.append(parts)
+        return _parse_lines(fh, path, ncols, what, layout, more)
+
+
+def _parse_lines(lines, path, ncols: int, what: str, layout: str, more: bool) -> pd.DataFrame:
+    rows = []
+    for lineno, line in enumerate(lines, 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != ncols and not (more and len(parts) > ncols):
+            raise TrecFormatError(
+                f"{path}:{lineno}: expected {ncols} whitespace-separated fields "
+                f"({layout}), got {len(parts)}: {line.strip()!r}"
+            )
+        rows.append(parts[:ncols])
     if not rows:
         raise TrecFormatError(f"{path}: empty {what} file")
     return pd.DataFrame(rows)
@@ -56,7 +68,8 @@ def _numeric(col: pd.Series, path, name: str) -> np.ndarray:
 
 
 def read_qrels(path: str | PathLike) -> pd.DataFrame:
-    """Read a qrels file into a frame (user, item, rating); ids are strings."""
+    """Read a qrels file into a frame (user, item, rating); ids are strings, ratings floats
+    (trec_eval reads them as integers, truncating: :func:`recmeta.metrics.trec_eval` does)."""
     raw = _read_table(path, 4, "qrels", "qid iter docno rel")
     df = pd.DataFrame({"user": raw[0], "item": raw[2], "rating": _numeric(raw[3], path, "rel")})
     dup = df.duplicated(["user", "item"])
@@ -70,8 +83,12 @@ def read_qrels(path: str | PathLike) -> pd.DataFrame:
 
 
 def read_run(path: str | PathLike) -> pd.DataFrame:
-    """Read a run file into a frame (system, user, item, rank, score); ids are strings."""
-    raw = _read_table(path, 6, "run", "qid Q0 docno rank score tag")
+    """Read a run file into a frame (system, user, item, rank, score); ids are strings.
+
+    Rows keep the file's order; fields after the tag are ignored, as trec_eval ignores them;
+    ``path`` "-" reads the standard input.
+    """
+    raw = _read_table(path, 6, "run", "qid Q0 docno rank score tag", more=True)
     df = pd.DataFrame(
         {
             "system": raw[5],

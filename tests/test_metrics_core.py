@@ -208,3 +208,80 @@ def test_runs_from_lenskit_item_lists():
     assert list(runs.items[runs.ranks[0, 0]]) == [5, 3, 9]
     assert list(runs.items[runs.ranks[1, 1, :2]]) == [7, 2]
     assert score_matrix(j, runs, "RR")[1, 1] == 1.0
+
+
+# ------------------------------------------------------------------ trec_eval's names and rules
+@pytest.mark.parametrize(
+    "trec, ours",
+    [("P_10", "P@10"), ("P.10", "P@10"), ("recall_100", "R@100"), ("map_cut_100", "AP@100"),
+     ("ndcg_cut_10", "nDCG@10"), ("success_1", "Success@1"), ("recip_rank", "RR"),
+     ("map", "AP"), ("ndcg", "nDCG"), ("Rprec", "Rprec"), ("11pt_avg", "IPrec11"),
+     ("num_q", "NumQ"), ("num_ret", "NumRet"), ("num_rel", "NumRel"),
+     ("num_rel_ret", "NumRelRet"), ("iprec_at_recall_0.10", "IPrec(recall=0.1)"),
+     ("gm_map", "gm_AP"), ("gm_bpref", "gm_bpref"), ("infAP", "infAP")],
+)
+def test_trec_eval_names(trec, ours):
+    assert parse_metric(trec) == parse_metric(ours)
+    assert str(parse_metric(ours)) == ours
+
+
+def test_names_with_several_values_and_required_parameters():
+    with pytest.raises(MetricNameError, match="expand_trec_names"):
+        parse_metric("P.5,10")
+    with pytest.raises(MetricNameError, match="recall=0.5"):
+        parse_metric("IPrec@10")
+    with pytest.raises(MetricNameError):
+        parse_metric("IPrec(recall=1.5)")
+    with pytest.raises(MetricNameError, match="geometric mean of a count"):
+        parse_metric("gm_NumRet")
+    assert parse_metric("gm_nDCG(gain=exp)@10").aggregate == "gmean"
+
+
+def test_counts_are_summed_and_gm_names_are_geometric(small):
+    j, runs = small
+    res = pivot(evaluate(j, runs, ["NumRet@2", "NumRel", "NumQ", "gm_AP@3", "AP@3"]))
+    # system a: user 1 list 12 99 10 (2 relevant), user 2 no list; b: user 1 list 11 10
+    assert res.loc["a", "NumRet@2"] == 2 and res.loc["b", "NumRet@2"] == 2
+    assert res.loc["a", "NumRel"] == 3 and res.loc["a", "NumQ"] == 2
+    assert res.loc["a", "gm_AP@3"] == pytest.approx(np.sqrt(5 / 6 * 1e-5))
+    assert res.loc["a", "AP@3"] == pytest.approx(5 / 12)
+
+
+def test_ndcg_without_cutoff_has_the_whole_ideal():
+    """Ideal over every judged item, whatever the list length (trec_eval ndcg): the user
+    judged 3 relevant items and the list holds one, at rank 1; the ideal is 1 + 1/log2(3) +
+    1/2, not cut at the depth of the longest list (here 1)."""
+    j = Judgments.from_frame(
+        pd.DataFrame({"user": [1, 1, 1], "item": [1, 2, 3], "rating": [1.0, 1.0, 1.0]}), 1)
+    runs = Runs.from_frame(pd.DataFrame({"user": [1], "item": [1], "score": [1.0]}), j,
+                           system="s")
+    ideal = 1 + 1 / np.log2(3) + 1 / 2
+    assert score_matrix(j, runs, "nDCG")[0, 0] == pytest.approx(1 / ideal)
+    assert score_matrix(j, runs, "nDCG@1")[0, 0] == pytest.approx(1.0)
+
+
+def test_negative_grades_are_pooled_only_when_asked():
+    frame = pd.DataFrame({"user": [1, 1, 1], "item": [1, 2, 3], "rating": [2.0, -1.0, 0.0]})
+    with pytest.raises(JudgmentsError, match="negative='pooled'"):
+        Judgments.from_frame(frame, threshold=1)
+    j = Judgments.from_frame(frame, threshold=0, negative="pooled")
+    # item 2 is in the pool, not judged: neither relevant (even at τ = 0) nor judged
+    assert list(j.relevant_counts()) == [2] and list(j.judged_counts()) == [2]
+    runs = Runs.from_frame(pd.DataFrame({"user": [1, 1, 1], "item": [2, 9, 3],
+                                         "score": [3.0, 2.0, 1.0]}), j, system="s")
+    only = runs.only_judged(j)
+    assert list(only.ranks[0, 0]) == [j.items.get_loc(3), -1, -1]
+    assert score_matrix(j, runs, "NumRelRet")[0, 0] == 1
+    assert score_matrix(j, runs, "nDCG")[0, 0] == pytest.approx((0 / np.log2(4)) / 2)
+
+
+def test_users_all_scores_users_without_relevant_items(small):
+    j, runs = small
+    # user 3 judged item 11 with 1 (< τ = 4) and system a lists it: nothing relevant, so P and
+    # AP are 0, but nDCG reads the grade as gain, as trec_eval does: 1/1 over an ideal of 1
+    rel = score_matrix(j, runs, "nDCG@2")
+    every = score_matrix(j, runs, "nDCG@2", users="all")
+    assert np.isnan(rel[0, 2]) and every[0, 2] == pytest.approx(1.0)
+    assert score_matrix(j, runs, "AP", users="all")[0, 2] == 0.0
+    assert score_matrix(j, runs, "P@2", users="all")[0, 2] == 0.0
+    np.testing.assert_array_equal(rel[:, :2], every[:, :2])

@@ -172,3 +172,150 @@ def test_parallel_blocks_equal_trec_eval(monkeypatch):
     for name, trec_name in names.items():
         for q in users:
             assert ours[name][q] == pytest.approx(theirs[q][trec_name], abs=1e-9), (name, q)
+
+
+# ------------------------------------------------------------------ trec_eval's other measures
+# Every measure of trec_eval that the engine has, on every topic trec_eval evaluates (topics in
+# both the judgments and the run, with or without a relevant document), with grades below 0
+# (trec_eval: "in the pool, not judged"), judged-only runs (-J) and relevance levels (-l).
+
+ALL_CUTS = [1, 2, 3, 5, 8, 20]
+LEVELS = [0.0, 0.1, 0.2, 0.25, 0.3, 0.5, 0.7, 1.0]
+
+
+@st.composite
+def pooled_cases(draw):
+    n_users = draw(st.integers(1, 4))
+    qrels, run = {}, {}
+    for u in range(n_users):
+        q = f"u{u}"
+        judged = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=9, unique=True))
+        qrels[q] = {d: draw(st.integers(-1, 3)) for d in judged}
+        if max(qrels[q].values()) < 0:  # trec_eval misreads a topic with only negative grades
+            qrels[q][judged[0]] = 0     # (see test_trec_eval_dropin.py)
+        ranked = draw(st.lists(st.sampled_from(DOCS), min_size=0, max_size=10, unique=True))
+        if ranked:
+            run[q] = {d: float(draw(st.integers(0, 3))) for d in ranked}
+    if draw(st.booleans()):
+        run["stranger"] = {"1": 1.0}
+    return qrels, run, draw(st.sampled_from([1, 2, 3]))
+
+
+def _pooled_engine(qrels, run, level, metrics, judged_only=False):
+    """Per-topic values of engine metrics, for every topic of both qrels and run."""
+    jf = pd.DataFrame(
+        [(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()],
+        columns=["user", "item", "rating"],
+    )
+    j = Judgments.from_frame(jf, threshold=level, negative="pooled")
+    rf = pd.DataFrame(
+        [("s", q, d, s) for q, docs in run.items() for d, s in docs.items()],
+        columns=["system", "user", "item", "score"],
+    )
+    if rf.empty:
+        rf = pd.DataFrame({"system": ["s"], "user": ["stranger"], "item": ["1"], "score": [1.0]})
+    runs = Runs.from_frame(rf, j)
+    if judged_only:
+        runs = runs.only_judged(j)
+    mats = score_matrices(j, runs, metrics, users="all")
+    return {m: dict(zip(j.users, v[0])) for m, v in mats.items()}
+
+
+def _shared_names():
+    """(engine name, pytrec_eval measure, pytrec_eval result key) for every shared measure."""
+    out = []
+    for k in ALL_CUTS:
+        out += [(f"P_{k}", f"P.{k}", f"P_{k}"), (f"recall_{k}", f"recall.{k}", f"recall_{k}"),
+                (f"map_cut_{k}", f"map_cut.{k}", f"map_cut_{k}"),
+                (f"ndcg_cut_{k}", f"ndcg_cut.{k}", f"ndcg_cut_{k}"),
+                (f"success_{k}", f"success.{k}", f"success_{k}")]
+    for x in LEVELS:
+        out.append((f"IPrec(recall={x})", f"iprec_at_recall.{x}",
+                    f"iprec_at_recall_{x:3.2f}"))
+    out += [("map", "map", "map"), ("ndcg", "ndcg", "ndcg"), ("recip_rank", "recip_rank",
+            "recip_rank"), ("bpref", "bpref", "bpref"), ("infAP", "infAP", "infAP"),
+            ("Rprec", "Rprec", "Rprec"), ("11pt_avg", "11pt_avg", "11pt_avg"),
+            ("num_ret", "num_ret", "num_ret"), ("num_rel", "num_rel", "num_rel"),
+            ("num_rel_ret", "num_rel_ret", "num_rel_ret")]
+    return out
+
+
+def _pytrec_all(qrels, run, level, measures, judged_only=False):
+    ev = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level,
+                                        judged_docs_only_flag=judged_only)
+    return ev.evaluate(run)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pooled_cases(), st.booleans())
+def test_every_shared_measure_equals_trec_eval_on_every_topic(case, judged_only):
+    qrels, run, level = case
+    names = _shared_names()
+    ours = _pooled_engine(qrels, run, level, [n for n, _, _ in names], judged_only)
+    theirs = _pytrec_all(qrels, run, level, {m for _, m, _ in names}, judged_only)
+    topics = [q for q in qrels if q in run]
+    assert sorted(theirs) == sorted(topics)
+    for q in topics:
+        for name, _, key in names:
+            expected = theirs[q][key]
+            if judged_only and math.isnan(expected):
+                continue  # 0/0 of an emptied list: the drop-in layer prints it (test_trec.py)
+            assert ours[name][q] == pytest.approx(expected, abs=1e-12), (name, q)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pooled_cases())
+def test_geometric_means_equal_trec_eval(case):
+    qrels, run, level = case
+    topics = [q for q in qrels if q in run]
+    if not topics:
+        return
+    theirs = _pytrec_all(qrels, run, level, {"gm_map", "gm_bpref"})
+    jf = pd.DataFrame([(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()],
+                      columns=["user", "item", "rating"])
+    j = Judgments.from_frame(jf, threshold=level, negative="pooled")
+    rf = pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                      columns=["user", "item", "score"])
+    runs = Runs.from_frame(rf, j, system="s")
+    mats = score_matrices(j, runs, ["gm_map", "gm_bpref"], users="all")
+    keep = [j.users.get_loc(q) for q in topics]
+    from recmeta.metrics import aggregate
+
+    for ours, trec in (("gm_map", "gm_map"), ("gm_bpref", "gm_bpref")):
+        expected = pytrec_eval.compute_aggregated_measure(trec, [theirs[q][trec] for q in topics])
+        got = aggregate(mats[ours][:, keep], "gmean")[0]
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_negative_grades_hand_worked():
+    """Ranked: a (1), z (not in the pool), d (0), e (-1: pooled, not judged), c (1); b (1) missed.
+
+    bpref: a has no judged non-relevant item above (1), c has d above: 1 - 1/min(1, 3) = 0;
+    (1 + 0) / 3. infAP at c (j = 4 items above): 1/5 + 4/5 · (3/4) · (1 + ε)/(2 + 2ε): the
+    pooled e counts in the share of pooled items above, not among the judged ones."""
+    qrels = {"q": {"a": 1, "b": 1, "c": 1, "d": 0, "e": -1}}
+    run = {"q": {"a": 3.0, "z": 2.0, "d": 1.5, "e": 1.0, "c": 0.5}}
+    ours = _pooled_engine(qrels, run, 1, ["bpref", "infAP", "num_rel", "ndcg", "P_5"])
+    eps = 1e-5
+    assert ours["bpref"]["q"] == pytest.approx(1 / 3)
+    infap = (1 + (1 / 5 + 4 / 5 * (3 / 4) * (1 + eps) / (2 + 2 * eps))) / 3
+    assert ours["infAP"]["q"] == pytest.approx(infap, abs=1e-15)
+    assert ours["num_rel"]["q"] == 3
+    ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert ours["ndcg"]["q"] == pytest.approx((1 + 1 / math.log2(6)) / ideal)
+    assert ours["P_5"]["q"] == pytest.approx(2 / 5)
+    theirs = _pytrec_all(qrels, run, 1, {"bpref", "infAP"})["q"]
+    assert theirs["infAP"] == pytest.approx(infap, abs=1e-15)
+
+
+def test_iprec_levels_follow_trec_eval_9_0_8_rounding():
+    """|R| = 3, two found at ranks 1 and 5: precisions 1 and 2/5. Level x needs
+    ⌊3x + 0.9⌋ relevant items: 0.3 -> 1 (value 1), 0.4 -> 2 (2/5); 0.7 -> ⌊2.9999...⌋ = 2 in
+    doubles (2/5), 0.8 -> 3 (not reached: 0)."""
+    qrels = {"q": {"a": 1, "b": 1, "c": 1}}
+    run = {"q": {"a": 5.0, "x": 4.0, "y": 3.0, "z": 2.0, "c": 1.0}}
+    names = [f"IPrec(recall={x})" for x in (0.3, 0.4, 0.7, 0.8)]
+    ours = _pooled_engine(qrels, run, 1, names)
+    assert [ours[n]["q"] for n in names] == pytest.approx([1.0, 0.4, 0.4, 0.0])
+    theirs = _pytrec_all(qrels, run, 1, {"iprec_at_recall.0.3,0.4,0.7,0.8"})["q"]
+    assert theirs["iprec_at_recall_0.70"] == pytest.approx(0.4)

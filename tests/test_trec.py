@@ -94,3 +94,97 @@ def test_evaluate_command(files, capsys):
     assert main(["evaluate", "--qrels", str(path / "t.qrels"), "--run", str(path / "a.run"),
                  "-m", "Prec@5"]) == 2
     assert "Known metrics" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ recmeta evaluate as trec_eval
+@pytest.fixture
+def trec_files(tmp_path):
+    (tmp_path / "t.qrels").write_text(
+        "q1 0 d1 1\nq1 0 d2 0\nq1 0 d4 -1\nq10 0 d9 1\nq10 0 d5 2\nq2 0 d3 2\n")
+    (tmp_path / "a.run").write_text(
+        "q1 Q0 d1 1 0.9 first\nq1 Q0 d4 2 0.7 first\nq1 Q0 d2 3 0.5 first\n"
+        "q10 Q0 d8 1 1.0 first\nq10 Q0 d9 2 1.0 last extra fields\nq99 Q0 d1 1 1 last\n")
+    return tmp_path
+
+
+def _cli(capsys, *args):
+    from recmeta.cli import main
+
+    code = main(["evaluate", *map(str, args)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_positional_files_print_trec_eval_layout(trec_files, capsys):
+    """q1: d1 (relevant), d4 (pooled, not judged), d2: P_5 = 1/5, map 1. q10: d9 before d8
+    (tie, docno descending): map 1/2. The run id is the tag of the last line."""
+    code, out, err = _cli(capsys, "-q", "-m", "P.5", "-m", "map", trec_files / "t.qrels",
+                          trec_files / "a.run")
+    assert code == 0 and err == ""
+    assert out == (
+        "map                   \tq1\t1.0000\n"
+        "P_5                   \tq1\t0.2000\n"
+        "map                   \tq10\t0.5000\n"
+        "P_5                   \tq10\t0.2000\n"
+        "map                   \tall\t0.7500\n"
+        "P_5                   \tall\t0.2000\n"
+    )
+    code, out, _ = _cli(capsys, trec_files / "t.qrels", trec_files / "a.run")
+    assert out.splitlines()[:2] == ["runid                 \tall\tlast",
+                                    "num_q                 \tall\t2"]
+    assert len(out.splitlines()) == 2 + 3 + 5 + 11 + 9  # 'official', trec_eval's default
+
+
+def test_trec_flags_and_the_function_agree(trec_files, capsys):
+    from recmeta.metrics import trec_eval
+    from recmeta.trec import read_qrels, read_run
+
+    code, out, err = _cli(capsys, "-qcJ", "-M2", "-l2", "-m", "all_trec", "-mP.1,2",
+                          trec_files / "t.qrels", trec_files / "a.run")
+    expected = trec_eval(read_qrels(trec_files / "t.qrels"), read_run(trec_files / "a.run"),
+                         ["all_trec", "P.1,2"], level=2, complete=True, max_ret=2,
+                         judged_only=True)
+    assert code == 0 and out == expected.text(query=True)
+    assert "not computed" in err and "relstring" in err and "set_F" in err
+    assert "P_1                   \tall\t" in out and "P_5 " not in out
+    code, out, _ = _cli(capsys, "-n", "-q", "-m", "num_ret", trec_files / "t.qrels",
+                        trec_files / "a.run")
+    assert out == "num_ret               \tq1\t3\nnum_ret               \tq10\t2\n"
+
+
+def test_trec_mode_refuses_missing_measures_by_name(trec_files, capsys):
+    code, out, err = _cli(capsys, "-m", "relstring", trec_files / "t.qrels",
+                          trec_files / "a.run")
+    assert code == 2 and out == "" and "'relstring' is not implemented" in err
+    code, _, err = _cli(capsys, "-m", "P_x", trec_files / "t.qrels", trec_files / "a.run")
+    assert code == 2 and "Known metrics" in err
+    code, _, err = _cli(capsys, trec_files / "t.qrels")
+    assert code == 2 and "two files" in err
+
+
+def test_trec_mode_json_stdin_and_options(trec_files, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO((trec_files / "a.run").read_text()))
+    code, out, _ = _cli(capsys, "--format", "json", "-q", "-m", "num_rel", "-m", "gm_map",
+                        trec_files / "t.qrels", "-")
+    rows = json.loads(out)
+    assert code == 0
+    assert rows[0] == {"measure": "num_rel", "query": "q1", "value": 1}
+    assert rows[-1]["measure"] == "gm_map" and rows[-1]["query"] == "all"
+    # the recmeta options spell the same flags
+    _, a, _ = _cli(capsys, "--qrels", trec_files / "t.qrels", "--run", trec_files / "a.run",
+                   "-m", "P_5", "--threshold", "2", "--depth", "1", "--per-user")
+    _, b, _ = _cli(capsys, "-l2", "-M1", "-q", "-m", "P.5", trec_files / "t.qrels",
+                   trec_files / "a.run")
+    assert a == b
+
+
+def test_recmeta_names_keep_the_recmeta_table(trec_files, capsys):
+    code, out, _ = _cli(capsys, "--qrels", trec_files / "t.qrels", "--run",
+                        trec_files / "a.run", "-m", "P@5", "-m", "map")
+    # one system per tag; users with a relevant item: q1, q10, q2 (no list: 0, the coverage
+    # penalty). "first": q1 d1 d4 d2 (P@5 = 1/5), q10 d8 (0); "last": q10 d9 (1/5)
+    assert code == 0
+    assert out.splitlines()[:2] == [f"first\tP@5\tall\t{(1 / 5 + 0 + 0) / 3:.4f}",
+                                    f"last\tP@5\tall\t{(0 + 1 / 5 + 0) / 3:.4f}"]

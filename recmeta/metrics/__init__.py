@@ -7,9 +7,13 @@
 
 Metric names follow ir_measures (``P@10``, ``R@10``, ``F1@10``, ``AP@100``, ``nDCG@100``,
 ``RR``, ``ERR@20``, ``bpref@100``, ``infAP@100``, ``AUC``, ``muAP@k``, ``NDCNG@k``,
-``SRecall(gamma=1)@10``); see :func:`known_metrics`. Where trec_eval has a metric, values equal
-trec_eval's (tested against pytrec_eval). Every metric at every cut-off comes from one compiled
-pass over the lists (numba, cached on disk after the first compile).
+``SRecall(gamma=1)@10``, ``Rprec``, ``Success@k``, ``IPrec(recall=0.1)``, ``IPrec11``, the counts
+``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``, and ``gm_`` for a geometric mean); see
+:func:`known_metrics`. trec_eval's names are read too (``P_10``, ``ndcg_cut_10``,
+``recip_rank``, ...; :func:`expand_trec_names` for ``P.5,10`` or ``official``). Where trec_eval
+has a metric, values equal trec_eval's (tested against pytrec_eval), and :func:`trec_eval`
+evaluates a run with trec_eval's options and output layout. Every metric at every cut-off comes
+from one compiled pass over the lists (numba, cached on disk after the first compile).
 """
 
 from ._evaluate import GMEAN_FLOOR, aggregate, evaluate, pivot, score_matrices, score_matrix
@@ -17,6 +21,13 @@ from ._judgments import Judgments, JudgmentsError
 from ._names import MetricNameError, MetricSpec, known_metrics, parse_metric
 from ._runs import Runs, RunsError
 from ._single import score_rankings
+from ._trec_eval import (
+    TREC_EVAL_VERSION,
+    TrecEvalError,
+    TrecEvaluation,
+    expand_trec_names,
+    trec_eval,
+)
 
 __all__ = [
     "Judgments",
@@ -34,4 +45,9 @@ __all__ = [
     "pivot",
     "score_rankings",
     "GMEAN_FLOOR",
+    "trec_eval",
+    "TrecEvaluation",
+    "TrecEvalError",
+    "expand_trec_names",
+    "TREC_EVAL_VERSION",
 ]

@@ -4,9 +4,15 @@ Rules shared by every metric:
 
 * a user with no relevant test item (no grade >= τ) is excluded: NaN in score matrices, absent
   from per-user frames, left out of averages;
-* a user with an empty list scores 0 — the user-coverage penalty of Valcarce et al. (2020, sec. 3);
+* a user with an empty list scores 0 — the user-coverage penalty of Valcarce et al. (2020, sec. 3)
+  (``NumRel`` and ``NumQ``, which do not read the list, keep their values);
 * ``aggregate="gmean"`` is ``exp(mean(log(max(x, 1e-5))))``: zeros are floored at 1e-5, the
-  floor trec_eval uses for ``gm_map`` (``MIN_GEO_MEAN``) and that ranx uses too.
+  floor trec_eval uses for ``gm_map`` (``MIN_GEO_MEAN``) and that ranx uses too. A ``gm_`` name
+  is always averaged so, and the counts (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``) are
+  summed, as trec_eval's summary line does.
+
+``users="all"`` scores every user with a judgment (trec_eval evaluates a topic without relevant
+documents too): the metrics that divide by |R| give 0 for a user without a relevant item.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._judgments import Judgments
-from ._names import MetricSpec, parse_metric
+from ._names import SUMMED, MetricSpec, parse_metric
 from ._plan import run_plan
 from ._runs import Runs
 
@@ -26,32 +32,51 @@ __all__ = ["evaluate", "score_matrix", "score_matrices", "aggregate", "pivot", "
 GMEAN_FLOOR = 1e-5
 
 
+_KEEP_WHEN_EMPTY = frozenset({"NumRel", "NumQ"})  # not read from the list
+
+
 def score_matrices(
-    judgments: Judgments, runs: Runs, metrics: Sequence[str | MetricSpec]
+    judgments: Judgments,
+    runs: Runs,
+    metrics: Sequence[str | MetricSpec],
+    *,
+    users: str = "relevant",
 ) -> dict[str, np.ndarray]:
     """Per-user scores, one systems × users array per metric (NaN = excluded user).
 
-    Every metric at every cut-off comes from one compiled pass over the lists
-    (:mod:`recmeta.metrics._kernel`); the definitions are in :mod:`recmeta.metrics._plan`.
+    ``users="relevant"`` (default) scores the users with a relevant item; ``"all"`` every user
+    with at least one judgment, as trec_eval does (see the module docstring). Every metric at
+    every cut-off comes from one compiled pass over the lists (:mod:`recmeta.metrics._kernel`);
+    the definitions are in :mod:`recmeta.metrics._plan`.
     """
+    if users not in ("relevant", "all"):
+        raise ValueError(f"users must be 'relevant' or 'all', got {users!r}")
     specs = [parse_metric(m) for m in metrics]
     runs.check_aligned(judgments)
-    excluded = ~judgments.evaluable()
+    if users == "relevant":
+        excluded = ~judgments.evaluable()
+    else:
+        e = judgments._entries
+        excluded = np.bincount(e.users[judgments.active()], minlength=len(judgments.users)) == 0
     empty = runs.ranks[:, :, 0] < 0
     out = {}
-    for text, values in zip(metrics, run_plan(judgments, runs, specs)):
-        values[empty] = 0.0
+    for text, spec, values in zip(metrics, specs,
+                                  run_plan(judgments, runs, specs, all_users=users == "all")):
+        if spec.name not in _KEEP_WHEN_EMPTY:
+            values[empty] = 0.0
         values[:, excluded] = np.nan
         out[str(text)] = values
     return out
 
 
-def score_matrix(judgments: Judgments, runs: Runs, metric: str | MetricSpec) -> np.ndarray:
+def score_matrix(
+    judgments: Judgments, runs: Runs, metric: str | MetricSpec, *, users: str = "relevant"
+) -> np.ndarray:
     """Per-user scores of one metric: systems × users (in ``judgments.users`` order).
 
-    Users without a relevant item are NaN; users with an empty list score 0.
+    Users without a relevant item are NaN (unless ``users="all"``); empty lists score 0.
     """
-    return score_matrices(judgments, runs, [metric])[str(metric)]
+    return score_matrices(judgments, runs, [metric], users=users)[str(metric)]
 
 
 def aggregate(matrix: np.ndarray, how: str = "mean") -> np.ndarray:
@@ -59,13 +84,16 @@ def aggregate(matrix: np.ndarray, how: str = "mean") -> np.ndarray:
 
     ``mean``: arithmetic mean. ``gmean``: geometric mean with zeros floored at
     :data:`GMEAN_FLOOR` = 1e-5 (trec_eval ``gm_map``; Robertson 2006; Valcarce et al. 2020, sec. 7).
+    ``sum``: the total (trec_eval's summary of its counts).
     """
     m = np.asarray(matrix, dtype=np.float64)
     if how == "mean":
         return np.nanmean(m, axis=-1)
     if how == "gmean":
         return np.exp(np.nanmean(np.log(np.maximum(m, GMEAN_FLOOR)), axis=-1))
-    raise ValueError(f"aggregate must be 'mean' or 'gmean', got {how!r}")
+    if how == "sum":
+        return np.nansum(m, axis=-1)
+    raise ValueError(f"aggregate must be 'mean', 'gmean' or 'sum', got {how!r}")
 
 
 def evaluate(
@@ -79,7 +107,9 @@ def evaluate(
 
     Returns a tidy frame with columns system, metric, value — or, with ``per_user=True``,
     system, user, metric, value for the evaluated users (those with a relevant item). The
-    ``metric`` column holds the names as given. See :func:`pivot` for a wide table.
+    ``metric`` column holds the names as given. ``aggregate`` applies to the plain names: a
+    ``gm_`` name is a geometric mean and a count (``NumRet``, ...) a sum whatever it says. See
+    :func:`pivot` for a wide table.
     """
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -102,7 +132,14 @@ def evaluate(
                 "value": stack[:, :, keep].ravel(),
             }
         )
-    values = globals()["aggregate"](stack, aggregate)  # metrics × systems
+    how = []
+    for m in metrics:
+        spec = parse_metric(m)
+        how.append("sum" if spec.name in SUMMED else spec.aggregate or aggregate)
+    if len(set(how)) == 1:
+        values = globals()["aggregate"](stack, how[0])  # metrics × systems
+    else:
+        values = np.stack([globals()["aggregate"](stack[i], h) for i, h in enumerate(how)])
     return pd.DataFrame({"system": np.tile(systems, names.size),
                          "metric": np.repeat(names, systems.size), "value": values.ravel()})
 

@@ -7,7 +7,10 @@ Three kinds of (user, item) pairs are kept apart:
 * *unjudged* — no grade at all (not in the matrix).
 
 bpref (Buckley & Voorhees 2004) and infAP (Yilmaz & Aslam 2006) need the difference between the
-last two; the other metrics treat both as non-relevant, as trec_eval does.
+last two; the other metrics treat both as non-relevant, as trec_eval does. A fourth kind exists
+only when asked for (``negative="pooled"``, the default of :meth:`Judgments.from_qrels`): a
+negative grade, which trec_eval reads as *in the judgment pool but not judged* — unjudged for
+every metric, but counted in the pool by infAP.
 
 The matrix is stored as CSR arrays over a user index and an item index (pandas ``Index`` of the
 external ids). :meth:`Judgments.subset` takes a boolean mask over the judged entries and returns
@@ -36,7 +39,7 @@ class _Entries:
 
     indptr: np.ndarray  # (n_users + 1,) int64
     items: np.ndarray  # (n_entries,) int64 item codes, sorted within each user
-    grades: np.ndarray  # (n_entries,) float64, >= 0
+    grades: np.ndarray  # (n_entries,) float64; < 0 only for pooled but unjudged entries
     users: np.ndarray  # (n_entries,) int64 user code of each entry
 
 
@@ -71,13 +74,17 @@ class Judgments:
         users: pd.Index | None = None,
         items: pd.Index | None = None,
         max_grade: float | None = None,
+        negative: str = "error",
     ) -> Judgments:
         """Judgments from a tidy frame of graded test ratings.
 
         ``users``/``items`` fix the indices (e.g. to keep a masked frame aligned with runs built
         for the full one); by default they are the sorted distinct ids of the frame.
-        ``max_grade`` defaults to the largest grade in the frame. ``threshold=None`` reads a frame
-        without grades (implicit feedback): every pair it lists is relevant with grade 1.
+        ``max_grade`` defaults to the largest grade in the frame (at least 0). ``threshold=None``
+        reads a frame without grades (implicit feedback): every pair it lists is relevant with
+        grade 1. ``negative`` says what a grade < 0 is: ``"error"`` (default) refuses it,
+        ``"pooled"`` reads it as trec_eval does — in the pool but not judged (trec_eval
+        ``form_res_rels.c``): never relevant, not judged non-relevant, counted only by infAP.
         """
         if not isinstance(df, pd.DataFrame):
             raise JudgmentsError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -110,10 +117,13 @@ class Judgments:
                 f"column {rating_col!r} has {int((~np.isfinite(grades)).sum())} NaN/inf grades; "
                 "drop or fill them first"
             )
-        if (grades < 0).any():
+        if negative not in ("error", "pooled"):
+            raise JudgmentsError(f"negative must be 'error' or 'pooled', got {negative!r}")
+        if negative == "error" and (grades < 0).any():
             raise JudgmentsError(
-                "negative grades are not supported (trec_eval reads them as 'pooled but "
-                "unjudged'); shift the rating scale so that the lowest grade is >= 0"
+                "negative grades are refused by default; trec_eval reads them as 'in the pool "
+                "but not judged': pass negative='pooled' for that reading, or shift the rating "
+                "scale so that the lowest grade is >= 0"
             )
         if df[[user_col, item_col]].isna().any().any():
             raise JudgmentsError(f"columns {user_col!r}/{item_col!r} contain missing ids")
@@ -132,20 +142,24 @@ class Judgments:
             if (codes < 0).any():
                 raise JudgmentsError(f"some {name} ids of the frame are not in the given {name}s index")
         if max_grade is None:
-            max_grade = float(grades.max()) if len(grades) else 0.0
+            max_grade = max(float(grades.max()), 0.0) if len(grades) else 0.0
         elif len(grades) and grades.max() > max_grade:
             raise JudgmentsError(f"a grade ({grades.max()}) exceeds max_grade={max_grade}")
         return cls._from_codes(users, items, ucode, icode, grades, threshold, float(max_grade))
 
     @classmethod
-    def from_qrels(cls, path: str | PathLike, threshold: float = 1.0) -> Judgments:
+    def from_qrels(
+        cls, path: str | PathLike, threshold: float = 1.0, negative: str = "pooled"
+    ) -> Judgments:
         """Judgments from a TREC qrels file (``qid iter docno rel``); ids stay strings.
 
-        ``threshold`` plays the role of trec_eval's ``-l`` relevance level (default 1).
+        ``threshold`` plays the role of trec_eval's ``-l`` relevance level (default 1); a
+        negative grade is read as trec_eval reads it (``negative="pooled"``, see
+        :meth:`from_frame`).
         """
         from recmeta.trec import read_qrels
 
-        return cls.from_frame(read_qrels(path), threshold=threshold)
+        return cls.from_frame(read_qrels(path), threshold=threshold, negative=negative)
 
     @classmethod
     def from_grades(cls, grades: np.ndarray, threshold: float = 1.0) -> Judgments:
@@ -242,14 +256,15 @@ class Judgments:
         )
 
     def relevant_counts(self) -> np.ndarray:
-        """Number of relevant items (grade >= τ) per user."""
+        """Number of relevant items (grade >= τ, and >= 0) per user."""
         e = self._entries
-        keep = self.active() & (e.grades >= self.threshold)
+        keep = self.active() & (e.grades >= self.threshold) & (e.grades >= 0)
         return np.bincount(e.users[keep], minlength=len(self.users))
 
     def judged_counts(self) -> np.ndarray:
-        """Number of judged items per user."""
-        return np.bincount(self._entries.users[self.active()], minlength=len(self.users))
+        """Number of judged items per user (a negative grade, pooled but unjudged, is not)."""
+        e = self._entries
+        return np.bincount(e.users[self.active() & (e.grades >= 0)], minlength=len(self.users))
 
     def evaluable(self) -> np.ndarray:
         """Users that enter the averages: those with at least one relevant item."""

@@ -17,19 +17,24 @@ import numpy as np
 from numba import njit, prange
 
 # metric codes (the plan's ``codes``); module-level ints are compile-time constants in numba
-P, R, F1, AP, NDCG_LIN, NDCG_EXP, NDCG_BIN, NDCNG, RR, ERR, BPREF, INFAP, AUC, MUAP, SRECALL = (
-    range(15)
-)
-N_CODES = 15
+(P, R, F1, AP, NDCG_LIN, NDCG_EXP, NDCG_BIN, NDCNG, RR, ERR, BPREF, INFAP, AUC, MUAP, SRECALL,
+ RPREC, SUCCESS, IPREC, NUM_Q, NUM_RET, NUM_REL, NUM_REL_RET) = range(22)
+N_CODES = 22
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 USERS_PER_BLOCK = 64
 
 
 @njit(cache=True, nogil=True)
 def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-           codes, cuts, kdivs, slots, need, rmax, weights, ideal_len, max_entries, max_cut,
-           out, gmax):
-    """Evaluate users ``u0 .. u1 - 1`` of every system; writes ``out[:, :, u]`` and ``gmax[u]``."""
+           codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
+           max_entries, max_cut, all_users, out, gmax):
+    """Evaluate users ``u0 .. u1 - 1`` of every system; writes ``out[:, :, u]`` and ``gmax[u]``.
+
+    A negative grade marks an item in the pool but not judged (trec_eval's reading of a qrels
+    grade < 0): it is neither relevant nor judged non-relevant, gains nothing, and counts only
+    in infAP's share of pooled items above a relevant one. Users without a relevant item are
+    skipped (left NaN) unless ``all_users``; then the metrics that divide by |R| give 0.
+    """
     n_sys = ranks.shape[0]
     depth = ranks.shape[2]
     n_req = codes.shape[0]
@@ -44,6 +49,7 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
     lev_dist = np.empty(max(max_entries, 1))
     mu_hits = np.empty(max(max_entries, 1))
     mu_sum = np.empty(max(max_entries, 1))
+    hit_prec = np.empty(max(max_entries, 1))  # precision at the rank of each relevant item
     err_sum = np.empty(max(n_err, 1))
     err_reach = np.empty(max(n_err, 1))
     err_scale = np.empty(max(n_err, 1))
@@ -59,6 +65,7 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
     need_norm = need[NDCNG]
     need_infap = need[INFAP]
     need_bpref = need[BPREF]
+    need_iprec = need[IPREC]
 
     for u in range(u0, u1):
         # ---- the user's judgments: table, counts, top grade, ideal DCG, grade levels
@@ -71,6 +78,8 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
             if active[e]:
                 g = ent_grades[e]
                 table[ent_items[e]] = g
+                if g < 0.0:  # pooled but unjudged: only marked in the table
+                    continue
                 buf[n_e] = g
                 n_e += 1
                 if g > top:
@@ -81,7 +90,7 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
                         sw_total[w] += weights[w, ent_items[e]]
         num_nonrel = n_e - num_rel
         bpref_den = max(min(num_nonrel, num_rel), 1.0)
-        if num_rel == 0.0:  # excluded user: left NaN; only the ERR grade check reads the lists
+        if num_rel == 0.0 and not all_users:  # excluded: left NaN; the ERR check reads the lists
             if need[ERR]:
                 for s in range(n_sys):
                     for d in range(depth):
@@ -125,6 +134,8 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
             dcg0 = dcg1 = dcg2 = dcg3 = 0.0
             first = 0.0
             nonrel_seen = 0.0
+            pooled_seen = 0.0
+            hits_r = 0.0  # relevant items in the first |R| positions (R-precision)
             bpref_sum = 0.0
             infap_sum = 0.0
             rank_sum = 0.0
@@ -146,7 +157,9 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
                     g = np.nan
                     if item < n_judged:
                         g = table[item]
-                    if g == g:  # judged
+                    if g == g and g < 0.0:  # in the pool, not judged
+                        pooled_seen += 1.0
+                    elif g == g:  # judged
                         if n_err > 0 and g > gmax[u]:
                             gmax[u] = g
                         if g >= threshold:
@@ -156,12 +169,14 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
                                 else:
                                     ra = hits
                                     a = hits + nonrel_seen
-                                    infap_sum += 1.0 / rank + (d / rank) * (a / d) * (
-                                        (ra + eps) / (a + 2 * eps))
+                                    infap_sum += 1.0 / rank + (d / rank) * (
+                                        (a + pooled_seen) / d) * ((ra + eps) / (a + 2 * eps))
                             if need_bpref:
                                 bpref_sum += 1.0 - min(nonrel_seen, num_rel) / bpref_den
                             hits += 1.0
                             ap_sum += hits / rank
+                            if need_iprec:
+                                hit_prec[int(hits) - 1] = hits / rank
                             rank_sum += rank
                             if first == 0.0:
                                 first = rank
@@ -183,6 +198,8 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
                             if levels[lv] <= g:
                                 mu_hits[lv] += 1.0
                                 mu_sum[lv] += mu_hits[lv] / rank
+                if d + 1.0 == num_rel:
+                    hits_r = hits
                 # ---- write the metrics whose cut-off is this position
                 while req < n_req and cuts[req] == d + 1:
                     c = codes[req]
@@ -191,13 +208,13 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
                     if c == P:
                         v = hits / kd
                     elif c == R:
-                        v = hits / num_rel
+                        v = hits / num_rel if num_rel > 0 else 0.0
                     elif c == F1:
                         p = hits / kd
-                        r = hits / num_rel
+                        r = hits / num_rel if num_rel > 0 else 0.0
                         v = 2 * p * r / (p + r) if p + r > 0 else 0.0
                     elif c == AP:
-                        v = ap_sum / num_rel
+                        v = ap_sum / num_rel if num_rel > 0 else 0.0
                     elif c == NDCG_LIN or c == NDCG_EXP or c == NDCG_BIN or c == NDCNG:
                         kind = c - NDCG_LIN if c != NDCNG else 3
                         dcg = dcg0 if kind == 0 else dcg1 if kind == 1 else dcg2 if kind == 2 \
@@ -210,15 +227,18 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
                     elif c == ERR:
                         v = err_sum[slots[req]]
                     elif c == BPREF:
-                        v = bpref_sum / num_rel
+                        v = bpref_sum / num_rel if num_rel > 0 else 0.0
                     elif c == INFAP:
-                        v = infap_sum / num_rel
+                        v = infap_sum / num_rel if num_rel > 0 else 0.0
                     elif c == AUC:
                         missing = num_rel - hits
                         total = rank_sum + missing * n_list + missing * (missing + 1) / 2
                         n = n_list + missing
-                        v = (n - (num_rel - 1) / 2 - total / num_rel) / (n - num_rel) \
-                            if n > num_rel else 1.0
+                        if num_rel == 0:
+                            v = np.nan
+                        else:
+                            v = (n - (num_rel - 1) / 2 - total / num_rel) / (n - num_rel) \
+                                if n > num_rel else 1.0
                     elif c == MUAP:
                         if n_lev == 0:
                             v = np.nan
@@ -228,7 +248,32 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
                                 acc += lev_dist[lv] * (mu_sum[lv] / lev_count[lv])
                             v = acc / levels[n_lev - 1]
                     elif c == SRECALL:
-                        v = sw[slots[req]] / sw_total[slots[req]]
+                        total_w = sw_total[slots[req]]
+                        v = sw[slots[req]] / total_w if total_w > 0 else 0.0
+                    elif c == RPREC:
+                        if num_rel > 0:
+                            v = (hits_r if num_rel <= d + 1 else hits) / num_rel
+                    elif c == SUCCESS:
+                        v = 1.0 if hits > 0 else 0.0
+                    elif c == IPREC:
+                        # trec_eval 9.0.8 m_iprec_at_recall.c: the level becomes a number of
+                        # relevant items, (long)(x * |R| + 0.9); the value is the largest
+                        # precision at or after the rank of that relevant item, 0 if not reached
+                        need_hits = int(recall_levels[slots[req]] * num_rel + 0.9)
+                        if need_hits <= hits:
+                            best = 0.0
+                            for h in range(int(hits) - 1, max(need_hits, 1) - 2, -1):
+                                if hit_prec[h] > best:
+                                    best = hit_prec[h]
+                            v = best
+                    elif c == NUM_Q:
+                        v = 1.0
+                    elif c == NUM_RET:
+                        v = n_list
+                    elif c == NUM_REL:
+                        v = num_rel
+                    elif c == NUM_REL_RET:
+                        v = hits
                     out[req, s, u] = v
                     req += 1
             if need[ERR]:  # the ERR grade check reads the whole list, beyond the cut-offs
@@ -242,7 +287,8 @@ def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, thres
 
 @njit(cache=True, nogil=True)
 def evaluate_lists_serial(ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-                          codes, cuts, kdivs, slots, need, rmax, weights, ideal_len, max_entries):
+                          codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
+                          max_entries, all_users):
     """:func:`evaluate_lists` in the calling thread: small inputs skip the thread launch."""
     n_sys, n_users, _ = ranks.shape
     out = np.full((codes.shape[0], n_sys, n_users), np.nan)
@@ -251,18 +297,19 @@ def evaluate_lists_serial(ranks, indptr, ent_items, ent_grades, active, n_judged
     for c in cuts:
         max_cut = max(max_cut, c)
     _block(0, n_users, ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-           codes, cuts, kdivs, slots, need, rmax, weights, ideal_len, max_entries, max_cut,
-           out, gmax)
+           codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
+           max_entries, max_cut, all_users, out, gmax)
     return out, gmax
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def evaluate_lists(ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-                   codes, cuts, kdivs, slots, need, rmax, weights, ideal_len, max_entries):
+                   codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
+                   max_entries, all_users):
     """Run the pass over all users in parallel blocks.
 
     Returns ``out`` (requests × systems × users; requests sorted by cut-off, NaN for users
-    without a relevant item) and ``gmax`` (largest grade ranked for each user).
+    without a relevant item unless ``all_users``) and ``gmax`` (largest grade ranked per user).
     """
     n_sys, n_users, _ = ranks.shape
     out = np.full((codes.shape[0], n_sys, n_users), np.nan)
@@ -275,6 +322,6 @@ def evaluate_lists(ranks, indptr, ent_items, ent_grades, active, n_judged, thres
         u0 = b * USERS_PER_BLOCK
         u1 = min(n_users, u0 + USERS_PER_BLOCK)
         _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-               codes, cuts, kdivs, slots, need, rmax, weights, ideal_len, max_entries, max_cut,
-               out, gmax)
+               codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
+               max_entries, max_cut, all_users, out, gmax)
     return out, gmax

@@ -1,9 +1,11 @@
 """The definitions of the metrics, and the plan that hands them to the compiled pass.
 
 Notation for one user and one list: ``L@k`` the first k items of the list, ``R`` the user's
-relevant items (grade ``r >= τ``), ``N`` the judged non-relevant ones (``r < τ``), ``rel_i`` = 1
-if the item at rank i is relevant. Unjudged items count as non-relevant with grade 0, except in
-bpref and infAP, which skip them. A cut-off ``@k`` reads the first ``min(k, depth)`` positions;
+relevant items (grade ``r >= τ``), ``N`` the judged non-relevant ones (``0 <= r < τ``), ``rel_i``
+= 1 if the item at rank i is relevant. Unjudged items count as non-relevant with grade 0, except
+in bpref and infAP, which skip them. A negative grade (trec_eval's "in the pool but not judged",
+read with ``Judgments.from_frame(..., negative="pooled")``) is unjudged in every metric but infAP,
+which counts it in the pool. A cut-off ``@k`` reads the first ``min(k, depth)`` positions;
 without ``@k`` the whole list is read.
 
 * ``P@k = |L@k ∩ R| / k`` — trec_eval ``P``: divides by k even when the list is shorter.
@@ -15,7 +17,8 @@ without ``@k`` the whole list is read.
   Kekäläinen 2002). Gain (``gain=``): ``linear`` g = r, as trec_eval ``ndcg_cut`` and Valcarce
   et al. (2020, eq. 5); ``exp`` g = 2^r − 1 (Burges et al. 2005); ``binary`` g = 1 for r >= τ
   (and r > 0). The ideal DCG ranks *all* the user's judged items by gain and cuts at k; an ideal
-  of 0 gives 0.
+  of 0 gives 0. Without ``@k`` the ideal is not cut (trec_eval ``ndcg``): the value no longer
+  depends on the length of the longest list evaluated alongside.
 * ``NDCNG@k``: nDCG with the normalised gain 2^(r/m) − 1, m the user's highest grade; 0 when
   m = 0 (Scheel et al., eq. 5).
 * ``RR@k = 1 / rank`` of the first relevant item within k, 0 if none — trec_eval
@@ -28,10 +31,11 @@ without ``@k`` the whole list is read.
   judged non-relevant items above r; a term is 1 when ``|N| = 0`` — Buckley & Voorhees (2004),
   trec_eval ``m_bpref.c``.
 * ``infAP = (1/|R|) sum_{relevant at rank j+1} E[P@(j+1)]``, ``E[P@1] = 1`` and for j >= 1
-  ``E[P@(j+1)] = 1/(j+1) + j/(j+1) · (a/j) · (ra + ε)/(a + 2ε)``, ``ra``/``a`` the relevant /
-  judged items above, ε = 1e-5 — Yilmaz & Aslam (2006) as trec_eval ``m_infap.c`` computes it.
-  The factor ``a/j`` (the judged fraction above) is missing from the formula printed by Valcarce
-  et al. (2020, eq. 11); we follow trec_eval. There is no "pooled but unjudged" class here.
+  ``E[P@(j+1)] = 1/(j+1) + j/(j+1) · ((a + u)/j) · (ra + ε)/(a + 2ε)``, ``ra``/``a`` the
+  relevant / judged items above, ``u`` the pooled but unjudged items above (negative grades),
+  ε = 1e-5 — Yilmaz & Aslam (2006) as trec_eval ``m_infap.c`` computes it. The factor
+  ``(a + u)/j`` (the pooled fraction above) is missing from the formula printed by Valcarce et
+  al. (2020, eq. 11); we follow trec_eval.
 * ``AUC = (n − (|R| − 1)/2 − mean rank of R) / (n − |R|)`` (Krichene & Rendle 2020, eq. 2) over
   the list (cut at k) followed by the relevant items it misses, placed last; n is that length.
   Every other listed item counts as non-relevant; with no non-relevant item AUC = 1.
@@ -43,6 +47,20 @@ without ``@k`` the whole list is read.
   ``N_i`` the relevant ratings of item i (Steck 2011; Bellogín et al. 2017, sec. 6); γ = 0 gives
   recall, γ = inf ``w_i = 1/N_i``. ``N_i`` comes from ``Judgments.item_popularity`` if set, else
   from the relevant entries of the judgments.
+* ``Rprec = |L@|R| ∩ R| / |R|`` — precision at rank |R| (trec_eval ``Rprec``; Buckley & Voorhees
+  2005); a list shorter than |R| is read whole.
+* ``Success@k = 1`` if a relevant item is in ``L@k``, else 0 (trec_eval ``success``).
+* ``IPrec(recall=x) = max_{h >= c} h / rank_h``, ``rank_h`` the rank of the h-th relevant item
+  retrieved and ``c = ⌊x |R| + 0.9⌋`` (trec_eval 9.0.8 ``iprec_at_recall``: interpolated
+  precision at recall x); 0 when fewer than c relevant items are retrieved; for c = 0 the
+  largest precision anywhere. ``IPrec11`` is the mean of IPrec at x = 0, 0.1, ..., 1
+  (trec_eval ``11pt_avg``), summed from x = 1 down as trec_eval sums.
+* ``NumRet@k = |L@k|``, ``NumRel = |R|``, ``NumRelRet@k = |L@k ∩ R|``, ``NumQ = 1``: trec_eval's
+  counts; their average over users is a sum (:data:`recmeta.metrics._names.SUMMED`).
+
+Users without a relevant item are left out (NaN) unless ``all_users``; then, as in trec_eval,
+every metric that divides by |R| is 0 for them (AUC is NaN), and nDCG still reads the gains of
+the grades below τ.
 """
 
 from __future__ import annotations
@@ -54,13 +72,16 @@ import numpy as np
 
 from . import _kernel as K
 from ._judgments import Judgments
-from ._names import MetricSpec
+from ._names import ELEVEN_POINTS, MetricSpec
 from ._runs import Runs
 
 _CODES = {
     "P": K.P, "R": K.R, "F1": K.F1, "AP": K.AP, "RR": K.RR, "ERR": K.ERR, "bpref": K.BPREF,
     "infAP": K.INFAP, "AUC": K.AUC, "muAP": K.MUAP, "NDCNG": K.NDCNG, "SRecall": K.SRECALL,
+    "Rprec": K.RPREC, "Success": K.SUCCESS, "IPrec": K.IPREC, "NumQ": K.NUM_Q,
+    "NumRet": K.NUM_RET, "NumRel": K.NUM_REL, "NumRelRet": K.NUM_REL_RET,
 }
+_NDCG_CODES = (K.NDCG_LIN, K.NDCG_EXP, K.NDCG_BIN, K.NDCNG)
 #: Inputs with fewer ranked positions to read (systems × users × largest cut-off) run in the
 #: calling thread. Measured on two loaded cores: 20 systems × 943 users × 100 (ML-100K, 1.9 M
 #: positions) took half the time in one thread; 20 × 6,040 × 100 (12 M) was 15 % faster threaded.
@@ -75,25 +96,31 @@ class Plan:
 
     order: np.ndarray  # request j computes specs[order[j]]
     codes: np.ndarray
-    cuts: np.ndarray  # positions read: min(k, depth)
-    kdivs: np.ndarray  # k, or depth without a cut-off (P divides by it; nDCG's ideal cuts at it)
-    slots: np.ndarray  # index into rmax (ERR) or weights (SRecall)
+    cuts: np.ndarray  # positions read: min(k, depth), or depth
+    kdivs: np.ndarray  # k, or without a cut-off depth (P divides by it) or, for nDCG, the
+    #                    largest judged set (nDCG's ideal cuts at it)
+    slots: np.ndarray  # index into rmax (ERR), weights (SRecall) or recall levels (IPrec)
     need: np.ndarray  # bool per code
     rmax: np.ndarray
     weights: np.ndarray  # (gammas, judged items) SRecall weights
+    recall_levels: np.ndarray
     ideal_len: int
 
 
 def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> Plan:
     depth = runs.depth
-    codes, kdivs, slots = [], [], []
+    largest = max(_max_entries(judgments), 1)
+    codes, kdivs, cuts, slots = [], [], [], []
     rmaxes: list[float] = []
     gammas: list[float] = []
+    levels: list[float] = []
     for spec in specs:
         if spec.name == "nDCG":
             code = _GAINS[spec.param("gain")]
-        else:
+        elif spec.name in _CODES:
             code = _CODES[spec.name]
+        else:
+            raise ValueError(f"{spec} is not computed by the compiled pass")
         slot = 0
         if code == K.ERR:
             rmax = spec.param("rmax")
@@ -101,21 +128,28 @@ def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> 
             slot = _slot(rmaxes, rmax)
         elif code == K.SRECALL:
             slot = _slot(gammas, float(spec.param("gamma")))
+        elif code == K.IPREC:
+            slot = _slot(levels, float(spec.param("recall")))
         codes.append(code)
-        kdivs.append(depth if spec.k is None else spec.k)
+        if spec.k is not None:
+            kdivs.append(spec.k)
+            cuts.append(min(spec.k, depth))
+        else:
+            kdivs.append(largest if code in _NDCG_CODES else depth)
+            cuts.append(depth)
         slots.append(slot)
     kdivs_a = np.asarray(kdivs, dtype=np.int64)
-    cuts = np.minimum(kdivs_a, depth)
-    order = np.argsort(cuts, kind="stable")
+    cuts_a = np.asarray(cuts, dtype=np.int64)
+    order = np.argsort(cuts_a, kind="stable")
     codes_a = np.asarray(codes, dtype=np.int64)
     need = np.zeros(K.N_CODES, dtype=np.bool_)
     need[codes_a] = True
-    ndcg = np.isin(codes_a, [K.NDCG_LIN, K.NDCG_EXP, K.NDCG_BIN, K.NDCNG])
-    ideal_len = int(min(kdivs_a[ndcg].max(), max(_max_entries(judgments), 1))) if ndcg.any() else 0
-    return Plan(order, codes_a[order], cuts[order], kdivs_a[order],
+    ndcg = np.isin(codes_a, _NDCG_CODES)
+    ideal_len = int(min(kdivs_a[ndcg].max(), largest)) if ndcg.any() else 0
+    return Plan(order, codes_a[order], cuts_a[order], kdivs_a[order],
                 np.asarray(slots, dtype=np.int64)[order], need,
                 np.asarray(rmaxes, dtype=np.float64), _srecall_weights(judgments, gammas),
-                ideal_len)
+                np.asarray(levels, dtype=np.float64), ideal_len)
 
 
 def _slot(values: list[float], value: float) -> int:
@@ -134,7 +168,7 @@ def _srecall_weights(judgments: Judgments, gammas: list[float]) -> np.ndarray:
     if not gammas:
         return np.zeros((0, n))
     e = judgments._entries
-    keep = judgments.active() & (e.grades >= judgments.threshold)
+    keep = judgments.active() & (e.grades >= judgments.threshold) & (e.grades >= 0)
     if judgments.item_popularity is not None:
         pop = np.asarray(judgments.item_popularity, dtype=np.float64)
     else:
@@ -149,9 +183,23 @@ def _srecall_weights(judgments: Judgments, gammas: list[float]) -> np.ndarray:
     return np.ascontiguousarray(np.stack(rows))
 
 
-def run_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> list[np.ndarray]:
-    """Per-user values (systems × users) of each spec, in the order given (NaN = excluded)."""
-    plan = make_plan(judgments, runs, specs)
+def _eleven(spec: MetricSpec) -> list[MetricSpec]:
+    """The IPrec specs whose mean is ``IPrec11`` (same cut-off)."""
+    return [MetricSpec("IPrec", spec.k, (("recall", x),)) for x in ELEVEN_POINTS]
+
+
+def run_plan(
+    judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec], all_users: bool = False
+) -> list[np.ndarray]:
+    """Per-user values (systems × users) of each spec, in the order given (NaN = excluded).
+
+    ``all_users`` also scores the users without a relevant item (see the module docstring).
+    """
+    flat: list[MetricSpec] = []
+    for spec in specs:
+        flat.extend(_eleven(spec) if spec.name == "IPrec11" else [spec])
+    unique = list(dict.fromkeys(MetricSpec(f.name, f.k, f.params) for f in flat))
+    plan = make_plan(judgments, runs, unique)
     e = judgments._entries
     ranks = np.ascontiguousarray(runs.ranks, dtype=np.int32)
     positions = ranks.size if plan.cuts.size == 0 else ranks.shape[0] * ranks.shape[1] * int(
@@ -160,13 +208,26 @@ def run_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> l
     out, gmax = kernel(
         ranks, e.indptr, e.items, e.grades, judgments.active(), len(judgments.items),
         float(judgments.threshold), plan.codes, plan.cuts, plan.kdivs, plan.slots, plan.need,
-        plan.rmax, plan.weights, plan.ideal_len, _max_entries(judgments),
+        plan.rmax, plan.weights, plan.recall_levels, plan.ideal_len, _max_entries(judgments),
+        bool(all_users),
     )
     if plan.rmax.size and gmax.max(initial=0.0) > plan.rmax.min():
         raise ValueError(
             f"ERR: a grade exceeds rmax={plan.rmax.min():g}; pass ERR(rmax=...) >= the top grade"
         )
-    values: list[np.ndarray] = [np.empty(0)] * len(specs)
+    by_spec: dict[MetricSpec, np.ndarray] = {}
     for j, i in enumerate(plan.order):
-        values[i] = out[j]
+        by_spec[unique[i]] = out[j]
+    values = []
+    handed: set[MetricSpec] = set()
+    for spec in specs:
+        if spec.name == "IPrec11":
+            total = np.zeros_like(by_spec[_eleven(spec)[0]])
+            for part in reversed(_eleven(spec)):  # trec_eval adds from the top level down
+                total = total + by_spec[part]
+            values.append(total / len(ELEVEN_POINTS))
+            continue
+        key = MetricSpec(spec.name, spec.k, spec.params)
+        values.append(by_spec[key].copy() if key in handed else by_spec[key])  # callers write
+        handed.add(key)
     return values

@@ -267,6 +267,31 @@ class Runs:
             }
         )
 
+    def only_judged(self, judgments: Judgments) -> Runs:
+        """The lists without their unjudged items, order kept (trec_eval ``-J``).
+
+        An item stays if the user has a grade >= 0 for it; items outside the judgments and
+        pooled-but-unjudged ones (negative grades) are dropped, and the items below move up, as
+        trec_eval's ``form_res_rels.c`` does with its judged-docs-only flag.
+        """
+        self.check_aligned(judgments)
+        e = judgments._entries
+        width = np.int64(len(self.items))
+        keep_entry = judgments.active() & (e.grades >= 0)
+        judged = np.sort(e.users[keep_entry] * width + e.items[keep_entry])
+        r = self.ranks
+        users = np.arange(r.shape[1], dtype=np.int64)[None, :, None]
+        keys = users * width + r.astype(np.int64)
+        if judged.size:
+            pos = np.minimum(np.searchsorted(judged, keys), judged.size - 1)
+            keep = (r >= 0) & (judged[pos] == keys)
+        else:
+            keep = np.zeros(r.shape, dtype=bool)
+        order = np.argsort(~keep, axis=2, kind="stable")
+        ranks = np.take_along_axis(np.where(keep, r, -1), order, axis=2).astype(np.int32)
+        return Runs(self.systems, self.users, self.items, ranks, self.n_judged_items,
+                    self.dropped_users)
+
     def select(self, systems: Sequence[str]) -> Runs:
         """The runs of some systems only."""
         idx = self.systems.get_indexer(systems)
