@@ -106,7 +106,7 @@ def test_sampled_metrics_runs_on_implicit_feedback(tmp_path, ml_latest_small):
     clicks = tmp_path / "clicks.csv"
     ml_latest_small.drop(columns="rating").to_csv(clicks, index=False)
     small = {"toy_repetitions": 20, "check_draws": 200, "real_repetitions": 3,
-             "fig6_ms": [10, 100]}
+             "fig6_ms": [10, 100], "second_dataset": None, "multi_held_out": None}
     path = chapters.run("sampled-metrics", dataset=str(clicks), overrides=small, quick=True,
                         out=tmp_path / "out", root=ROOT, html=False)
     text = json.dumps(json.loads(path.read_text())["cells"])

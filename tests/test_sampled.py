@@ -527,7 +527,7 @@ def test_true_ranks_match_a_sorted_reference():
         rows += [(user, int(i), float(s)) for i, s in zip(items, scores)]
     scores = pd.DataFrame(rows, columns=["user", "item", "score"])
     held = scores.groupby("user").sample(1, random_state=1)[["user", "item"]].sample(frac=1, random_state=2)
-    got = true_ranks(scores, held)
+    got = true_ranks(scores, held, ties="id")
     for (user, item), rank, n in zip(held.itertuples(index=False), got["rank"], got["n"]):
         cand = scores[scores["user"] == user]
         # slow reference: Python sort with key (NaN last, score descending, item text descending)
@@ -587,3 +587,268 @@ def test_reliable_m_takes_the_m_after_the_last_failure():
     })
     got = reliable_m(probs, 0.95)
     assert got[("a vs b", "AP", "sampled")] == 100 and np.isnan(got[("a vs c", "AP", "sampled")])
+
+
+# --------------------------------------------------------------------------------------------
+# Tie rules
+
+
+def _tie_example():
+    # one user, held-out item 3 scored 0.5 like items 2 and 4; item 1 above, item 5 below
+    scores = pd.DataFrame({"user": 7, "item": [1, 2, 3, 4, 5], "score": [0.9, 0.5, 0.5, 0.5, 0.1]})
+    return scores, pd.DataFrame({"user": [7], "item": [3]})
+
+
+@pytest.mark.parametrize(("ties", "rank"), [("pessimistic", 4), ("optimistic", 2), ("id", 3), ("expected", 3.0)])
+def test_tie_rules_on_a_hand_worked_block(ties, rank):
+    from recmeta.sampled import true_ranks
+
+    scores, held = _tie_example()
+    got = true_ranks(scores, held, ties=ties).iloc[0]
+    # by item id as text, descending: "4" comes before "3", "2" after it
+    assert (got["above"], got["tied"], got["id_above"], got["n"]) == (1, 2, 1, 5)
+    assert got["rank"] == rank
+
+
+def test_expected_tie_rule_averages_the_metric_over_the_block():
+    from recmeta.sampled import span_metric, tie_span
+
+    lo, hi = tie_span(np.array([1]), np.array([2]), np.array([1]), "expected")
+    assert (lo[0], hi[0]) == (2, 4)
+    assert span_metric("AP", lo, hi, np.array([5]))[0] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert span_metric("Recall@3", lo, hi, np.array([5]))[0] == pytest.approx(2 / 3)
+    assert span_metric("AUC", lo, hi, np.array([5]))[0] == pytest.approx(np.mean([(5 - r) / 4 for r in (2, 3, 4)]))
+
+
+def test_nan_scores_tie_with_each_other_below_every_number():
+    from recmeta.sampled import true_ranks
+
+    scores = pd.DataFrame({"user": 1, "item": [1, 2, 3, 4], "score": [np.nan, -5.0, np.nan, np.nan]})
+    got = true_ranks(scores, pd.DataFrame({"user": [1], "item": [3]}), ties="pessimistic").iloc[0]
+    assert (got["above"], got["tied"], got["rank"]) == (1, 2, 4)
+    got = true_ranks(scores, pd.DataFrame({"user": [1], "item": [2]}), ties="pessimistic").iloc[0]
+    assert (got["above"], got["tied"], got["rank"]) == (0, 0, 1)
+
+
+def test_tie_blocks_report_sizes():
+    from recmeta.sampled import tie_blocks
+
+    got = tie_blocks({"Z": np.array([0, 3, 9, 0]), "X": np.zeros(4, dtype=int)}).set_index("system")
+    assert got.loc["Z", "tied users"] == 2 and got.loc["Z", "median block"] == 7 and got.loc["Z", "largest block"] == 10
+    assert got.loc["X", "tied users"] == 0 and got.loc["Z", "share"] == 0.5
+
+
+def test_unknown_tie_rule_fails_clearly():
+    from recmeta.sampled import true_ranks
+
+    scores, held = _tie_example()
+    with pytest.raises(ValueError, match="tie rule"):
+        true_ranks(scores, held, ties="random")
+
+
+# --------------------------------------------------------------------------------------------
+# Shared negatives on real candidates
+
+
+def _synthetic_scores(seed: int = 0, users: int = 40, items: int = 60):
+    """Three systems' scores for every (user, item); Z scores most items 0 (big tie blocks),
+    "copy" repeats X exactly."""
+    rng = np.random.default_rng(seed)
+    u, i = np.meshgrid(np.arange(users), np.arange(items), indexing="ij")
+    base = rng.normal(size=u.shape)
+    frames = {
+        "X": base + 0.3 * rng.normal(size=u.shape),
+        "Y": np.round(base + rng.normal(size=u.shape), 1),
+        "Z": np.where(rng.random(u.shape) < 0.6, 0.0, base),
+    }
+    frames["copy"] = frames["X"]
+    scores = {k: pd.DataFrame({"user": u.ravel(), "item": i.ravel(), "score": v.ravel()}) for k, v in frames.items()}
+    held = pd.DataFrame({"user": np.arange(users), "item": rng.integers(0, items, users)})
+    return scores, held
+
+
+def test_standing_counts_every_candidate_once():
+    from recmeta.sampled import standing, true_ranks
+
+    scores, held = _synthetic_scores()
+    st = standing(scores, held)
+    assert np.all(st.cells.sum(axis=1) == st.n - 1)
+    for s, name in enumerate(st.systems):
+        code = st.patterns[:, s]
+        np.testing.assert_array_equal(st.cells[:, code == 3].sum(axis=1), st.above[s])
+        np.testing.assert_array_equal(st.cells[:, (code == 1) | (code == 2)].sum(axis=1), st.tied[s])
+        ref = true_ranks(scores[name], held, ties="id")
+        np.testing.assert_array_equal(st.ranks("id")[name], ref["rank"])
+    assert st.tied[st.systems.index("Z")].max() > 10
+
+
+def _item_level_draws(scores, held, m, reps, seed, replace):
+    """Brute force: draw actual candidate items per user and rank each system's held-out item among them."""
+    rng = np.random.default_rng(seed)
+    out = {k: np.zeros((reps, len(held)), dtype=int) for k in scores}
+    for row, (user, item) in enumerate(held.itertuples(index=False)):
+        cand = {k: f[f["user"] == user].set_index("item")["score"] for k, f in scores.items()}
+        others = cand["X"].index.to_numpy()
+        others = others[others != item]
+        if replace:
+            pick = rng.integers(0, others.size, size=(reps, m))
+        else:
+            pick = np.argsort(rng.random((reps, others.size)), axis=1)[:, :m]
+        for k, c in cand.items():
+            above = c.loc[others].to_numpy() >= c.loc[item]  # pessimistic: ties count as above
+            out[k][:, row] = 1 + above[pick].sum(axis=1)
+    return out
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_class_counts_have_the_law_of_item_draws(replace):
+    """The joint law of the sampled ranks (pessimistic ties) from class counts equals that of drawing
+    the items themselves: means, variances and the X–Z covariance agree within Monte-Carlo error."""
+    from recmeta.sampled import draw_counts, standing, tie_span
+
+    scores, held = _synthetic_scores(users=6, items=30)
+    st = standing(scores, held)
+    m, reps = 10, 4000
+    c = draw_counts(st, m, reps, seed=3, replace=replace)
+    lo, _ = tie_span(c["above"], c["tied"], c["id_above"], "pessimistic")
+    fast = {k: lo[s] for s, k in enumerate(st.systems)}
+    slow = _item_level_draws(scores, held, m, 1500, seed=4, replace=replace)
+    for k in ("X", "Z"):
+        a, b = fast[k].astype(float), slow[k].astype(float)
+        se = np.sqrt(a.var(axis=0) / a.shape[0] + b.var(axis=0) / b.shape[0]) + 1e-9
+        assert np.all(np.abs(a.mean(axis=0) - b.mean(axis=0)) <= 4.5 * se + 1e-9), k
+        assert np.allclose(a.var(axis=0), b.var(axis=0), rtol=0.25, atol=0.05), k
+    cov_f = np.mean((fast["X"] - fast["X"].mean(0)) * (fast["Z"] - fast["Z"].mean(0)), axis=0)
+    cov_s = np.mean((slow["X"] - slow["X"].mean(0)) * (slow["Z"] - slow["Z"].mean(0)), axis=0)
+    assert np.allclose(cov_f, cov_s, atol=0.25 + 0.2 * np.abs(cov_s).max())
+
+
+def test_shared_negatives_are_the_same_items_for_every_system():
+    """A system and its exact copy get the same sampled rank in every repetition when negatives are
+    shared, and not when each system draws its own; X and Z move together only when shared."""
+    from recmeta.sampled import draw_counts, standing
+
+    scores, held = _synthetic_scores()
+    st = standing(scores, held)
+    x, cp = st.systems.index("X"), st.systems.index("copy")
+    shared = draw_counts(st, 20, 50, seed=1, shared=True)
+    np.testing.assert_array_equal(shared["above"][x], shared["above"][cp])
+    np.testing.assert_array_equal(shared["tied"][x], shared["tied"][cp])
+    own = draw_counts(st, 20, 50, seed=1, shared=False)
+    assert np.any(own["above"][x] != own["above"][cp])
+    # the counts are a draw of m items: never more than m above, tied or below
+    assert np.all(shared["above"] + shared["tied"] <= 20)
+
+
+def test_draw_counts_without_replacement_respects_the_class_sizes():
+    from recmeta.sampled import draw_counts, standing
+
+    scores, held = _synthetic_scores(users=10, items=12)
+    st = standing(scores, held)
+    c = draw_counts(st, 11, 30, seed=0, replace=False)  # m = n − 1: every other candidate is drawn
+    np.testing.assert_array_equal(c["above"], np.broadcast_to(st.above[:, None, :], c["above"].shape))
+    np.testing.assert_array_equal(c["tied"], np.broadcast_to(st.tied[:, None, :], c["tied"].shape))
+    with pytest.raises(ValueError, match="without replacement"):
+        draw_counts(st, 12, 1, replace=False)
+
+
+def test_shared_evaluation_means_match_the_law_of_the_sampled_rank():
+    """With integer ranks (pessimistic ties) the mean over repetitions matches eq. 16's exact
+    expectation for every estimator, and AUC stays unbiased."""
+    from recmeta.sampled import exact_from_standing, shared_evaluation, standing
+
+    scores, held = _synthetic_scores(users=80, items=200)
+    st = standing(scores, held)
+    ests = ["sampled", "rank-estimate", "BV 0.1"]
+    sim = shared_evaluation(st, 15, ["AP", "Recall@5", "AUC"], ests, repetitions=300, seed=2, ties="pessimistic")
+    summary = sampled_summary = summarise(sim.drop(columns="ties")).set_index(["system", "metric", "estimator"])
+    ranks = st.ranks("pessimistic")
+    want = expected_evaluation(ranks, st.n, 15, ["AP", "Recall@5", "AUC"], ests, fit_n=int(np.rint(st.n.mean())))
+    want = want.set_index(["system", "metric", "estimator"])["value"].reindex(summary.index)
+    se = summary["sd"] / np.sqrt(300)
+    assert ((summary["mean"] - want).abs() <= 5 * se + 1e-12).all()
+    exact = exact_from_standing(st, ["AUC"], "pessimistic").set_index("system")["value"]
+    auc = sampled_summary.xs(("AUC", "sampled"), level=("metric", "estimator"))
+    assert (np.abs(auc["mean"] - exact.reindex(auc.index)) <= 5 * auc["sd"] / np.sqrt(300)).all()
+
+
+def test_expected_ties_score_the_mean_over_the_sampled_block():
+    """Under the expected rule a sampled rank span [lo, hi] scores the mean of the estimator over it."""
+    from recmeta.sampled import span_mean
+
+    v = np.array([1.0, 0.5, 0.25, 0.125])
+    np.testing.assert_allclose(span_mean(v, np.array([1, 2, 4]), np.array([3, 2, 4])), [1.75 / 3, 0.5, 0.125])
+    with pytest.raises(ValueError, match="spans"):
+        span_mean(v, np.array([0]), np.array([2]))
+
+
+def test_order_study_and_the_reliability_criterion():
+    from recmeta.sampled import order_study, reliable_from_study, standing
+
+    scores, held = _synthetic_scores(users=60, items=80)
+    st = standing({k: scores[k] for k in ("X", "Z")}, held)
+    study, means = order_study(st, [5, 40], ["AUC"], ["sampled"], repetitions=30, seed=0, with_means=True)
+    assert set(study["m"]) == {5, 40} and (study["low"] <= study["probability"]).all()
+    assert set(means["system"]) == {"X", "Z"}
+    frame = pd.DataFrame({
+        "m": [10, 50, 100] * 3, "pair": ["a vs b"] * 3 + ["a vs c"] * 3 + ["b vs c"] * 3, "metric": "AP",
+        "estimator": "sampled", "probability": [0.5, 0.97, 0.99, 0.2, 0.5, 0.6, 0.9, 0.96, 0.97],
+        "low": [0.3, 0.96, 0.98, 0.1, 0.3, 0.4, 0.8, 0.90, 0.951],
+        "high": [0.7, 0.99, 1.0, 0.3, 0.7, 0.8, 0.97, 0.99, 0.99],
+    })
+    got = reliable_from_study(frame, 0.95).set_index("pair")["verdict"]
+    assert got["a vs b"] == "reliable from m = 50"
+    assert got["a vs c"] == "never on the grid"
+    assert got["b vs c"] == "unclear between m = 10 and m = 100"
+
+
+# --------------------------------------------------------------------------------------------
+# One n, the least-squares warning and the ridge variant
+
+
+def test_rank_estimate_recall_equals_ndcg_at_10_with_one_n():
+    n, m = 1_574, 100  # (n − 1)/m ≥ 10: a sampled rank of 2 already estimates a rank beyond 10
+    re_recall = correction("Recall@10", n, m, "rank-estimate")
+    re_ndcg = correction("NDCG@10", n, m, "rank-estimate")
+    np.testing.assert_array_equal(re_recall, re_ndcg)
+    np.testing.assert_array_equal(re_recall, np.r_[1.0, np.zeros(m)])
+    runs = {"S": np.array([1, 5, 30, 900]), "T": np.array([2, 2, 700, 1500])}
+    nn = np.array([900, 1600, 1700, 2100])  # per-user n; estimators use one n (their rounded mean)
+    sim = sampled_evaluation(runs, nn, m, ["Recall@10", "NDCG@10"], ["rank-estimate"], repetitions=50, progress=False)
+    wide = sim.pivot_table(index=["system", "repetition"], columns="metric", values="value")
+    np.testing.assert_array_equal(wide["Recall@10"], wide["NDCG@10"])
+
+
+def test_least_squares_warns_when_ill_conditioned():
+    import warnings
+
+    from recmeta.sampled import IllConditionedWarning, condition_number
+
+    with pytest.warns(IllConditionedWarning, match="ill-conditioned"):
+        correction("AP", 3_706, 100, "least-squares")
+    with pytest.warns(IllConditionedWarning):  # the cached result warns again
+        correction("AP", 3_706, 100, "least-squares")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        correction("AP", 9, 4, "least-squares")
+    # numpy's singular values of the same matrix give the same condition number
+    P = exact_pmf_matrix(40, 7, True)
+    A = np.sqrt(np.full(40, 1 / 40))[:, None] * P
+    s = np.linalg.svd(A, compute_uv=False)
+    assert condition_number(40, 7) == pytest.approx(s[0] / s[-1], rel=1e-6)
+
+
+@pytest.mark.parametrize("lam", [1e-4, 0.5])
+def test_ridge_equals_an_augmented_least_squares(lam):
+    n, m = 12, 5
+    P = exact_pmf_matrix(n, m, True)
+    w = np.full(n, 1 / n)
+    M = metric_value("NDCG", np.arange(1, n + 1), n)
+    c = P.T @ w
+    A = np.vstack([np.sqrt(w)[:, None] * P, np.diag(np.sqrt(lam * c))])
+    b = np.r_[np.sqrt(w) * M, np.zeros(m + 1)]
+    want = np.linalg.lstsq(A, b, rcond=None)[0]
+    np.testing.assert_allclose(correction("NDCG", n, m, "ridge", gamma=lam), want, rtol=1e-9, atol=1e-11)
+    g = lam / (1 + lam)  # BV γ is ridge λ = γ/(1 − γ), scaled by 1/(1 − γ)
+    np.testing.assert_allclose(correction("NDCG", n, m, "bv", gamma=g), want / (1 - g), rtol=1e-8, atol=1e-10)
+    assert parse_estimator("ridge 1e-4").method == "ridge" and parse_estimator("ridge 1e-4").gamma == 1e-4

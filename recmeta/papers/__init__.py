@@ -71,6 +71,7 @@ PAPER_MODULES: list[str] = [
     "recmeta.papers.valcarce2018",
     "recmeta.papers.valcarce2020",
     "recmeta.papers.scheel2011",
+    "recmeta.papers.krichene2020",
 ]
 
 _REGISTRY: dict[str, Ledger] = {}

@@ -8,10 +8,22 @@ Modules: :mod:`.rank_metrics` (metrics of one relevant item at rank r, eqs. 7–
 :mod:`.rank_distribution` (the law of the sampled rank, §4.3), :mod:`.expected` (expected sampled
 metrics and their closed forms, §4.4), :mod:`.corrections` (§5), :mod:`.evaluation` (repeated
 sampled evaluations of runs, Tables 3–4), :mod:`.curves` (frames for the figures, order
-probabilities), :mod:`.held_out` (true ranks of held-out items from candidate scores).
+probabilities), :mod:`.held_out` (how real candidates stand to a held-out item), :mod:`.ties`
+(tie rules), :mod:`.shared` (sampled evaluation on real candidates, negatives shared by all
+systems), :mod:`.multi_shared` (the same with several held-out items per user), :mod:`.study`
+(the chapter's real-data study on one dataset).
 """
 
-from .corrections import CORRECTION_METHODS, apply_correction, correction, correction_system
+from .corrections import (
+    COND_WARN,
+    CORRECTION_METHODS,
+    IllConditionedWarning,
+    apply_correction,
+    condition_number,
+    correction,
+    correction_for_target,
+    correction_system,
+)
 from .curves import (
     estimator_moments,
     m_curves,
@@ -25,6 +37,7 @@ from .evaluation import (
     PAPER_ESTIMATORS,
     Estimator,
     exact_metrics,
+    fit_n,
     expected_evaluation,
     pairwise_agreement,
     parse_estimator,
@@ -32,19 +45,60 @@ from .evaluation import (
     summarise,
 )
 from .expected import expected_metric, expected_value, sampled_metric_values
-from .held_out import candidate_pairs, true_ranks
+from .held_out import Standing, candidate_pairs, standing, true_ranks
 from .multi import (
     MULTI_METRIC_NAMES,
     expected_multi_metric,
+    item_corrections,
+    item_targets,
     multi_metric_moments,
     multi_metric_values,
     multi_rank_pmf,
     simulate_multi_ranks,
 )
 from .rank_distribution import rank_pmf, sample_ranks, simulate_item_sampling
+from .multi_shared import MULTI_TIES, MultiStanding, multi_exact, multi_shared_evaluation, multi_standing
 from .rank_metrics import METRIC_NAMES, RankMetric, metric_value, parse_rank_metric
+from .shared import (
+    draw_counts,
+    estimator_values,
+    exact_from_standing,
+    exact_per_user,
+    order_study,
+    reliable_from_study,
+    shared_evaluation,
+)
+from .ties import PAPER_TIES, TIE_RULES, check_ties, span_mean, span_metric, tie_blocks, tie_span
 
 __all__ = [
+    "COND_WARN",
+    "IllConditionedWarning",
+    "condition_number",
+    "correction_for_target",
+    "fit_n",
+    "Standing",
+    "standing",
+    "item_corrections",
+    "item_targets",
+    "MULTI_TIES",
+    "MultiStanding",
+    "multi_exact",
+    "multi_shared_evaluation",
+    "multi_standing",
+    "draw_counts",
+    "estimator_values",
+    "exact_from_standing",
+    "exact_per_user",
+    "order_study",
+    "reliable_from_study",
+    "shared_evaluation",
+    "PAPER_TIES",
+    "TIE_RULES",
+    "check_ties",
+    "span_mean",
+    "span_metric",
+    "tie_blocks",
+    "tie_span",
     "MULTI_METRIC_NAMES",
     "expected_multi_metric",
     "multi_metric_moments",

@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .corrections import correction
-from .evaluation import Estimator, _rank_estimate_scores, exact_metrics, expected_evaluation, parse_estimator
+from .evaluation import Estimator, _score_table, exact_metrics, expected_evaluation, fit_n as _fit_n, parse_estimator
 from .expected import expected_metric, expected_value
 from .rank_distribution import check_sampling
 from .rank_metrics import metric_value, parse_rank_metric
@@ -81,28 +80,17 @@ def estimator_moments(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per user, the mean and variance of the estimator's score of r̃ given the true rank.
 
-    ``table`` reuses an already fitted correction vector (ignored for the rank estimate).
+    ``table`` reuses an already built estimator vector; otherwise it is built for one n
+    (:func:`~recmeta.sampled.evaluation.fit_n`).
     """
     est = parse_estimator(estimator)
     r, nn, m = check_sampling(ranks, n, m, replace)
-    fn = int(np.rint(np.mean(nn))) if fit_n is None else int(fit_n)
-    mean = np.empty(r.size)
-    second = np.empty(r.size)
-    if est.method == "rank-estimate":
-        for n_value in np.unique(nn):
-            sel = nn == n_value
-            tab = _rank_estimate_scores(metric, np.arange(1, m + 2), np.int64(n_value), m)
-            mean[sel] = expected_value(tab, r[sel], int(n_value), m, replace)
-            second[sel] = expected_value(tab**2, r[sel], int(n_value), m, replace)
+    if table is not None:
+        tab = np.asarray(table, dtype=np.float64)
     else:
-        if table is not None:
-            tab = np.asarray(table, dtype=np.float64)
-        elif est.method is None:
-            tab = metric_value(metric, np.arange(1, m + 2), m + 1)
-        else:
-            tab = correction(metric, fn, m, est.method, gamma=est.gamma, replace=replace)
-        mean = expected_value(tab, r, nn, m, replace)
-        second = expected_value(tab**2, r, nn, m, replace)
+        tab = _score_table(metric, est, nn, m, _fit_n(nn, fit_n), replace, None)
+    mean = expected_value(tab, r, nn, m, replace)
+    second = expected_value(tab**2, r, nn, m, replace)
     return mean, np.maximum(second - mean**2, 0.0)
 
 
@@ -164,12 +152,9 @@ def order_probabilities(
                 est = parse_estimator(e)
                 first = next(iter(rs.values()))
                 _, nn, _ = check_sampling(first, n, int(m), replace)
-                fn = int(np.rint(np.mean(nn))) if fit_n is None else int(fit_n)
-                table = None
-                if est.method not in (None, "rank-estimate"):
-                    table = correction(name, fn, int(m), est.method, gamma=est.gamma, replace=replace)
+                table = _score_table(name, est, nn, int(m), _fit_n(nn, fit_n), replace, None)
                 mom = {
-                    k: estimator_moments(r, n, int(m), name, est, replace=replace, fit_n=fn, table=table)
+                    k: estimator_moments(r, n, int(m), name, est, replace=replace, table=table)
                     for k, r in rs.items()
                 }
                 for a, b in combinations(names, 2):

@@ -5,14 +5,22 @@ items ranked for that user. Sampling m negatives turns each true rank r into a s
 (:func:`~recmeta.sampled.sample_ranks`); an *estimator* then scores r̃:
 
 * ``"sampled"``: the uncorrected metric of the m + 1 items, M_{m+1}(r̃);
-* ``"rank-estimate"``: M_n(⌊1 + (n − 1)(r̃ − 1)/m⌋) with each user's own n (eq. 20);
-* ``"least-squares"``, ``"cls"``, ``"BV γ"`` (e.g. ``"BV 0.1"``): the fitted corrections of
-  :func:`~recmeta.sampled.correction`, fitted once for a single n (``fit_n``, by default the
-  rounded mean of the users' n) and a uniform prior, as in Krichene & Rendle (2020, §6.3).
+* ``"rank-estimate"``: M_n(⌊1 + (n − 1)(r̃ − 1)/m⌋) (eq. 20);
+* ``"least-squares"``, ``"ridge λ"``, ``"cls"``, ``"BV γ"`` (e.g. ``"BV 0.1"``): the fitted
+  corrections of :func:`~recmeta.sampled.correction`, with a uniform prior as in Krichene &
+  Rendle (2020, §6.3).
+
+**One n.** Users rank different numbers of candidates, but every estimator here, the rank
+estimate included, is built for one n: ``fit_n``, by default the rounded mean of the users' n
+(:func:`fit_n`). So the rank estimate scores a sampled rank the same way for every user, as the
+fitted corrections do, and the paper's observation that rank-estimate Recall@10 equals
+NDCG@10 holds exactly whenever (n − 1)/m ≥ 10 (a sampled rank of 2 already estimates a rank
+beyond 10). The law of r̃ given r still uses each user's own n: that is the sampling itself.
 
 Sampled ranks are drawn independently per system, user and repetition from the exact law of r̃
 given r; system s in repetition j uses the stream ``(seed, j, s)`` so that adding a system
-leaves the others' draws unchanged.
+leaves the others' draws unchanged. To score several systems on the *same* sampled items, as
+Krichene & Rendle do, start from the candidates' scores: :mod:`recmeta.sampled.shared`.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from .rank_distribution import check_sampling
 from .rank_metrics import metric_value, parse_rank_metric
 
 __all__ = [
+    "fit_n",
     "Estimator",
     "parse_estimator",
     "PAPER_ESTIMATORS",
@@ -54,7 +63,7 @@ class Estimator:
 
 
 def parse_estimator(spec: str | Estimator) -> Estimator:
-    """Parse ``"sampled"``, ``"rank-estimate"``, ``"least-squares"``, ``"cls"`` or ``"BV γ"``."""
+    """Parse ``"sampled"``, ``"rank-estimate"``, ``"least-squares"``, ``"cls"``, ``"BV γ"`` or ``"ridge λ"``."""
     if isinstance(spec, Estimator):
         return spec
     text = str(spec).strip()
@@ -63,16 +72,22 @@ def parse_estimator(spec: str | Estimator) -> Estimator:
         return Estimator(text, None)
     if low in ("rank-estimate", "least-squares", "cls"):
         return Estimator(text, low)
-    if low.startswith("bv"):
-        try:
-            gamma = float(low[2:].strip(" =:"))
-        except ValueError:
-            gamma = None
-        if gamma is None or not gamma > 0:
-            raise ValueError(f"estimator {spec!r}: write the bias-variance correction as 'BV <gamma>', gamma > 0, e.g. 'BV 0.1'")
-        return Estimator(text, "bv", gamma)
+    for prefix, method, example in (("bv", "bv", "'BV 0.1'"), ("ridge", "ridge", "'ridge 1e-6'")):
+        if low.startswith(prefix):
+            try:
+                gamma = float(low[len(prefix):].strip(" =:"))
+            except ValueError:
+                gamma = None
+            if gamma is None or not gamma > 0:
+                name = "bias-variance" if method == "bv" else "ridge"
+                raise ValueError(
+                    f"estimator {spec!r}: write the {name} correction as '{text[:len(prefix)]} <weight>', "
+                    f"weight > 0, e.g. {example} (the bias-variance one as 'BV <gamma>')"
+                )
+            return Estimator(text, method, gamma)
     raise ValueError(
-        f"unknown estimator {spec!r}: use 'sampled', 'rank-estimate', 'least-squares', 'cls' or 'BV <gamma>'"
+        f"unknown estimator {spec!r}: use 'sampled', 'rank-estimate', 'least-squares', 'cls', "
+        "'BV <gamma>' or 'ridge <lambda>'"
     )
 
 
@@ -89,24 +104,27 @@ def _as_runs(ranks: Mapping[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarr
     return runs
 
 
-def _fit_n(n: np.ndarray, fit_n: int | None) -> int:
-    return int(np.rint(np.mean(n))) if fit_n is None else int(fit_n)
+def fit_n(n: np.ndarray | int, fit_n: int | None = None) -> int:
+    """The one n every estimator is built for: ``fit_n`` if given, else the rounded mean of ``n``."""
+    if fit_n is not None:
+        if isinstance(fit_n, bool) or not isinstance(fit_n, (int, np.integer)) or fit_n < 2:
+            raise ValueError(f"fit_n must be an int of at least 2, got {fit_n!r}")
+        return int(fit_n)
+    return int(np.rint(np.mean(n)))
+
+
+_fit_n = fit_n
 
 
 def _score_table(
     metric: str, est: Estimator, n: np.ndarray, m: int, fit_n: int, replace: bool, prior: np.ndarray | None
-) -> np.ndarray | None:
-    """The vector over r̃ for estimators that have one (None for rank-estimate: per-user n)."""
+) -> np.ndarray:
+    """The estimator's value for each sampled rank 1..m+1, built for ``fit_n`` items."""
     if est.method is None:
         return metric_value(metric, np.arange(1, m + 2), m + 1)
     if est.method == "rank-estimate":
-        return None
+        return correction(metric, fit_n, m, "rank-estimate", replace=replace)
     return correction(metric, fit_n, m, est.method, gamma=est.gamma, prior=prior, replace=replace)
-
-
-def _rank_estimate_scores(metric: str, sampled: np.ndarray, n: np.ndarray, m: int) -> np.ndarray:
-    estimate = 1 + ((n - 1) * (sampled - 1)) // m
-    return metric_value(metric, estimate, n)
 
 
 def exact_metrics(ranks: Mapping[str, np.ndarray] | np.ndarray, n: np.ndarray | int, metrics: Sequence[str]) -> pd.DataFrame:
@@ -138,7 +156,7 @@ def sampled_evaluation(
 
     ``value`` is the mean over users of the estimator's score of the sampled rank, for one
     repetition (one draw of m negatives per user). ``n`` is the number of items ranked per user
-    (scalar or one per user).
+    (scalar or one per user); every estimator is built for one n (:func:`fit_n`).
     """
     runs = _as_runs(ranks)
     ests = [parse_estimator(e) for e in estimators]
@@ -162,11 +180,7 @@ def sampled_evaluation(
         )
         for metric in names:
             for est in ests:
-                table = tables[(metric, est.label)]
-                if table is None:
-                    scores = _rank_estimate_scores(metric, sampled, nn[None, :], m)
-                else:
-                    scores = table[sampled - 1]
+                scores = tables[(metric, est.label)][sampled - 1]
                 frames.append(
                     pd.DataFrame(
                         {
@@ -214,15 +228,7 @@ def expected_evaluation(
             table = _score_table(metric, est, n_users, m, fn, replace, prior)
             for system, r in runs.items():
                 rr, nn, _ = check_sampling(r, n, m, replace)
-                if table is None:
-                    # rank-estimate with per-user n: one table per distinct n
-                    value = np.empty(rr.size)
-                    for n_value in np.unique(nn):
-                        sel = nn == n_value
-                        tab = _rank_estimate_scores(metric, np.arange(1, m + 2), np.int64(n_value), m)
-                        value[sel] = expected_value(tab, rr[sel], int(n_value), m, replace)
-                else:
-                    value = expected_value(table, rr, nn, m, replace)
+                value = expected_value(table, rr, nn, m, replace)
                 rows.append((system, metric, est.label, float(value.mean())))
     return pd.DataFrame(rows, columns=["system", "metric", "estimator", "value"])
 

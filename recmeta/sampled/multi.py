@@ -25,12 +25,25 @@ product of the marginals. Metrics on the sampled list of L = m + R items:
 * ``Precision@k``  (1/k) Σ_j δ(s_j ≤ k)
 * ``AP``           (1/R) Σ_j j / s_j                       (precision at each relevant item)
 * ``NDCG``, ``NDCG@k``  Σ_j δ(s_j ≤ k) / log2(s_j + 1) / Σ_{i ≤ min(R, k)} 1 / log2(i + 1)
+* ``AUC``          (1/(R m)) Σ_j (m − X_j)                  (eq. 2: pairs of a relevant and a
+  sampled negative in the right order; m is the number of negatives in the list)
+* ``AP@k``         (1/min(R, k)) Σ_j δ(s_j ≤ k) j / s_j     (eq. 5)
 * ``Hit@k``        δ(s_1 ≤ k) = 1 − Π_j δ(s_j > k)         (any relevant item in the top k)
 
-The first four are sums of one function per item, so their expectation under the approximation
+The same formulas on the full list of n items, with X_j replaced by g_j and m by n − R, give the
+exact metrics. Every metric but Hit@k is a sum of one function per item, so their expectation under the approximation
 is exact (linearity); their variance is not (the X_j are positively correlated). ``Hit@k``
 written as 1 − Π_j P(s_j > k) is biased upwards by the approximation; its exact expectation is
 P(X_1 ≤ k − 1), which :func:`expected_multi_metric` returns with ``method="exact"``.
+
+Corrections (:func:`item_corrections`; Krichene & Rendle 2020, §8: "similar correction methods
+can be applied"). Item j's contribution to the exact metric is a function of g_j alone, and its
+sampled count X_j has the single-item law with N = n − R negatives, i.e. that of a relevant item
+at rank g_j + 1 among N + 1 items. So each item gets a single-item correction (§5) of its own
+target, the function g ↦ f_j(g) on the full list; the user's corrected metric is the sum over
+items. For the additive metrics its expectation is the sum of the items' expectations whatever
+the joint law, so the correction's bias is exactly that of the single-item fits; only its
+variance depends on the dependence between items.
 """
 
 from __future__ import annotations
@@ -48,10 +61,12 @@ __all__ = [
     "multi_metric_values",
     "expected_multi_metric",
     "multi_metric_moments",
+    "item_targets",
+    "item_corrections",
 ]
 
-MULTI_METRIC_NAMES = ("Recall@k", "Precision@k", "AP", "NDCG", "NDCG@k", "Hit@k")
-_PATTERN = re.compile(r"^(Recall|Precision|AP|NDCG|Hit)(?:@(\d+))?$")
+MULTI_METRIC_NAMES = ("Recall@k", "Precision@k", "AP", "AP@k", "NDCG", "NDCG@k", "AUC", "Hit@k")
+_PATTERN = re.compile(r"^(Recall|Precision|AP|NDCG|Hit|AUC)(?:@(\d+))?$")
 
 
 def _parse(metric: str) -> tuple[str, int | None]:
@@ -67,8 +82,8 @@ def _parse(metric: str) -> tuple[str, int | None]:
     family, k = match.group(1), match.group(2)
     if family in ("Recall", "Precision", "Hit") and k is None:
         raise ValueError(f"metric {metric!r} needs a cut-off: write e.g. '{family}@10'")
-    if family == "AP" and k is not None:
-        raise ValueError(f"metric {metric!r}: only untruncated AP is supported here, write 'AP'")
+    if family == "AUC" and k is not None:
+        raise ValueError(f"metric {metric!r}: AUC takes no cut-off, write 'AUC'")
     k_int = None if k is None else int(k)
     if k_int is not None and k_int < 1:
         raise ValueError(f"metric {metric!r}: the cut-off k must be at least 1")
@@ -139,25 +154,45 @@ def simulate_multi_ranks(
     return np.arange(1, R + 1) + np.cumsum(counts[:, :R], axis=1)
 
 
+def _scale(family: str, k: int | None, R: np.ndarray | int) -> np.ndarray:
+    """The per-user factor of f_j: 1/R, 1/k, 1/min(R, k) or 1/IDCG, by family."""
+    R = np.asarray(R, dtype=np.int64)
+    if family in ("Recall", "AUC") or (family == "AP" and k is None):
+        return 1.0 / R
+    if family == "Precision":
+        return np.full(R.shape, 1.0 / k)
+    if family == "AP":
+        return 1.0 / np.minimum(R, k)
+    top = int(R.max()) if R.size else 1
+    cum = np.cumsum(1.0 / np.log2(np.arange(1, top + 1) + 1.0))
+    return 1.0 / cum[np.minimum(R, k or top) - 1]  # NDCG
+
+
+def _unscaled(family: str, k: int | None, j: np.ndarray, x: np.ndarray, negatives: int) -> np.ndarray:
+    """u_j(x): item j's contribution before the per-user factor, x negatives above it, ``negatives``
+    negatives in the list (j and x broadcast)."""
+    s = (j + x).astype(np.float64)
+    top = np.ones(s.shape, dtype=bool) if k is None else (s <= k)
+    if family in ("Recall", "Precision"):
+        return top.astype(np.float64)
+    if family == "AP":
+        return np.where(top, j / s, 0.0)
+    if family == "AUC":
+        return np.broadcast_to((negatives - x) / np.asarray(negatives, dtype=np.float64), s.shape).astype(np.float64)
+    return np.where(top, 1.0 / np.log2(s + 1.0), 0.0)  # NDCG
+
+
 def _item_values(family: str, k: int | None, R: int, m: int) -> np.ndarray:
     """f_j(x): contribution of relevant item j when X_j = x, shape (R, m + 1) (Hit@k excluded)."""
     j = np.arange(1, R + 1)[:, None]
-    s = (j + np.arange(m + 1)[None, :]).astype(np.float64)
-    top = np.ones(s.shape, dtype=bool) if k is None else (s <= k)
-    if family == "Recall":
-        return top / R
-    if family == "Precision":
-        return top / float(k)
-    if family == "AP":
-        return j / s / R
-    ideal = np.sum(1.0 / np.log2(np.arange(1, min(R, k or R) + 1) + 1.0))
-    return np.where(top, 1.0 / np.log2(s + 1.0), 0.0) / ideal  # NDCG
+    return _unscaled(family, k, j, np.arange(m + 1)[None, :], m) * _scale(family, k, R)
 
 
-def multi_metric_values(metric: str, sampled_ranks: np.ndarray) -> np.ndarray:
+def multi_metric_values(metric: str, sampled_ranks: np.ndarray, m: int | None = None) -> np.ndarray:
     """The metric of sampled lists given sampled ranks s (…, R) of the R relevant items, sorted.
 
     Uses the formulas of the module docstring on the list of m + R items; returns shape (…).
+    AUC needs ``m``, the number of negatives in the list.
     """
     family, k = _parse(metric)
     s = np.asarray(sampled_ranks)
@@ -167,17 +202,15 @@ def multi_metric_values(metric: str, sampled_ranks: np.ndarray) -> np.ndarray:
     j = np.arange(1, R + 1)
     if np.any(np.diff(s, axis=-1) <= 0) or np.any(s[..., 0] < 1):
         raise ValueError("sampled ranks must be 1-based and strictly increasing along the last axis")
-    top = np.ones(s.shape, dtype=bool) if k is None else (s <= k)
     if family == "Hit":
-        return top[..., 0].astype(np.float64)
-    if family == "Recall":
-        return top.sum(axis=-1) / R
-    if family == "Precision":
-        return top.sum(axis=-1) / float(k)
-    if family == "AP":
-        return (j / s).sum(axis=-1) / R
-    ideal = np.sum(1.0 / np.log2(np.arange(1, min(R, k or R) + 1) + 1.0))
-    return np.where(top, 1.0 / np.log2(s + 1.0), 0.0).sum(axis=-1) / ideal
+        return (s[..., 0] <= k).astype(np.float64)
+    if family == "AUC":
+        if m is None:
+            raise ValueError("AUC needs m, the number of negatives in the sampled list")
+        if np.any(s[..., -1] > m + R):
+            raise ValueError(f"sampled ranks exceed the list length m + R = {m + R}")
+    x = s - j
+    return (_unscaled(family, k, j, x, m or 1) * _scale(family, k, R)).sum(axis=-1)
 
 
 def multi_metric_moments(
@@ -221,3 +254,49 @@ def expected_multi_metric(
         pmf = multi_rank_pmf(ranks, n, m, replace)
         return float(min(1.0, pmf[0, : min(k, m + 1)].sum()))
     return multi_metric_moments(metric, ranks, n, m, replace)[0]
+
+
+def item_targets(metric: str, R_max: int, negatives: int) -> np.ndarray:
+    """u_j(g) on the full list: (negatives + 1, R_max), row g = 0..negatives, column j = 1..R_max.
+
+    Item j's exact contribution before the per-user factor (:func:`item_corrections`), as a
+    function of the g negatives above it — the target its correction should track.
+    """
+    family, k = _parse(metric)
+    if family == "Hit":
+        raise ValueError("Hit@k is not a sum over items; it has no per-item correction")
+    g = np.arange(negatives + 1)[:, None]
+    j = np.arange(1, R_max + 1)[None, :]
+    return _unscaled(family, k, j, g, negatives)
+
+
+def item_corrections(
+    metric: str,
+    R: np.ndarray | int,
+    negatives: int,
+    m: int,
+    method: str,
+    gamma: float | None = None,
+    replace: bool = True,
+) -> np.ndarray:
+    """Per-item corrected values for users with R relevant items: (len(R), R_max, m + 1).
+
+    Entry [u, j − 1, x] is what relevant item j of a user with R[u] relevant items scores when x
+    sampled negatives lie above it; summing over j ≤ R[u] gives the user's corrected metric
+    (zero beyond R[u]). Each item's vector is the single-item correction
+    (:func:`~recmeta.sampled.correction_for_target`, uniform prior) of its target
+    :func:`item_targets`, fitted for ``negatives`` negatives (one N for every user), times the
+    user's factor (1/R, 1/min(R, k), 1/IDCG).
+    """
+    from .corrections import correction_for_target
+
+    family, k = _parse(metric)
+    RR = np.atleast_1d(np.asarray(R, dtype=np.int64))
+    if RR.size == 0 or RR.min() < 1:
+        raise ValueError("R must hold positive numbers of relevant items")
+    R_max = int(RR.max())
+    target = item_targets(metric, R_max, int(negatives))
+    unscaled = correction_for_target(target, int(negatives) + 1, m, method, gamma=gamma, replace=replace).T
+    out = unscaled[None, :, :] * _scale(family, k, RR)[:, None, None]
+    out[np.arange(R_max)[None, :] >= RR[:, None]] = 0.0
+    return out

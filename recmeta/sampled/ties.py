@@ -1,0 +1,124 @@
+"""Tie rules: which rank a relevant item gets when other items share its score.
+
+A held-out item with score s has ``above`` candidates scored strictly higher and ``tied`` other
+candidates scored exactly s (NaN ties with NaN and ranks below every number). Of the tied ones,
+``id_above`` come first under the book's order (item id *as text* descending, trec_eval's rule,
+see :mod:`recmeta.runs`). A rule turns these counts into the *span* ``[lo, hi]`` of ranks it
+gives the item, every rank of the span equally likely:
+
+* ``"pessimistic"``: the item goes after every tied candidate, ``lo = hi = above + tied + 1``.
+  Krichene & Rendle (2020) do not say how they break ties. Their Fig. 5 shows over 1,600 users of
+  recommender Z in the worst bucket; a recommender that scores most items exactly 0 puts its
+  misses there only when ties go last, so we take this reading as the paper's and the default;
+* ``"id"``: the book's deterministic order, ``lo = hi = above + id_above + 1``;
+* ``"optimistic"``: before every tied candidate, ``lo = hi = above + 1``;
+* ``"expected"``: a uniformly random order within the tie block, ``[above + 1, above + tied + 1]``.
+  Its mean rank is ``above + 1 + tied / 2`` (PyKEEN's "realistic" rank); a metric takes its
+  mean over the span, which for the linear AUC is the metric at the mean rank.
+
+The same rule applies in a sampled list: counts of sampled items above, tied and id-above give
+the span of the sampled rank, and an estimator's value vector is averaged over it
+(:func:`span_mean`). :func:`tie_span` is the one place that knows the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .rank_metrics import metric_value, parse_rank_metric
+
+__all__ = ["TIE_RULES", "PAPER_TIES", "check_ties", "tie_span", "span_mean", "span_metric", "tie_blocks"]
+
+#: the tie rules, in the order the chapter shows them
+TIE_RULES = ("pessimistic", "id", "optimistic", "expected")
+#: the reading of Krichene & Rendle (2020) that matches their Fig. 5 and Table 3
+PAPER_TIES = "pessimistic"
+
+
+def check_ties(ties: str) -> str:
+    """Validate a tie rule name; returns it."""
+    if ties not in TIE_RULES:
+        raise ValueError(f"unknown tie rule {ties!r}: use one of {', '.join(TIE_RULES)}")
+    return ties
+
+
+def tie_span(
+    above: np.ndarray, tied: np.ndarray, id_above: np.ndarray, ties: str = PAPER_TIES
+) -> tuple[np.ndarray, np.ndarray]:
+    """The span ``[lo, hi]`` (1-based, inclusive) of ranks that rule ``ties`` gives an item.
+
+    ``above``: items scored strictly higher; ``tied``: other items with the same score;
+    ``id_above``: how many of the tied come first by item id (0..tied). Arrays broadcast;
+    returns int64 arrays with ``lo == hi`` for every rule but ``"expected"``.
+    """
+    check_ties(ties)
+    a = np.asarray(above, dtype=np.int64)
+    t = np.asarray(tied, dtype=np.int64)
+    if ties == "pessimistic":
+        lo = hi = a + t + 1
+    elif ties == "optimistic":
+        lo = hi = a + 1
+    elif ties == "id":
+        lo = hi = a + np.asarray(id_above, dtype=np.int64) + 1
+    else:
+        lo, hi = a + 1, a + t + 1
+    lo, hi = np.broadcast_arrays(lo, hi)
+    return lo.astype(np.int64), hi.astype(np.int64)
+
+
+def span_mean(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Mean of ``values[i - 1]`` over the ranks ``i = lo..hi`` (prefix sums, vectorised).
+
+    ``values`` is a vector over ranks 1..L (an estimator over sampled ranks, or a metric over
+    true ranks); ``lo <= hi`` must lie in 1..L.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(hi, dtype=np.int64)
+    if lo.size and (lo.min() < 1 or hi.max() > v.size or np.any(hi < lo)):
+        raise ValueError(f"rank spans must satisfy 1 <= lo <= hi <= {v.size}")
+    if np.array_equal(lo, hi):
+        return v[lo - 1]
+    cs = np.concatenate([[0.0], np.cumsum(v)])
+    return (cs[hi] - cs[lo - 1]) / (hi - lo + 1)
+
+
+def span_metric(metric: str, lo: np.ndarray, hi: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """M_n averaged over the rank span ``[lo, hi]`` of each user (``n`` items per user).
+
+    AUC is linear in the rank, so its mean is AUC at the mean rank, with each user's own n;
+    the other metrics of :mod:`.rank_metrics` do not depend on n and are averaged by prefix sums.
+    """
+    spec = parse_rank_metric(metric)
+    lo = np.asarray(lo, dtype=np.int64)
+    hi = np.asarray(hi, dtype=np.int64)
+    nn = np.broadcast_to(np.asarray(n, dtype=np.int64), lo.shape)
+    if lo.size and (lo.min() < 1 or np.any(hi > nn) or np.any(hi < lo)):
+        raise ValueError("rank spans must satisfy 1 <= lo <= hi <= n")
+    if spec.family == "AUC":
+        return (nn - (lo + hi) / 2.0) / (nn - 1.0)
+    top = int(hi.max()) if hi.size else 1
+    return span_mean(metric_value(spec, np.arange(1, top + 1), max(top, 2)), lo, hi)
+
+
+def tie_blocks(tied: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """Per system, how many held-out items share their score with other candidates.
+
+    ``tied`` maps a system to its per-user counts of other candidates tied with the held-out
+    item. Columns: system, users, tied users, share, median block, largest block (a block is
+    the tied candidates plus the held-out item; medians over tied users only).
+    """
+    rows = []
+    for system, t in tied.items():
+        t = np.asarray(t)
+        hit = t > 0
+        rows.append({
+            "system": system, "users": int(t.size), "tied users": int(hit.sum()),
+            "share": float(hit.mean()) if t.size else float("nan"),
+            "median block": float(np.median(t[hit] + 1)) if hit.any() else 0.0,
+            "largest block": int(t.max() + 1) if hit.any() else 0,
+        })
+    return pd.DataFrame(rows)
