@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("RECMETA_DATA", str(ROOT / "data"))
+# chapters run by the tests store their ledgers apart from the project's own store
+os.environ["RECMETA_RESULTS"] = tempfile.mkdtemp(prefix="recmeta-test-results-")
 SEED = Path(os.environ.get("RECMETA_SEED", ROOT.parent / "shared" / "data"))
 
 
