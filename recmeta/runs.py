@@ -404,8 +404,11 @@ def _perm(model: Model, item_ids: np.ndarray) -> np.ndarray:
 
 
 def _lenskit_block(model, ids, allowed, depth, use_ray, n_jobs) -> pd.DataFrame:
+    import warnings
+
     from lenskit.batch import BatchPipelineRunner, InvocationSpec
     from lenskit.data import ItemList
+    from lenskit.diagnostics import DataWarning
 
     if allowed.all():
         queries = list(ids)
@@ -419,7 +422,10 @@ def _lenskit_block(model, ids, allowed, depth, use_ray, n_jobs) -> pd.DataFrame:
     runner.add_invocation(  # feed each request's candidates to the pipeline's ``items`` input
         InvocationSpec("recommend", {"recommender": "recommendations"}, "candidates", {"n": depth})
     )
-    df = runner.run(model.pipeline, queries).output("recommendations").to_df()
+    out = runner.run(model.pipeline, queries).output("recommendations")
+    with warnings.catch_warnings():  # users the model cannot score get no list, as documented
+        warnings.filterwarnings("ignore", "item list collection has empty lists", DataWarning)
+        df = out.to_df()
     if len(df) == 0:
         return _concat([])
     df = df[["user_id", "item_id", "score"]].rename(columns={"user_id": "user", "item_id": "item"})
