@@ -14,6 +14,13 @@ Two kinds of result live here:
   variant), which average over random splits. Eq. 5 is exact; eqs. 3–4 assume an item's
   chance to be in T_u does not depend on the item (p(i ∈ T_u) = |T_u| / |𝒞|), which holds when
   the users' training profiles are a small part of 𝒞.
+
+Where eqs. 3–4 are approximate, the exact counterparts are here too: ρ and its decomposition
+(:func:`random_precision_terms`: eq. 4 leaves out the covariance between a user's relevant test
+items and her target-set size), the per-item conditional form of eq. 3
+(:func:`conditional_precision_ar`: p(rel | i ∈ T_u) with the item's own chance to be left out of
+training), and the exact expectation of a fixed ranking over coin-flip splits
+(:func:`expected_precision_fixed_ranking`).
 """
 
 from __future__ import annotations
@@ -30,7 +37,12 @@ __all__ = [
     "nonpersonalised_precision_ar",
     "nonpersonalised_precision_uniform",
     "lemma_bounds",
+    "lemma_ranks",
     "top_positive_counts",
+    "random_precision_terms",
+    "random_precision_an",
+    "conditional_precision_ar",
+    "expected_precision_fixed_ranking",
 ]
 
 
@@ -104,10 +116,12 @@ def nonpersonalised_precision_ar(
     (:func:`top_positive_counts`), or a vector of length n when every T_u starts with the same
     items (e.g. AN candidates on sparse data). n is its number of columns.
 
-    The formula takes p(i ∈ T_u) = |T_u| / |𝒞| for every item. Training items leave T_u, and they
-    are mostly the popular ones, so on dense data a popularity list reaches further down than the
-    formula assumes and the formula underestimates its precision (by about half on ML-100K); the
-    tests check it within Monte-Carlo error on sparse data only.
+    The formula takes p(i ∈ T_u) = |T_u| / |𝒞| for every item. Under AN an item is in T_u when it
+    is not in R_train(u), which for a popular item is much less likely than |T_u|/|𝒞|; given that
+    it is shown, it is then more likely relevant (:func:`conditional_precision_ar`), so on dense
+    data the formula underestimates a popularity list's precision. The tests check it within
+    Monte-Carlo error on sparse data, and :func:`expected_precision_fixed_ranking` gives the
+    exact expectation.
     """
     pc = _positive_sums(positive_counts)
     n = pc.shape[1]
@@ -177,7 +191,191 @@ def top_positive_counts(scored: pd.DataFrame, n: int, positive_counts: pd.Series
     sizes = scored.groupby("set").size()
     if (sizes < n).any():
         raise ValueError(f"every target set needs at least n = {n} items")
-    order = scored.sort_values(["set", "score", "item"], ascending=[True, False, True])
-    top = order.groupby("set", sort=True).head(n)
-    values = positive_counts.reindex(top["item"].to_numpy()).fillna(0).to_numpy(dtype=float)
+    from .protocols import _rank_in_sets
+
+    rank = _rank_in_sets(scored, depth=n)
+    top = np.flatnonzero(rank < n)
+    s = scored["set"].to_numpy()[top]
+    top = top[np.lexsort((rank[top], s))]  # sets in increasing order, ranks 0..n-1 within each
+    values = positive_counts.reindex(scored["item"].to_numpy()[top]).fillna(0).to_numpy(dtype=float)
     return values.reshape(-1, n)
+
+
+def _rank_in(frame: pd.DataFrame, group: np.ndarray) -> np.ndarray:
+    """0-based rank of each row within its ``group``: score descending, then item id ascending."""
+    _, inv = np.unique(group, return_inverse=True)
+    order = np.lexsort((frame["item"].to_numpy(), -frame["score"].to_numpy(dtype=float), inv))
+    inv_s = inv[order]
+    rank = np.empty(len(frame), dtype=np.int64)
+    rank[order] = np.arange(len(frame)) - np.searchsorted(inv_s, inv_s, side="left")
+    return rank
+
+
+def lemma_ranks(scored: pd.DataFrame) -> pd.DataFrame:
+    """The ranks the proof of the lemma (Bellogín et al. 2017, eq. 2) compares, one row per 1R set.
+
+    For the relevant item i of each 1R set T_u^r: ``own`` = τ(i, T_u^r), its 1-based rank in its
+    own set; ``union`` = τ(i, T_u), its rank in T_u = ∪_r T_u^r; ``relevant`` = |PR_test(u)|.
+    Ranks break ties by item id, as :func:`recmeta.protocols.set_metrics`. With a shared
+    non-relevant sample, T_u^r = T_u minus the user's other relevant items, so
+
+        own ≤ union ≤ own + |PR_test(u)| − 1,
+
+    which is what the lemma needs. The paper's proof prints the second step the other way round,
+    τ(i, T_u^r) ≥ τ(i, T_u) + |PR_test(u)| − 1, which holds only when |PR_test(u)| = 1.
+    """
+    for c in ("set", "user", "item", "relevant", "score"):
+        if c not in scored.columns:
+            raise ValueError(f"scored frame lacks column {c!r}; build it with target_sets + attach_scores")
+    own = _rank_in(scored, scored["set"].to_numpy()) + 1
+    rel = scored["relevant"].to_numpy(dtype=bool)
+    if np.bincount(scored["set"].to_numpy()[rel]).max(initial=0) > 1 or rel.sum() != scored["set"].nunique():
+        raise ValueError("lemma_ranks needs a 1R frame (exactly one relevant item per target set)")
+    union = scored.drop_duplicates(["user", "item"])
+    if len(scored.drop_duplicates(["user", "item", "score"])) != len(union):
+        raise ValueError("a (user, item) pair has different scores in different target sets")
+    union_rank = pd.Series(_rank_in(union, union["user"].to_numpy()) + 1,
+                           index=pd.MultiIndex.from_frame(union[["user", "item"]]))
+    r = scored.loc[rel, ["set", "user", "item"]].assign(own=own[rel])
+    r["union"] = union_rank.reindex(pd.MultiIndex.from_frame(r[["user", "item"]])).to_numpy()
+    r["relevant"] = r.groupby("user")["set"].transform("size").to_numpy()
+    return r.sort_values("set").reset_index(drop=True)
+
+
+def random_precision_terms(
+    sets: pd.DataFrame, sigma: float | None = None, n_positive: float | None = None, n_users: int | None = None
+) -> pd.Series:
+    """ρ of AR target sets split into the parts eq. 4 keeps and the part it leaves out.
+
+    With a_u = |T_u ∩ PR_test(u)| and b_u = 1/|T_u| over the users with a target set,
+    ρ = avg_u a_u b_u = avg(a)·avg(b) + cov(a, b) (population covariance). Eq. 4 writes
+    σ|PR|/(t|𝒰|) = (σ|PR|/|𝒰|)·avg(b): it replaces avg(a) = |PR_test|/|𝒰| by its expectation
+    σ|PR|/|𝒰| (``split`` = the difference times avg(b), zero on average over splits) and drops
+    ``cov``. Users with many relevant test items have rated many items, so their target sets are
+    smaller (training items leave T_u): cov > 0 and eq. 4 underestimates ρ.
+    Returns ``rho``, ``mean_relevant``, ``inv_t``, ``product``, ``cov`` and, given ``sigma``,
+    ``n_positive`` and ``n_users``, also ``eq4`` and ``split`` (so ρ = eq4 + split + cov).
+    """
+    g = sets.groupby("set")
+    a = g["relevant"].sum().to_numpy(dtype=float)
+    b = 1.0 / g.size().to_numpy(dtype=float)
+    if (g["stratum"].nunique() > 1).any() or sets["stratum"].nunique() > 1:
+        raise ValueError("random_precision_terms needs sets without percentiles (one stratum)")
+    out = {"rho": float(np.mean(a * b)), "mean_relevant": float(a.mean()), "inv_t": float(b.mean())}
+    out["product"] = out["mean_relevant"] * out["inv_t"]
+    out["cov"] = out["rho"] - out["product"]
+    if sigma is not None and n_positive is not None and n_users is not None:
+        out["eq4"] = random_precision_ar(sigma, n_positive, n_users, 1.0 / out["inv_t"])
+        out["split"] = out["product"] - out["eq4"]
+    return pd.Series(out)
+
+
+def conditional_precision_ar(
+    positive_counts: np.ndarray, rating_counts: np.ndarray, sigma: float, n_users: int
+) -> float:
+    """Eq. 3 with the conditional probability of relevance taken item by item.
+
+    In AR with AN candidates an item i is in T_u exactly when it is not in R_train(u). Over
+    coin-flip splits, E|{u : i ∈ T_u}| = |𝒰| − (1 − σ)|R(i)| and E|PR_test(i)| = σ|PR(i)|, so
+    among the users who are shown i the share for whom it is relevant is
+
+        p(rel | i ∈ T_u) ≈ σ|PR(i)| / (|𝒰| − (1 − σ)|R(i)|),
+
+    where eq. 3 divides σ|PR(i)|/|𝒰| by the same |T_u|/|𝒞| for every item. Then
+    E[P_s@n] ≈ (1/n) Σ_{k≤n} avg_u p(rel | i_k^{u,s} ∈ T_u).
+    ``positive_counts`` and ``rating_counts`` hold |PR(i)| and |R(i)| of the items at ranks
+    1..n of each set (sets × n, :func:`top_positive_counts`). The form still treats the users
+    who see an item as exchangeable; :func:`expected_precision_fixed_ranking` does not.
+    """
+    pc = _positive_sums(positive_counts)
+    rc = _positive_sums(rating_counts)
+    if pc.shape != rc.shape:
+        raise ValueError(f"positive and rating counts differ in shape: {pc.shape} and {rc.shape}")
+    if not 0 < sigma <= 1:
+        raise ValueError(f"sigma must lie in (0, 1], got {sigma}")
+    shown = n_users - (1 - sigma) * rc
+    if (shown <= 0).any():
+        raise ValueError("an item has more ratings than there are users; check n_users")
+    return float((sigma * pc / shown).mean(axis=0).sum() / pc.shape[1])
+
+
+def expected_precision_fixed_ranking(
+    ratings: pd.DataFrame,
+    ranking: np.ndarray | pd.Index,
+    sigma: float,
+    n: int,
+    threshold: float,
+    *,
+    n_users: int | None = None,
+) -> float:
+    """Exact E[P@n] of one fixed item ranking under AR with AN candidates, over coin-flip splits.
+
+    Every user's target set is the ranked items minus her training items (AN; the candidates are
+    ``ranking``). Each rating goes to test with probability σ, independently. An item i that u
+    likes, at 0-based position k_i of the ranking with b_i of u's rated items before it, is
+    among her first n exactly when it is in test (probability σ) and fewer than n of the k_i
+    items before it stay in her set: k_i − b_i unrated ones always stay, and each rated one
+    stays when it went to test. So
+
+        E[P_u@n] = (1/n) Σ_{i ∈ PR(u)} σ · P[Bin(b_i, σ) ≤ n − 1 − (k_i − b_i)],
+
+    and E[P@n] averages it over ``n_users`` users (default: every user of ``ratings``; users
+    without a liked item count as zero, as the paper's average over 𝒰). This is the expectation
+    eq. 3 approximates (Bellogín et al. 2017, §4.1) without the step p(i ∈ T_u) = |T_u|/|𝒞|;
+    the ranking must not depend on the split (rank by |R(i)| over all data, for instance).
+    """
+    from scipy import stats
+
+    if not 0 < sigma <= 1:
+        raise ValueError(f"sigma must lie in (0, 1], got {sigma}")
+    if n < 1:
+        raise ValueError(f"cut-off n must be >= 1, got {n}")
+    rank = pd.Index(np.asarray(ranking))
+    if rank.has_duplicates:
+        raise ValueError("ranking lists an item twice")
+    users_all = ratings["user"].nunique() if n_users is None else int(n_users)
+    pos = rank.get_indexer(ratings["item"].to_numpy())
+    keep = pos >= 0
+    u = ratings["user"].to_numpy()[keep]
+    pos = pos[keep].astype(np.int64)
+    liked = ratings["rating"].to_numpy(dtype=float)[keep] >= threshold
+    _, uc = np.unique(u, return_inverse=True)
+    order = np.lexsort((pos, uc))
+    uc_s, pos_s, liked_s = uc[order], pos[order], liked[order]
+    before = np.arange(len(order)) - np.searchsorted(uc_s, uc_s, side="left")  # b_i
+    room = n - 1 - (pos_s - before)
+    p = np.where(room >= 0, stats.binom.cdf(np.maximum(room, 0), before, sigma), 0.0)
+    hits = sigma * p[liked_s].sum()
+    return float(hits / (n * users_all))
+
+
+def random_precision_an(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    threshold: float,
+    candidates: str = "TI",
+    *,
+    items: np.ndarray | None = None,
+    n_users: int | None = None,
+) -> float:
+    """ρ of the AR-AN target sets of a split, without building them (Bellogín et al. 2017, §4.2).
+
+    Under AN, T_u = 𝒞 ∖ R_train(u) (the relevant items are in 𝒞 and not in training), so
+    ρ = avg_u |PR_test(u)| / (|𝒞| − |R_train(u) ∩ 𝒞|) over the users of train ∪ test (or
+    ``n_users`` of them, users without a rating counting as zero; ``Protocol(ar_users="all")``).
+    𝒞 is every item (``"AI"``: ``items``, default those of train ∪ test) or the items with a
+    test rating (``"TI"``). Equals :func:`random_precision` of
+    ``target_sets(train, test, Protocol(candidates, "AR", "AN", ar_users="all"))``.
+    """
+    if candidates not in ("AI", "TI"):
+        raise ValueError(f"candidates must be 'AI' or 'TI', got {candidates!r}")
+    universe = np.unique(np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()])) \
+        if items is None else np.unique(np.asarray(items))
+    cand = np.unique(test["item"].to_numpy()) if candidates == "TI" else universe
+    users = np.unique(np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()]))
+    in_c = np.isin(train["item"].to_numpy(), cand)
+    train_in = pd.Series(train["user"].to_numpy()[in_c]).value_counts().reindex(users, fill_value=0)
+    rel = test.loc[test["rating"].to_numpy(dtype=float) >= threshold, "user"].value_counts().reindex(users, fill_value=0)
+    size = len(cand) - train_in.to_numpy()
+    total = float((rel.to_numpy() / size).sum())
+    return total / (len(users) if n_users is None else int(n_users))

@@ -146,6 +146,9 @@ class PowerLawFit(tuple):
     def __new__(cls, c1: float, c2: float, beta: float, alpha: float):
         return super().__new__(cls, (c1, c2, beta, alpha))
 
+    def __getnewargs__(self) -> tuple[float, float, float, float]:  # pickling and copying
+        return tuple(self)
+
     c1 = property(lambda self: self[0])
     c2 = property(lambda self: self[1])
     beta = property(lambda self: self[2])

@@ -25,12 +25,15 @@ A relevant item is a test rating with ``rating >= threshold``. A target-set fram
 A recommender scores every (user, item) pair of the frame (:func:`candidate_pairs`); the scores
 are joined back (:func:`attach_scores`), ranked within each set (:func:`set_metrics`), and the
 per-set values are averaged as the protocol says (:func:`protocol_mean`): over users in AR, over
-positive test ratings in 1R (eq. 1), and over percentiles in P1R.
+positive test ratings in 1R (eq. 1), and over percentiles in P1R. :func:`trials` runs systems
+over several splits, per split or per target set (``per_set=True``, averaged back by
+:func:`summarise`); a :class:`TrialCache` shares target sets and per-set results between runs
+of the same design.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,16 +53,23 @@ __all__ = [
     "random_scores",
     "attach_scores",
     "set_metrics",
+    "one_r_an_metrics",
     "protocol_mean",
     "evaluate_systems",
     "engine_metrics",
     "Scorer",
     "popularity_scorer",
+    "liked_scorer",
+    "mean_rating_scorer",
+    "oracle_scorer",
     "random_scorer",
     "roster_scorer",
     "score_all",
     "remove_test_ratings",
     "trials",
+    "summarise",
+    "split_sets",
+    "TrialCache",
 ]
 
 Candidates = Literal["AI", "TI"]
@@ -453,8 +463,21 @@ def uniform_test_split(
 # ----------------------------------------------------------------------------- scoring
 
 
+def _strictly_sorted(u: np.ndarray, i: np.ndarray) -> bool:
+    """Whether the (u, i) pairs are in strictly increasing lexicographic order (so all distinct)."""
+    if len(u) < 2:
+        return True
+    try:
+        return bool(np.all((u[1:] > u[:-1]) | ((u[1:] == u[:-1]) & (i[1:] > i[:-1]))))
+    except TypeError:  # ids that do not compare
+        return False
+
+
 def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
-    """The distinct (user, item) pairs a recommender must score for these target sets."""
+    """The distinct (user, item) pairs a recommender must score for these target sets, sorted."""
+    u, i = sets["user"].to_numpy(), sets["item"].to_numpy()
+    if _strictly_sorted(u, i):  # AR sets come out of target_sets this way: nothing to do
+        return pd.DataFrame({"user": u, "item": i})
     return sets[["user", "item"]].drop_duplicates().sort_values(["user", "item"]).reset_index(drop=True)
 
 
@@ -497,9 +520,15 @@ def attach_scores(sets: pd.DataFrame, scores: pd.DataFrame, *, missing: Literal[
     for c in ("user", "item", "score"):
         if c not in scores.columns:
             raise ValueError(f"scores lack column {c!r}; expected a frame (user, item, score)")
-    if scores.duplicated(["user", "item"]).any():
+    su, si = sets["user"].to_numpy(), sets["item"].to_numpy()
+    cu, ci = scores["user"].to_numpy(), scores["item"].to_numpy()
+    unique = _strictly_sorted(cu, ci)
+    if not unique and scores.duplicated(["user", "item"]).any():
         raise ValueError("scores have duplicate (user, item) pairs; keep one score per pair")
-    out = sets.merge(scores[["user", "item", "score"]], on=["user", "item"], how="left")
+    if unique and len(su) == len(cu) and np.array_equal(su, cu) and np.array_equal(si, ci):
+        out = sets.assign(score=scores["score"].to_numpy(dtype=float))  # same pairs in the same order
+    else:
+        out = sets.merge(scores[["user", "item", "score"]], on=["user", "item"], how="left")
     nan = out["score"].isna()
     if nan.any():
         if missing == "raise":
@@ -512,7 +541,8 @@ def attach_scores(sets: pd.DataFrame, scores: pd.DataFrame, *, missing: Literal[
 
 
 def set_metrics(
-    scored: pd.DataFrame, n: int, *, gain: Literal["binary", "rating"] = "binary"
+    scored: pd.DataFrame, n: int, *, gain: Literal["binary", "rating"] = "binary",
+    rank: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """P@n and nDCG@n of every target set from a scored target-set frame.
 
@@ -522,6 +552,7 @@ def set_metrics(
     sorted by gain (ideal ranking from the judgments); a set with no relevant item scores 0.
     ``gain="binary"`` uses g = 1 for relevant items, ``"rating"`` the test rating (the paper uses
     the rating values above the threshold as grades, §6.3). In 1R the grade cancels.
+    ``rank`` may pass the rows' 0-based ranks within their sets when they are known already.
     Returns one row per set: ``set``, ``user``, ``stratum``, ``P``, ``nDCG``.
     """
     for c in ("set", "user", "item", "relevant", "score", "stratum"):
@@ -540,23 +571,27 @@ def set_metrics(
         g = np.where(rel, scored["rating"].to_numpy(dtype=float), 0.0)
     else:
         raise ValueError(f"gain must be 'binary' or 'rating', got {gain!r}")
-    sets, first_row, inverse = np.unique(s, return_index=True, return_inverse=True)
-
-    def rank_within(order: np.ndarray) -> np.ndarray:
-        so = inverse[order]
-        start = np.searchsorted(so, so, side="left")
-        r = np.empty(len(order), dtype=np.int64)
-        r[order] = np.arange(len(order)) - start
-        return r
-
-    rank = rank_within(np.lexsort((scored["item"].to_numpy(), -score, inverse)))
+    item = scored["item"].to_numpy()
+    sets, inverse, grouped = _set_codes(s, item)
+    if grouped:
+        first_row = np.r_[0, np.flatnonzero(np.diff(inverse)) + 1] if len(s) else np.zeros(0, np.int64)
+    else:
+        _, first_row = np.unique(inverse, return_index=True)
+    if rank is None:
+        rank = _rank_in_sets(scored)
+    elif len(rank) != len(scored):
+        raise ValueError("rank must hold one rank per row of the scored frame")
     top = rank < n
-    disc = 1.0 / np.log2(rank + 2.0)
-    hits = np.bincount(inverse, weights=(rel & top).astype(float), minlength=len(sets))
-    dcg = np.bincount(inverse, weights=np.where(top, g * disc, 0.0), minlength=len(sets))
-    irank = rank_within(np.lexsort((-g, inverse)))
-    idisc = 1.0 / np.log2(irank + 2.0)
-    idcg = np.bincount(inverse, weights=np.where(irank < n, g * idisc, 0.0), minlength=len(sets))
+    disc = 1.0 / np.log2(rank[top] + 2.0)
+    hits = np.bincount(inverse[top], weights=rel[top].astype(float), minlength=len(sets))
+    dcg = np.bincount(inverse[top], weights=g[top] * disc, minlength=len(sets))
+    # ideal DCG: the set's positive gains in decreasing order (only those rows can contribute)
+    pos = np.flatnonzero(g > 0)
+    o = pos[np.lexsort((-g[pos], inverse[pos]))]
+    so = inverse[o]
+    irank = np.arange(len(o)) - np.searchsorted(so, so, side="left")
+    keep = irank < n
+    idcg = np.bincount(so[keep], weights=g[o][keep] / np.log2(irank[keep] + 2.0), minlength=len(sets))
     ndcg = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
     return pd.DataFrame(
         {
@@ -567,6 +602,109 @@ def set_metrics(
             "nDCG": ndcg,
         }
     )
+
+
+def _cutoff(metric: str) -> int | None:
+    """The cut-off of a metric name of the engine (``"R@10"`` → 10), ``None`` without one."""
+    from .metrics import parse_metric
+
+    return parse_metric(metric).k
+
+
+def _set_codes(s: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(set ids, code of each row's set, whether rows are grouped by set and sorted by item within)."""
+    same = s[1:] == s[:-1]
+    grouped = bool(np.all((s[1:] > s[:-1]) | (same & (item[1:] >= item[:-1])))) if len(s) > 1 else True
+    if grouped:
+        start = np.r_[True, ~same] if len(s) else np.zeros(0, bool)
+        return s[start], np.cumsum(start) - 1, True
+    sets, inverse = np.unique(s, return_inverse=True)
+    return sets, inverse, False
+
+
+def _rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
+    """0-based rank of every row within its set: score descending, ties by item id ascending.
+
+    With ``depth`` only the ranks below ``depth`` are exact: the rows that cannot reach the first
+    ``depth`` places of their set are found by a partition instead of a sort and get ``depth``.
+    """
+    s = scored["set"].to_numpy()
+    item = scored["item"].to_numpy()
+    score = scored["score"].to_numpy(dtype=float)
+    _, inv, grouped = _set_codes(s, item)
+    rows = np.arange(len(s))
+    if depth is not None and grouped and len(s):
+        counts = np.bincount(inv)
+        width = int(counts.max())
+        if width > depth and len(counts) * width <= 4 * len(s) + 4096:
+            starts = np.r_[0, np.cumsum(counts)[:-1]]
+            table = np.full((len(counts), width), -np.inf)
+            table[inv, rows - starts[inv]] = score
+            # the depth-th largest score of each set: every row that can rank above depth has at least it
+            floor = np.partition(table, width - depth, axis=1)[:, width - depth]
+            pick = np.flatnonzero(score >= floor[inv])
+            rank = np.full(len(s), depth, dtype=np.int64)
+            order = pick[np.lexsort((-score[pick], inv[pick]))]  # stable: item order among ties
+            so = inv[order]
+            rank[order] = np.arange(len(order)) - np.searchsorted(so, so, side="left")
+            return rank
+    if grouped:  # stable sorts keep the item order among equal scores
+        by_score = np.argsort(-score, kind="stable")
+        order = by_score[np.argsort(inv[by_score], kind="stable")]
+    else:
+        order = np.lexsort((item, -score, inv))
+    so = inv[order]
+    rank = np.empty(len(s), dtype=np.int64)
+    rank[order] = rows - np.searchsorted(so, so, side="left")
+    return rank
+
+
+def one_r_an_metrics(scored_ar: pd.DataFrame, n: int) -> pd.DataFrame:
+    """P@n and nDCG@n of the 1R-AN target sets, read off the scored AR-AN sets of the same split.
+
+    Under AN every 1R set of a user holds one relevant item r and the same non-relevant items
+    N_u = 𝒞 ∖ PR_test(u) ∖ R_train(u) — the non-relevant items of her AR-AN set T_u. So the rank
+    of r in T_u^r is one plus the number of non-relevant items of T_u ranked above r (scores
+    descending, ties by item id, as :func:`set_metrics`), and the 1R sets need not be built
+    (Bellogín et al. 2017, Table 3). With a single relevant item, P@n = [rank ≤ n]/n and
+    nDCG@n = [rank ≤ n]/log2(rank + 1), whatever the grade.
+    ``scored_ar`` is an AR-AN target-set frame with scores (``Protocol(c, "AR", "AN")``).
+    Returns one row per positive test rating in (user, item) order — the sets of
+    ``Protocol(c, "1R", "AN")`` — with ``set``, ``user``, ``item``, ``size`` (|N_u| + 1),
+    ``rank``, ``stratum``, ``P`` and ``nDCG``.
+    """
+    for c in ("set", "user", "item", "relevant", "score", "stratum"):
+        if c not in scored_ar.columns:
+            raise ValueError(f"scored frame lacks column {c!r}; build it with target_sets + attach_scores")
+    if n < 1:
+        raise ValueError(f"cut-off n must be >= 1, got {n}")
+    s = scored_ar["set"].to_numpy()
+    item = scored_ar["item"].to_numpy()
+    score = scored_ar["score"].to_numpy(dtype=float)
+    rel = scored_ar["relevant"].to_numpy(dtype=bool)
+    _, inv = np.unique(s, return_inverse=True)
+    order = np.lexsort((item, -score, inv))
+    inv_o, rel_o = inv[order], rel[order]
+    start = np.searchsorted(inv_o, inv_o, side="left")
+    rank_all = np.arange(len(order)) - start  # 0-based rank in T_u
+    cum_rel = np.cumsum(rel_o) - rel_o  # relevant items strictly above, counted from the start
+    rel_above = cum_rel - (np.cumsum(rel_o) - rel_o)[start]
+    nonrel_above = rank_all - rel_above
+    size = np.bincount(inv, minlength=inv.max() + 1 if len(inv) else 0) - np.bincount(inv, weights=rel).astype(np.int64)
+    pick = order[rel_o]
+    rank = nonrel_above[rel_o] + 1
+    hit = rank <= n
+    out = pd.DataFrame({
+        "user": scored_ar["user"].to_numpy()[pick],
+        "item": item[pick],
+        "size": size[inv[pick]] + 1,
+        "rank": rank,
+        "stratum": scored_ar["stratum"].to_numpy()[pick],
+        "P": hit / n,
+        "nDCG": np.where(hit, 1.0 / np.log2(rank + 1.0), 0.0),
+    }).sort_values(["user", "item"], kind="stable").reset_index(drop=True)
+    out.insert(0, "set", np.arange(len(out), dtype=np.int64))
+    return out
 
 
 def protocol_mean(per_set: pd.DataFrame, metric: str = "P") -> float:
@@ -610,30 +748,68 @@ def engine_metrics(
     *,
     popularity: pd.Series | None = None,
     missing: Literal["raise", "last"] = "last",
+    judged: Literal["all", "relevant"] = "all",
+    per_set: bool = False,
+    depth: int | Literal["judged"] | None = None,
+    ranks: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Any metric of :mod:`recmeta.metrics` on target sets, each set taken as one query.
 
-    Judged items of a set (test rating present, relevant or not) become its judgments, so bpref
-    and infAP see judged non-relevant items apart from unjudged ones; ``popularity`` (|PR(i)| by
-    item) feeds stratified recall. Each system ranks the whole set. The engine averages over sets
-    with a relevant item — in 1R every set, which is eq. 1; in AR the users with a positive test
-    rating. Ties follow the engine's rule (trec_eval's), not :func:`set_metrics`'s.
-    Returns a frame system, metric, value.
+    With ``judged="all"`` the judged items of a set (test rating present, relevant or not) become
+    its judgments, so bpref and infAP see judged non-relevant items apart from unjudged ones;
+    ``judged="relevant"`` keeps only the relevant items as judgments, so graded gains come from
+    relevant items alone (the paper's grades, §6.3: "the rating values above the relevance
+    threshold"). ``popularity`` (|PR(i)| by item) feeds stratified recall. Each system ranks the
+    whole set, in the order of :func:`set_metrics` (score descending, ties by item id), handed
+    to the engine as ranks; ``depth`` keeps only the first ``depth`` items of each list, which
+    changes nothing for metrics cut at ``depth`` or less and saves time on large sets;
+    ``depth="judged"`` keeps each list down to its last judged item, or to the largest cut-off
+    of ``metrics`` if that is deeper — exact for metrics that read judged items only (P, R,
+    nDCG, AP, RR, bpref, infAP, stratified recall; not AUC). The
+    engine averages over sets with a relevant item — in 1R every set, which is eq. 1; in AR the
+    users with a positive test rating. ``ranks`` may pass each system's row ranks when known.
+    Returns a frame system, metric, value; with ``per_set`` one row per evaluated set:
+    system, set, user, stratum, metric, value.
     """
     from .metrics import Judgments, Runs, evaluate
 
-    ids = pd.Index(np.unique(sets["set"].to_numpy()), name="user")
-    judged = sets.loc[sets["rating"].notna(), ["set", "item", "rating"]]
-    j = Judgments.from_frame(judged, threshold, user_col="set", users=ids, items=pd.Index(np.unique(sets["item"])))
+    if judged not in ("all", "relevant"):
+        raise ValueError(f"judged must be 'all' or 'relevant', got {judged!r}")
+    set_ids, set_code, _ = _set_codes(sets["set"].to_numpy(), sets["item"].to_numpy())
+    ids = pd.Index(set_ids, name="user")
+    keep = sets["relevant"].to_numpy(dtype=bool) if judged == "relevant" else sets["rating"].notna().to_numpy()
+    judged_rows = sets.loc[keep, ["set", "item", "rating"]]
+    # the judged items index the judgments; the runs add the other items they rank
+    j = Judgments.from_frame(judged_rows, threshold, user_col="set", users=ids,
+                             items=pd.Index(np.unique(judged_rows["item"].to_numpy())))
     if popularity is not None:
         j = j.with_popularity(popularity)
+    if depth == "judged":
+        cuts = [_cutoff(m) for m in metrics]
+        floor = max((k for k in cuts if k is not None), default=1)
+        is_judged = keep
+    elif depth is not None and depth < 1:
+        raise ValueError(f"depth must be >= 1, 'judged' or None, got {depth}")
     frames = []
     for name, scores in systems.items():
         scored = attach_scores(sets, scores, missing=missing)
-        scored["score"] = scored["score"].replace(-np.inf, np.finfo(float).min)
-        frames.append(scored[["set", "item", "score"]].rename(columns={"set": "user"}).assign(system=name))
+        rank = ranks[name] if ranks is not None and name in ranks else \
+            _rank_in_sets(scored, depth=depth if isinstance(depth, int) else None)
+        if depth == "judged":
+            last = np.zeros(set_code.max() + 1 if len(set_code) else 0, dtype=np.int64)
+            np.maximum.at(last, set_code[is_judged], rank[is_judged] + 1)
+            keep = rank < np.maximum(last, floor)[set_code]
+        else:
+            keep = slice(None) if depth is None else rank < depth
+        frames.append(pd.DataFrame({"user": scored["set"].to_numpy()[keep], "item": scored["item"].to_numpy()[keep],
+                                    "rank": rank[keep], "system": name}))
     runs = Runs.from_frame(pd.concat(frames, ignore_index=True), j)
-    return evaluate(j, runs, metrics)
+    if not per_set:
+        return evaluate(j, runs, metrics)
+    out = evaluate(j, runs, metrics, per_user=True).rename(columns={"user": "set"})
+    first = sets.drop_duplicates("set").set_index("set")[["user", "stratum"]]
+    out = out.join(first, on="set")
+    return out[["system", "set", "user", "stratum", "metric", "value"]]
 
 
 # ----------------------------------------------------------------------------- experiments
@@ -645,6 +821,58 @@ Scorer = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 def popularity_scorer(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
     """The popularity recommender: score = |R_train(i)|, the item's number of training ratings."""
     return item_scores(sets, item_counts(train, items=sets["item"].unique()).astype(float))
+
+
+def liked_scorer(threshold: float) -> Scorer:
+    """A non-personalised system ranking items by |PR_train(i)|, their positive training ratings.
+
+    Bellogín et al. (2017, §5.1) argue that popularity (|R_train(i)|) maximises eq. 3 among
+    non-personalised rankings "as far as E[|PR_test(i)|] ∝ |R_train(i)|"; ranking by the positive
+    ratings themselves is the competitor that tests that assumption. Ties: |R_train(i)|, then
+    item id (through :func:`set_metrics`).
+    """
+
+    def score(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
+        items = sets["item"].unique()
+        liked = item_counts(train.loc[train["rating"] >= threshold], items=items).astype(float)
+        rated = item_counts(train, items=items).astype(float)
+        # |PR_train| first, |R_train| only to break ties (it is below 1 after scaling)
+        return item_scores(sets, liked + rated.reindex(liked.index) / (rated.max() + 1.0))
+
+    return score
+
+
+def mean_rating_scorer(damping: float = 10.0) -> Scorer:
+    """A non-personalised system ranking items by their damped mean training rating.
+
+    score(i) = (Σ_{u ∈ R_train(i)} r_ui + k·μ) / (|R_train(i)| + k), with μ the global mean
+    training rating and k = ``damping`` (a Bayesian average: an item with few ratings stays
+    near μ). Items without training ratings score μ.
+    """
+    if damping < 0:
+        raise ValueError(f"damping must be >= 0, got {damping}")
+
+    def score(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
+        mu = float(train["rating"].mean())
+        g = train.groupby("item")["rating"].agg(["sum", "count"])
+        mean = (g["sum"] + damping * mu) / (g["count"] + damping)
+        items = sets["item"].unique()
+        return item_scores(sets, mean.reindex(items).fillna(mu))
+
+    return score
+
+
+def oracle_scorer(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
+    """The best non-personalised ranking for these target sets; it reads the test data.
+
+    score(i) = the number of target sets in which i is relevant (|PR_test(i)| in AR). Ranking
+    every user's set by it maximises the sum over users of the hits in the top n among rankings
+    that ignore the user — up to the items each user's set leaves out — so it is a ceiling for
+    non-personalised systems, not a recommender (Bellogín et al. 2017, §5.1).
+    """
+    rel = sets.loc[sets["relevant"], "item"].value_counts()
+    items = sets["item"].unique()
+    return item_scores(sets, rel.reindex(items, fill_value=0).astype(float))
 
 
 def random_scorer(seed: int, *, per_split: bool = True) -> Scorer:
@@ -729,6 +957,9 @@ def trials(
     head: float = 0.0,
     gain: Literal["binary", "rating"] = "binary",
     missing: Literal["raise", "last"] = "last",
+    per_set: bool = False,
+    metrics: Sequence[str] = (),
+    cache: TrialCache | None = None,
 ) -> pd.DataFrame:
     """Run systems under one protocol over several random splits (Bellogín et al. 2017, §3–§6).
 
@@ -738,44 +969,164 @@ def trials(
     sets, score them with every system and average P@n and nDCG@n as the protocol says.
 
     One row per (seed, system) with ``P``, ``nDCG``, and per split: ``sets`` (number of target
-    sets), ``t`` (harmonic mean target-set size), ``rho`` (the exact expected precision of a
+    sets), ``candidates`` (distinct items in them), ``nonrelevant popularity`` (mean |R(i)| over
+    the ratings of the non-relevant target items), ``t`` (harmonic mean target-set size), ``rho`` (the exact expected precision of a
     random ranking, :func:`recmeta.expectations.random_precision`), ``formula`` (eq. 4 σ'δ with
     σ' = σ(1 − removed) in AR over 𝒰 = all users, eq. 5 1/t in 1R; NaN for P1R and the uniform
     split), and with ``shared_nonrelevant`` 1R the lemma's ``lower`` and ``upper`` bounds (eq. 2).
+
+    With ``per_set`` the rows are the target sets instead — one row per (seed, system, set) with
+    ``set``, ``user``, ``stratum``, that set's ``P`` and ``nDCG``, and the split's columns
+    repeated — from which :func:`summarise` gives back the per-split rows and a bootstrap over
+    users or sets can be drawn. ``metrics`` (names of the metric engine, per-set rows only) adds
+    one column per metric from :func:`engine_metrics` on the same sets and scores, NaN for the
+    sets the engine leaves out (no relevant item); lists are cut at the largest cut-off when
+    every metric has one. A :class:`TrialCache` (per-set rows only) reuses what earlier calls
+    on the same ratings computed.
+    """
+    from . import expectations as ex
+
+    if metrics and not per_set:
+        raise ValueError("metrics are added to the per-set rows: pass per_set=True")
+    if cache is not None and not per_set:
+        raise ValueError("the cache keeps per-set rows: pass per_set=True")
+    cuts = [_cutoff(m) for m in metrics]
+    depth = max(cuts) if cuts and all(k is not None for k in cuts) else None
+    rows, frames = [], []
+    for seed in seeds:
+        design = (protocol, split, float(sigma), float(epsilon), float(removed), float(head), int(seed))
+        result_key = {name: (design, name, int(n), gain, missing, tuple(metrics)) for name in scorers}
+        todo = {name: sc for name, sc in scorers.items() if cache is None or result_key[name] not in cache.results}
+        if todo:
+            train, _, sets, common = split_sets(ratings, protocol, seed, sigma=sigma, split=split, epsilon=epsilon,
+                                                removed=removed, head=head, cache=cache)
+            for name, scores in score_all(todo, train, sets, seed).items():
+                scored = attach_scores(sets, scores, missing=missing)
+                rank = _rank_in_sets(scored, depth=None if metrics and depth is None else max(n, depth or n))
+                per = set_metrics(scored, n, gain=gain, rank=rank)
+                row = {**common, "system": name, "P": protocol_mean(per, "P"), "nDCG": protocol_mean(per, "nDCG")}
+                if protocol.relevant == "1R" and protocol.shared_nonrelevant and protocol.percentiles is None:
+                    row["lower"], _, row["upper"] = ex.lemma_bounds(scored, n)
+                if not per_set:
+                    rows.append(row)
+                    continue
+                split_cols = {k: v for k, v in row.items() if k not in ("P", "nDCG")}
+                per = per.assign(**split_cols)
+                if metrics:
+                    eng = engine_metrics(sets, {name: scores}, list(metrics), protocol.threshold, missing=missing,
+                                         per_set=True, depth=depth, ranks={name: rank})
+                    wide = eng.pivot_table(index="set", columns="metric", values="value")
+                    per = per.join(wide.reindex(columns=list(metrics)), on="set")
+                if cache is not None:
+                    cache.results[result_key[name]] = per
+                frames.append(per)
+        if per_set and cache is not None:
+            frames.extend(cache.results[result_key[name]] for name in scorers if name not in todo)
+    if per_set:
+        out = pd.concat(frames, ignore_index=True)
+        first = ["seed", "removed", "system", "set", "user", "stratum", "P", "nDCG"]
+        out = out[first + [c for c in out.columns if c not in first]]
+        order = {name: k for k, name in enumerate(scorers)}
+        return out.sort_values(["seed", "system", "set"], key=lambda c: c.map(order) if c.name == "system" else c,
+                               kind="stable").reset_index(drop=True)
+    return pd.DataFrame(rows)
+
+
+class TrialCache:
+    """What :func:`trials` may reuse across calls on one ratings frame.
+
+    ``results`` keeps every per-set frame by (design, split seed, system, cut-off, gain,
+    metrics), so a design run twice (e.g. as part of two figures) is scored once; ``sets`` keeps
+    the last ``keep_sets`` target-set frames with their split, so systems added later to a
+    design reuse its sets. Use one cache per ratings frame: the keys do not identify the data.
+    """
+
+    def __init__(self, keep_sets: int = 2) -> None:
+        self.keep_sets = keep_sets
+        self.results: dict[tuple, pd.DataFrame] = {}
+        self.sets: dict[tuple, tuple] = {}
+
+    def remember(self, key: tuple, value: tuple) -> None:
+        self.sets.pop(key, None)
+        self.sets[key] = value
+        while len(self.sets) > self.keep_sets:
+            self.sets.pop(next(iter(self.sets)))
+
+
+def split_sets(
+    ratings: pd.DataFrame,
+    protocol: Protocol,
+    seed: int,
+    *,
+    sigma: float = 0.2,
+    split: Literal["coin_flip", "uniform"] = "coin_flip",
+    epsilon: float = 0.2,
+    removed: float = 0.0,
+    head: float = 0.0,
+    cache: TrialCache | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+    """One split of :func:`trials` and its target sets: (train, test, sets, split columns).
+
+    The split columns are ``seed``, ``removed``, ``sets``, ``candidates``, ``nonrelevant
+    popularity``, ``t``, ``rho`` and ``formula`` (see :func:`trials`). With a ``cache`` the
+    last few results are kept and reused.
     """
     from . import expectations as ex
     from .popularity import head_items
     from .splits import coin_flip
 
-    rows = []
-    for seed in seeds:
-        if split == "coin_flip":
-            sp = coin_flip(ratings, sigma, seed=seed)
-            train, test = sp.train, sp.test
-        elif split == "uniform":
-            us = uniform_test_split(ratings, sigma, epsilon, seed=seed)
-            train, test = us.train, us.test
-        else:
-            raise ValueError(f"split must be 'coin_flip' or 'uniform', got {split!r}")
-        if removed:
-            test = remove_test_ratings(test, removed, seed=seed)
-        exclude = head_items(ratings, head) if head else None
-        sets = target_sets(train, test, protocol, seed=seed, items=np.unique(ratings["item"]), exclude_items=exclude)
-        sizes = sets.groupby("set").size()
-        t = ex.harmonic_target_size(sizes)
-        formula = np.nan
-        if split == "coin_flip" and protocol.percentiles is None and not head:
-            if protocol.relevant == "1R":
-                formula = ex.random_precision_1r(t)
-            elif protocol.ar_users == "all":
-                n_pos = int((ratings["rating"] >= protocol.threshold).sum())
-                formula = ex.random_precision_ar(sigma * (1 - removed), n_pos, ratings["user"].nunique(), t)
-        common = {"seed": seed, "removed": removed, "sets": len(sizes), "t": t, "rho": ex.random_precision(sets), "formula": formula}
-        for name, scores in score_all(scorers, train, sets, seed).items():
-            scored = attach_scores(sets, scores, missing=missing)
-            per_set = set_metrics(scored, n, gain=gain)
-            row = {**common, "system": name, "P": protocol_mean(per_set, "P"), "nDCG": protocol_mean(per_set, "nDCG")}
-            if protocol.relevant == "1R" and protocol.shared_nonrelevant and protocol.percentiles is None:
-                row["lower"], _, row["upper"] = ex.lemma_bounds(scored, n)
-            rows.append(row)
-    return pd.DataFrame(rows)
+    key = (protocol, split, float(sigma), float(epsilon), float(removed), float(head), int(seed))
+    if cache is not None and key in cache.sets:
+        cache.remember(key, cache.sets[key])
+        return cache.sets[key]
+    if split == "coin_flip":
+        sp = coin_flip(ratings, sigma, seed=seed)
+        train, test = sp.train, sp.test
+    elif split == "uniform":
+        us = uniform_test_split(ratings, sigma, epsilon, seed=seed)
+        train, test = us.train, us.test
+    else:
+        raise ValueError(f"split must be 'coin_flip' or 'uniform', got {split!r}")
+    if removed:
+        test = remove_test_ratings(test, removed, seed=seed)
+    exclude = head_items(ratings, head) if head else None
+    sets = target_sets(train, test, protocol, seed=seed, items=np.unique(ratings["item"]), exclude_items=exclude)
+    sizes = np.bincount(sets["set"].to_numpy())
+    sizes = sizes[sizes > 0]
+    t = ex.harmonic_target_size(sizes)
+    non = sets.loc[~sets["relevant"].to_numpy(dtype=bool), "item"].to_numpy()
+    counts = ratings["item"].value_counts()
+    non_pop = float(counts.reindex(non).mean()) if len(non) else np.nan
+    formula = np.nan
+    if split == "coin_flip" and protocol.percentiles is None and not head:
+        if protocol.relevant == "1R":
+            formula = ex.random_precision_1r(t)
+        elif protocol.ar_users == "all":
+            n_pos = int((ratings["rating"] >= protocol.threshold).sum())
+            formula = ex.random_precision_ar(sigma * (1 - removed), n_pos, ratings["user"].nunique(), t)
+    common = {"seed": seed, "removed": removed, "sets": len(sizes), "candidates": int(sets["item"].nunique()),
+              "nonrelevant popularity": non_pop, "t": t, "rho": ex.random_precision(sets), "formula": formula}
+    out = (train, test, sets, common)
+    if cache is not None:
+        cache.remember(key, out)
+    return out
+
+
+def summarise(per_set: pd.DataFrame, by: Iterable[str] = ()) -> pd.DataFrame:
+    """Per-split rows from :func:`trials`'s per-set rows: P and nDCG averaged as the protocol says.
+
+    Groups by ``seed``, ``system``, ``removed`` and the extra columns ``by`` (e.g. ``"design"``);
+    ``P`` and ``nDCG`` are :func:`protocol_mean`s of each group, and the split's columns
+    (``sets``, ``t``, ``rho``, ``formula``, ``lower``, ``upper``, ...) keep their value.
+    """
+    keys = [*by, "seed", "removed", "system"]
+    missing = [k for k in keys if k not in per_set.columns]
+    if missing:
+        raise ValueError(f"per-set frame lacks {missing}; build it with trials(..., per_set=True)")
+    strata = per_set.groupby([*keys, "stratum"], sort=False, dropna=False)[["P", "nDCG"]].mean()
+    means = strata.groupby(level=list(range(len(keys))), sort=False, dropna=False).mean()
+    skip = {"set", "user", "stratum", "P", "nDCG", *keys}
+    extra = [c for c in per_set.columns if c not in skip]
+    firsts = per_set.groupby(keys, sort=False, dropna=False)[extra].first() if extra else None
+    out = means if firsts is None else means.join(firsts)
+    return out.reset_index()

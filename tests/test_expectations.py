@@ -4,7 +4,8 @@ Every closed form is checked against a simulated random or non-personalised reco
 seeds: the formula must fall within three standard errors of the Monte-Carlo mean. Eqs. 3–4
 average over random rating splits and assume the users' training items are a negligible part of
 the candidates, so they are checked on sparse synthetic data; one test records how eq. 3 fails
-when that assumption does not hold.
+when that assumption does not hold, and the exact expectation of a fixed ranking is checked
+against simulation on those dense data.
 """
 
 from __future__ import annotations
@@ -168,8 +169,9 @@ def test_eq3_nonpersonalised_ar_precision_matches_monte_carlo_on_sparse_data():
 
 
 def test_eq3_underestimates_popularity_when_profiles_are_dense():
-    # users who hold a top item in training see the next item instead; eq. 3 ignores this, and on
-    # dense data with a steep popularity curve the measured precision far exceeds the formula
+    # eq. 3 takes p(i in T_u) = |T_u|/|C| for every item; a popular item is absent from many target
+    # sets (its raters hold it in training), and given that it is shown it is more often relevant,
+    # so on dense data with a steep popularity curve the measured precision far exceeds the formula
     n_items, sigma, n = 300, 0.2, 10
     df = pop.simulate_ratings(400, n_items, 12_000, 1.0, {2.0: 0.6, 5.0: 0.4}, c1=0.0, c2=5.0, seed=0)
     rated, liked = dense(df, n_items, 4.0)
@@ -264,3 +266,119 @@ def test_lemma_bounds_reject_scores_that_depend_on_the_set():
     )
     with pytest.raises(ValueError, match="different scores"):
         E.lemma_bounds(sets, 1)
+
+
+# -- the proof of eq. 2, step by step -----------------------------------------------------------
+
+
+def test_lemma_ranks_hand_example_and_the_reversed_step():
+    # one user, PR_test = {a, b}, N_u = {x, y}; ranking a > x > b > y (as test_lemma_bounds_hand_example)
+    sets = pd.DataFrame(
+        {"set": [0, 0, 0, 1, 1, 1], "user": 1, "item": [1, 3, 4, 2, 3, 4],
+         "relevant": [True, False, False, True, False, False], "stratum": 0,
+         "score": [4.0, 3.0, 1.0, 2.0, 3.0, 1.0]}
+    )
+    r = E.lemma_ranks(sets).set_index("item")
+    # a: rank 1 in {a,x,y} and 1 in {a,x,b,y}; b: rank 2 in {b,x,y} and 3 in the union
+    assert (r.loc[1, "own"], r.loc[1, "union"], r.loc[2, "own"], r.loc[2, "union"]) == (1, 1, 2, 3)
+    assert (r["relevant"] == 2).all()
+    # the printed step own >= union + |PR| - 1 fails for both; the step the bound needs holds
+    assert not (r["own"] >= r["union"] + r["relevant"] - 1).any()
+    assert (r["union"] <= r["own"] + r["relevant"] - 1).all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lemma_steps_on_random_data(seed):
+    df = small_data(seed)
+    is_test = np.random.default_rng(seed).random(len(df)) < 0.3
+    sets = target_sets(df[~is_test], df[is_test],
+                       Protocol("AI", "1R", "NN", 15, threshold=4.0, shared_nonrelevant=True), seed=seed)
+    pairs = sets[["user", "item"]].drop_duplicates()
+    pairs = pairs.assign(score=np.random.default_rng(seed).random(len(pairs)).round(1))
+    r = E.lemma_ranks(attach_scores(sets, pairs))
+    assert (r["own"] <= r["union"]).all() and (r["union"] <= r["own"] + r["relevant"] - 1).all()
+    printed = r["own"] >= r["union"] + r["relevant"] - 1
+    # the printed inequality holds exactly for users with a single relevant test item
+    np.testing.assert_array_equal(printed, r["relevant"] == 1)
+
+
+# -- ρ, eq. 4 and what eq. 4 leaves out ---------------------------------------------------------
+
+
+def test_random_precision_terms_decompose_rho():
+    # two users: u1 has 2 relevant of 4 items, u2 1 relevant of 10 (and u2 has a larger set)
+    sets = pd.DataFrame({"set": [0] * 4 + [1] * 10, "relevant": [True, True, False, False] + [True] + [False] * 9,
+                         "stratum": 0})
+    t = E.random_precision_terms(sets, sigma=0.5, n_positive=6, n_users=2)
+    assert t["rho"] == pytest.approx((2 / 4 + 1 / 10) / 2)
+    assert t["product"] == pytest.approx(1.5 * (1 / 4 + 1 / 10) / 2)
+    assert t["cov"] == pytest.approx(t["rho"] - t["product"]) and t["cov"] > 0
+    assert t["eq4"] == pytest.approx(0.5 * 6 / 2 * (1 / 4 + 1 / 10) / 2)  # σ|PR|/|U| · avg 1/|T_u|
+    assert t["eq4"] + t["split"] + t["cov"] == pytest.approx(t["rho"])
+
+
+@pytest.mark.parametrize("candidates", ["AI", "TI"])
+def test_random_precision_an_without_building_the_sets(candidates):
+    df = small_data(4)
+    is_test = np.random.default_rng(2).random(len(df)) < 0.2
+    train, test = df[~is_test], df[is_test]
+    items = np.arange(1, 100)  # nine items nobody rated
+    sets = target_sets(train, test, Protocol(candidates, "AR", "AN", threshold=4.0, ar_users="all"), items=items)
+    assert E.random_precision_an(train, test, 4.0, candidates, items=items) == pytest.approx(E.random_precision(sets))
+
+
+def test_eq4_underestimates_rho_when_heavy_raters_have_small_sets():
+    # dense data: users who rate much have many relevant test items and small AN sets
+    df = pop.simulate_ratings(200, 150, 9000, 1.0, {2.0: 0.6, 5.0: 0.4}, c1=0.0, c2=5.0, seed=2)
+    users = df["user"].value_counts()
+    heavy = users.index[: len(users) // 4]
+    extra = pd.DataFrame({"user": np.repeat(heavy, 40), "item": np.tile(np.arange(1000, 1040), len(heavy)),
+                          "rating": 5.0})
+    df = pd.concat([df, extra], ignore_index=True)
+    gaps = []
+    for seed in range(5):
+        is_test = np.random.default_rng(seed).random(len(df)) < 0.2
+        sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "AR", "AN", threshold=4.0, ar_users="all"))
+        t = E.random_precision_terms(sets, 0.2, int((df["rating"] >= 4).sum()), df["user"].nunique())
+        gaps.append(t["cov"] / t["eq4"])
+    assert min(gaps) > 0.02
+
+
+# -- eq. 3 from the conditional probability, and the exact expectation of a fixed ranking ------
+
+
+def test_conditional_precision_hand_example():
+    # one rank, two sets showing items with |PR| = 10, |R| = 20 and |PR| = 4, |R| = 5; 100 users
+    got = E.conditional_precision_ar(np.array([[10.0], [4.0]]), np.array([[20.0], [5.0]]), 0.2, 100)
+    assert got == pytest.approx(((0.2 * 10) / (100 - 0.8 * 20) + (0.2 * 4) / (100 - 0.8 * 5)) / 2)
+    with pytest.raises(ValueError, match="shape"):
+        E.conditional_precision_ar(np.ones((2, 1)), np.ones((2, 2)), 0.2, 100)
+
+
+def test_expected_precision_fixed_ranking_by_enumeration():
+    # items A, B, C ranked in that order; u likes A and B, v rated C (disliked); n = 1, σ = 1/2
+    r = pd.DataFrame({"user": ["u", "u", "v"], "item": ["A", "B", "C"], "rating": [5.0, 5.0, 1.0]})
+    # u's splits: (A, B) in test/train: TT -> A hit, TR -> A hit, RT -> B hit, RR -> C, miss: 3/4
+    # v never has a hit; the average over the two users is 3/8
+    assert E.expected_precision_fixed_ranking(r, ["A", "B", "C"], 0.5, 1, 4.0) == pytest.approx(3 / 8)
+    # n = 2: u: TT -> A,B (2 hits), TR -> A,C (1), RT -> B,C (1), RR -> C (0): 4/4 hits / 2 = 1/2
+    assert E.expected_precision_fixed_ranking(r, ["A", "B", "C"], 0.5, 2, 4.0, n_users=1) == pytest.approx(0.5)
+
+
+def test_expected_precision_fixed_ranking_matches_monte_carlo_on_dense_data():
+    # the data where eq. 3 fails (test_eq3_underestimates_popularity_when_profiles_are_dense)
+    n_items, sigma, n = 300, 0.2, 10
+    df = pop.simulate_ratings(400, n_items, 12_000, 1.0, {2.0: 0.6, 5.0: 0.4}, c1=0.0, c2=5.0, seed=0)
+    rated, liked = dense(df, n_items, 4.0)
+    rng = np.random.default_rng(1)
+    measured = []
+    for _ in range(60):
+        in_test = rated & (rng.random(rated.shape) < sigma)
+        p, _ = precision_fixed_ranking(~(rated & ~in_test), liked & in_test, n)
+        measured.append(p)
+    exact = E.expected_precision_fixed_ranking(df, np.arange(1, n_items + 1), sigma, n, 4.0)
+    assert within_ci(np.array(measured), exact)
+    # while eq. 3 falls far short on these data (see the test above)
+    eq3 = E.nonpersonalised_precision_ar(liked.sum(axis=0)[:n], sigma, n_items, rated.shape[0],
+                                         E.harmonic_target_size(n_items - (1 - sigma) * rated.sum(axis=1)))
+    assert eq3 < 0.8 * exact

@@ -142,3 +142,12 @@ def test_simulate_like_copies_the_sizes_and_prior():
     assert len(sim) == len(df) and sim["user"].max() <= df["user"].nunique()
     assert sim["item"].max() <= df["item"].nunique()
     assert set(sim["rating"].unique()) <= {1.0, 3.0, 5.0}
+
+
+def test_power_law_fit_pickles():
+    import copy
+    import pickle
+
+    fit = pop.PowerLawFit(1.5, 10.0, 300.0, 1.2)
+    for back in (pickle.loads(pickle.dumps(fit)), copy.deepcopy(fit)):
+        assert back == fit and back.alpha == 1.2 and isinstance(back, pop.PowerLawFit)

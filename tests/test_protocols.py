@@ -14,6 +14,7 @@ from recmeta.protocols import (
     engine_metrics,
     evaluate_systems,
     item_scores,
+    one_r_an_metrics,
     protocol_mean,
     random_scores,
     roster_scorer,
@@ -361,3 +362,130 @@ def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings():
     assert len(kept) == 3 and kept.merge(TEST).shape[0] == 3  # a subset of the test rows
     with pytest.raises(ValueError, match="fraction"):
         remove_test_ratings(TEST, 1.0)
+
+
+# -- per-set rows, the cache, the engine's options, 1R-AN read off AR-AN ------------------------
+
+
+def toy_ratings(seed: int = 4, users: int = 40, items: int = 80, per_user: int = 20) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        [(u, i, float(rng.integers(1, 6))) for u in range(users) for i in rng.choice(items, per_user, replace=False)],
+        columns=["user", "item", "rating"],
+    )
+
+
+@pytest.mark.parametrize("candidates", ["AI", "TI"])
+def test_one_r_an_metrics_equal_the_built_1r_an_sets(candidates):
+    df = toy_ratings()
+    is_test = np.random.default_rng(1).random(len(df)) < 0.3
+    train, test = df[~is_test], df[is_test]
+    ar = target_sets(train, test, Protocol(candidates, "AR", "AN", threshold=4))
+    one = target_sets(train, test, Protocol(candidates, "1R", "AN", threshold=4))
+    scores = random_scores(ar, 3).assign(score=lambda d: (d["score"] * 4).round())  # many ties
+    got = one_r_an_metrics(attach_scores(ar, scores), 3)
+    want = set_metrics(attach_scores(one, scores), 3)
+    np.testing.assert_allclose(got["P"], want["P"])
+    np.testing.assert_allclose(got["nDCG"], want["nDCG"])
+    np.testing.assert_array_equal(got["user"], want["user"])
+    np.testing.assert_array_equal(got["size"], one.groupby("set").size().to_numpy())
+
+
+def test_set_metrics_does_not_depend_on_row_order():
+    df = toy_ratings(5)
+    is_test = np.random.default_rng(2).random(len(df)) < 0.3
+    sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "AR", "AN", threshold=4))
+    scored = attach_scores(sets, random_scores(sets, 1).assign(score=lambda d: (d["score"] * 3).round()))
+    a = set_metrics(scored, 5, gain="rating")
+    b = set_metrics(scored.sample(frac=1.0, random_state=0), 5, gain="rating")
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_trials_per_set_rows_summarise_to_the_split_rows_and_the_cache_changes_nothing():
+    from recmeta.protocols import TrialCache, summarise
+
+    df = toy_ratings(6)
+    scorers = {"pop": lambda train, sets: item_scores(sets, train["item"].value_counts().reindex(
+        sets["item"].unique(), fill_value=0).astype(float)), "rnd": lambda train, sets: random_scores(sets, 2)}
+    p = Protocol("TI", "1R", "NN", 9, threshold=4, percentiles=2, short_pool="shrink")
+    rows = trials(df, p, scorers, seeds=[0, 1])
+    per = trials(df, p, scorers, seeds=[0, 1], per_set=True)
+    back = summarise(per).set_index(["seed", "system"]).sort_index()
+    rows = rows.set_index(["seed", "system"]).sort_index()
+    np.testing.assert_allclose(back["P"], rows["P"])
+    np.testing.assert_allclose(back["rho"], rows["rho"])
+    cache = TrialCache()
+    first = trials(df, p, scorers, seeds=[0, 1], per_set=True, cache=cache)
+    again = trials(df, p, {"rnd": scorers["rnd"], "pop": scorers["pop"]}, seeds=[0, 1], per_set=True, cache=cache)
+    pd.testing.assert_frame_equal(first, per)
+    pd.testing.assert_frame_equal(again.sort_values(["seed", "system", "set"]).reset_index(drop=True),
+                                  per.sort_values(["seed", "system", "set"]).reset_index(drop=True))
+    assert len(cache.results) == 4 and len(cache.sets) <= cache.keep_sets
+
+
+def test_trials_adds_engine_metrics_per_set():
+    df = toy_ratings(7)
+    per = trials(df, Protocol("AI", "AR", "AN", threshold=4, ar_users="all"),
+                 {"rnd": lambda train, sets: random_scores(sets, 2)}, n=5, per_set=True, metrics=["P@5", "R@5"])
+    has = per["P@5"].notna()
+    np.testing.assert_allclose(per.loc[has, "P@5"], per.loc[has, "P"], atol=1e-12)  # same ranking rule
+    assert per.loc[~has, "P"].eq(0).all()  # the engine leaves out the sets without a relevant item
+    assert per.loc[has, "R@5"].between(0, 1).all() and per.loc[~has, "R@5"].isna().all()
+
+
+def test_engine_metrics_depth_and_judged_options():
+    df = toy_ratings(8, items=200, per_user=40)
+    is_test = np.random.default_rng(3).random(len(df)) < 0.3
+    sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "AR", "AN", threshold=4))
+    sys_ = {"a": random_scores(sets, 1), "b": random_scores(sets, 2).assign(score=lambda d: d["score"].round(1))}
+    names = ["P@10", "R@10", "bpref", "infAP", "AP", "RR", "nDCG@10"]
+    full = engine_metrics(sets, sys_, names, 4)
+    for depth in ("judged", None):
+        np.testing.assert_allclose(engine_metrics(sets, sys_, names, 4, depth=depth)["value"], full["value"])
+    cut = engine_metrics(sets, sys_, ["P@10", "nDCG@10"], 4, depth=10)
+    np.testing.assert_allclose(cut["value"], engine_metrics(sets, sys_, ["P@10", "nDCG@10"], 4)["value"])
+    # grades from the relevant items only: nDCG with rating gains equals set_metrics' rating gain
+    lin = engine_metrics(sets, {"a": sys_["a"]}, ["nDCG(gain=linear)@10"], 4, judged="relevant")["value"].iloc[0]
+    ours = set_metrics(attach_scores(sets, sys_["a"]), 10, gain="rating")
+    rel_sets = sets.groupby("set")["relevant"].any()
+    assert lin == pytest.approx(ours.set_index("set").loc[rel_sets[rel_sets].index, "nDCG"].mean())
+    with pytest.raises(ValueError, match="judged"):
+        engine_metrics(sets, sys_, ["P@10"], 4, judged="some")
+
+
+def test_nonpersonalised_scorers_hand_example():
+    from recmeta.protocols import liked_scorer, mean_rating_scorer, oracle_scorer
+
+    s = build("TI", "AR", "AN")  # sets of u1 {3, 4, 5}, u2 {1, 4, 5}, u3 {3, 4, 5}
+    liked = liked_scorer(4)(TRAIN, s).set_index(["user", "item"])["score"]
+    # |PR_train|: item 1: 1 (u1 rated 5), item 2: 1, item 3: 1, items 4, 5: 0; ties broken by |R_train|
+    assert liked[(2, 1)] > liked[(2, 4)] and liked[(1, 3)] > liked[(1, 5)]
+    mean = mean_rating_scorer(damping=0)(TRAIN, s).set_index(["user", "item"])["score"]
+    assert mean[(2, 1)] == pytest.approx(4.0)  # item 1: ratings 5 and 3
+    assert mean[(1, 5)] == pytest.approx(TRAIN["rating"].mean())  # no training rating: the global mean
+    oracle = oracle_scorer(TRAIN, s).set_index(["user", "item"])["score"]
+    # relevant in test: item 3 (u1), 4 (u1), 1 (u2), 5 (u2)
+    assert oracle[(1, 3)] == 1 and oracle[(3, 3)] == 1 and oracle[(2, 4)] == 1
+    with pytest.raises(ValueError, match="damping"):
+        mean_rating_scorer(-1)
+
+
+@pytest.mark.parametrize("relevant", ["AR", "1R"])
+def test_partial_ranks_agree_with_the_full_sort_above_the_depth(relevant):
+    from recmeta.protocols import _rank_in_sets
+
+    df = toy_ratings(9, users=60, items=300, per_user=40)
+    is_test = np.random.default_rng(4).random(len(df)) < 0.3
+    p = Protocol("AI", "AR", "AN", threshold=4) if relevant == "AR" else Protocol("TI", "1R", "NN", 30, threshold=4)
+    sets = target_sets(df[~is_test], df[is_test], p)
+    scored = attach_scores(sets, random_scores(sets, 1).assign(score=lambda d: (d["score"] * 6).round()))
+    full = _rank_in_sets(scored)
+    # independent: a pandas sort by (set, score desc, item)
+    ref = scored.sort_values(["set", "score", "item"], ascending=[True, False, True])
+    ref_rank = ref.groupby("set").cumcount().reindex(scored.index).to_numpy()
+    np.testing.assert_array_equal(full, ref_rank)
+    for depth in (1, 5, 10):
+        part = _rank_in_sets(scored, depth=depth)
+        top = full < depth
+        np.testing.assert_array_equal(part[top], full[top])
+        assert (part[~top] >= depth).all()

@@ -72,6 +72,7 @@ PAPER_MODULES: list[str] = [
     "recmeta.papers.valcarce2020",
     "recmeta.papers.scheel2011",
     "recmeta.papers.krichene2020",
+    "recmeta.papers.bellogin2017",
 ]
 
 _REGISTRY: dict[str, Ledger] = {}

@@ -1,0 +1,276 @@
+"""The statistical-biases ledger (Bellogín, Castells & Cantador 2017): the study, the bootstrap, the
+claims' rules, and the chapter's text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from recmeta import papers
+from recmeta import popularity as pop
+from recmeta import protocols
+from recmeta.papers import bellogin2017 as b17
+from recmeta.papers import prose
+from recmeta.papers.ledger import Verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER = ROOT / "notebooks" / "statistical-biases.md"
+PRIOR = {1.0: 0.1, 2.0: 0.15, 3.0: 0.3, 4.0: 0.25, 5.0: 0.2}
+
+
+def toy(seed: int = 0) -> pd.DataFrame:
+    return pop.simulate_ratings(150, 120, 4000, 1.0, PRIOR, c1=1.0, c2=10.0, seed=seed)
+
+
+def settings(**kw) -> b17.Settings:
+    base = dict(threshold=4.0, graded_threshold=3.0, n=5, n_nonrelevant=19, percentiles=3, seeds=2,
+                check_seeds=3, removed_rates=(0.0, 0.5), target_sizes=(20, 40), alphas=(0.0, 2.0),
+                roster_systems={}, resamples=199)
+    base.update(kw)
+    return b17.Settings.resolve("quick", **base)
+
+
+@pytest.fixture(scope="module")
+def study() -> b17.Study:
+    st = b17.Study(toy(), settings(), dataset="toy")
+    st.run_all(table3=True)
+    return st
+
+
+# ---- registration and the ledger as a whole ----------------------------------------------------
+
+
+def test_ledger_is_registered_with_many_claims():
+    assert papers.get("statistical-biases") is b17.LEDGER
+    ids = b17.LEDGER.ids
+    assert len(ids) >= 15 and len(set(ids)) == len(ids)
+    for claim in b17.LEDGER:
+        assert claim.source and claim.rule and "settings" in claim.needs
+    # the issue's items each have a row
+    for needed in ("fig2.wilcoxon", "eq2.proof-step", "eq4.exact", "eq3.popularity", "sec5.1.popularity-best",
+                   "sec4.2.recall", "sec4.2.ndcg", "sec6.3.map-mrr", "sec6.3.grades", "fig8.ai-uar"):
+        assert f"bellogin2017.{needed}" in ids
+
+
+def test_every_claim_evaluates_on_a_small_study(study):
+    frame = b17.LEDGER.evaluate(study.results, dataset="toy", profile="quick")
+    assert len(frame) == len(b17.LEDGER)
+    assert set(frame["verdict"]) <= {v.value for v in Verdict}
+    # without roster systems the claims on pLSA, kNN and MF say so, with the reason
+    for cid in ("fig2.plsa-best", "fig5.plsa-tracks", "fig8.uar-knn", "fig8.plsa-best", "fig5.cf-near-random"):
+        row = frame.set_index("claim").loc[f"bellogin2017.{cid}"]
+        assert row["verdict"] == Verdict.NOT_REPRODUCED.value and "did not run" in row["reason"]
+    # the identities of §6.3 and the lemma are exact and hold on any data
+    v = frame.set_index("claim")["verdict"]
+    for cid in ("eq1.bound", "eq2.bounds", "sec6.3.map-mrr", "sec6.3.grades"):
+        assert v[f"bellogin2017.{cid}"] == "agrees"
+    assert v["bellogin2017.eq2.proof-step"] == "differs"  # the printed step is reversed
+
+
+def test_second_dataset_profile_leaves_out_costly_designs_and_says_so():
+    st = b17.Study(toy(1), settings(ai_designs=False, engine_designs=False, seeds=1, check_seeds=2), dataset="toy2")
+    res = st.run_all()
+    assert "fig9" not in res and "AI-UAR" not in set(res["fig8"]["design"])
+    frame = b17.LEDGER.evaluate(res, dataset="toy2", profile="quick").set_index("claim")
+    assert frame.loc["bellogin2017.fig8.ai-uar", "verdict"] == Verdict.NOT_REPRODUCED.value
+    assert "did not run in this profile" in frame.loc["bellogin2017.fig8.ai-uar", "reason"]
+    assert "not computed" in frame.loc["bellogin2017.fig9.bpref", "reason"]
+
+
+def test_settings_resolve_profiles():
+    quick, full = b17.Settings.resolve("quick"), b17.Settings.resolve("full")
+    second = b17.Settings.resolve("quick", secondary=True)
+    assert len(quick.seeds) < len(full.seeds) and len(second.seeds) <= len(quick.seeds)
+    assert dict(full.roster_systems).keys() == {"pLSA", "MF", "user-kNN"}
+    assert not second.ai_designs and quick.ai_designs and full.engine_designs
+    s = b17.Settings.resolve("quick", seed=5, seeds=[7, 9], roster_seeds=1, n=20)
+    assert s.seeds == (7, 9) and s.roster_seeds == (7,) and s.n == 20 and s.seed == 5
+
+
+# ---- the bootstrap over users -----------------------------------------------------------------
+
+
+def per_set_frame(values: dict[str, np.ndarray], users: np.ndarray, strata: np.ndarray, seed: int = 0) -> pd.DataFrame:
+    rows = [pd.DataFrame({"seed": seed, "system": name, "set": np.arange(len(v)), "user": users, "stratum": strata,
+                          "removed": 0.0, "P": v, "nDCG": v}) for name, v in values.items()]
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_user_table_ratio_is_the_protocol_mean():
+    rng = np.random.default_rng(0)
+    users = rng.integers(0, 30, 200)
+    strata = rng.integers(0, 4, 200)
+    a, b = rng.random(200), rng.random(200)
+    f = per_set_frame({"a": a, "b": b}, users, strata)
+    t = b17.user_table({"x": (f, ["a", "b"])})
+    for name, v in (("a", a), ("b", b)):
+        # independent: mean within each stratum, then mean of the strata (P1R)
+        expected = pd.Series(v).groupby(strata).mean().mean()
+        assert t[f"x|{name}"].sum() / t["x|w"].sum() == pytest.approx(expected)
+        assert protocols.protocol_mean(f[f.system == name]) == pytest.approx(expected)
+    assert t.index.nunique() == len(np.unique(users))
+
+
+def test_user_bootstrap_matches_scipy_for_a_plain_mean():
+    rng = np.random.default_rng(3)
+    x = rng.gamma(0.7, size=400)
+    f = per_set_frame({"s": x}, np.arange(400), np.zeros(400, int))
+    t = b17.user_table({"x": (f, ["s"])})
+    ours = b17.user_bootstrap(t, lambda get: get("x", "s"), resamples=4000, seed=1)
+    ref = stats.bootstrap((x,), np.mean, n_resamples=4000, method="percentile",
+                          rng=np.random.default_rng(9)).confidence_interval
+    assert ours.value == pytest.approx(x.mean())
+    width = ref.high - ref.low
+    assert abs(ours.low - ref.low) < 0.1 * width and abs(ours.high - ref.high) < 0.1 * width
+
+
+def test_user_bootstrap_keeps_a_users_sets_together():
+    # every user has 10 identical sets: the cluster bootstrap sees 20 users, not 200 sets
+    users = np.repeat(np.arange(20), 10)
+    x = np.repeat(np.random.default_rng(0).random(20), 10)
+    f = per_set_frame({"s": x}, users, np.zeros(200, int))
+    est = b17.user_bootstrap(b17.user_table({"x": (f, ["s"])}), lambda get: get("x", "s"), resamples=2000)
+    per_user = stats.bootstrap((x[::10],), np.mean, n_resamples=2000, method="percentile",
+                               rng=np.random.default_rng(0)).confidence_interval
+    assert est.width == pytest.approx(per_user.high - per_user.low, rel=0.2)
+
+
+# ---- single claims on hand-made results ------------------------------------------------------
+
+
+def fake(**results) -> dict:
+    return {"settings": settings(), "dataset": "toy", **results}
+
+
+def test_wilcoxon_claim_reads_the_largest_p():
+    w = pd.DataFrame({"a": ["x", "x"], "b": ["y", "z"], "p": [1e-9, 0.02], "users": 50})
+    out = b17.outcome("bellogin2017.fig2.wilcoxon", fake(wilcoxon=w))
+    assert out.verdict == Verdict.DIFFERS and "x against z" in out.reason
+    w["p"] = [1e-9, 1e-5]
+    assert b17.outcome("bellogin2017.fig2.wilcoxon", fake(wilcoxon=w)).verdict == Verdict.AGREES
+
+
+def test_proof_step_claim_reports_the_share():
+    p = pd.DataFrame({"system": ["a", "b"], "sets": [100, 300], "own <= union": 1.0, "union <= own + |PR|-1": 1.0,
+                      "printed: own >= union + |PR|-1": [0.1, 0.2], "one relevant item": [0.1, 0.2]})
+    out = b17.outcome("bellogin2017.eq2.proof-step", fake(proof_step=p))
+    assert out.verdict == Verdict.DIFFERS and out.ours.value == pytest.approx(0.175)
+
+
+def test_ml1m_properties_are_compared_only_on_ml1m():
+    u = {"size": 1703, "eta": 118, "test share": 0.2}
+    assert b17.outcome("bellogin2017.sec6.2.uniform-size", fake(uniform_size=u)).verdict == Verdict.NOT_REPRODUCED
+    r = fake(uniform_size=u)
+    r["dataset"] = "ml-1m"
+    assert b17.outcome("bellogin2017.sec6.2.uniform-size", r).verdict == Verdict.AGREES
+    r["uniform_size"] = {**u, "eta": 117}
+    assert b17.outcome("bellogin2017.sec6.2.uniform-size", r).verdict == Verdict.DIFFERS
+
+
+def test_ai_ti_claim_uses_the_exact_rho_of_each_split():
+    c = pd.DataFrame({"seed": [0, 1, 2], "no test rating": 0.16, "rho AI-AN": [0.01, 0.01, 0.01],
+                      "rho TI-AN": [0.0121, 0.0120, 0.0122]})
+    out = b17.outcome("bellogin2017.fig2.ai-ti", fake(coverage=c))
+    assert out.verdict == Verdict.DIFFERS and out.ours.value == pytest.approx(0.21)
+    c["rho TI-AN"] = [0.0100, 0.0101, 0.0099]
+    assert b17.outcome("bellogin2017.fig2.ai-ti", fake(coverage=c)).verdict == Verdict.AGREES
+
+
+def test_eq4_claims_separate_monte_carlo_from_the_exact_rho():
+    # a 5 % bias: the Monte-Carlo interval (wide) agrees, the exact ρ (tight) does not
+    rows = pd.DataFrame({"sigma": 0.2, "seed": range(6), "eq4": 0.01, "rho": 0.0105 + np.arange(6) * 1e-6,
+                         "cov": 0.0005, "split": 0.0,
+                         "random": [0.0095, 0.0112, 0.0101, 0.0110, 0.0098, 0.0113]})
+    r = fake(ar_checks=rows)
+    assert b17.outcome("bellogin2017.eq4.monte-carlo", r).verdict == Verdict.AGREES
+    exact = b17.outcome("bellogin2017.eq4.exact", r)
+    assert exact.verdict == Verdict.DIFFERS and exact.ours.value == pytest.approx(0.05, abs=1e-3)
+
+
+def test_fig8_lift_claims_on_a_study(study):
+    f = study.results["fig8"]
+    assert {"P1R", "P1R (AI)", "UAR", "AI-UAR"} <= set(f["design"])
+    # P1R uses TI candidates: every target item has a test rating in its split
+    out = b17.outcome("bellogin2017.fig8.u1r", study.results)
+    t = b17.user_table({d: (f[f.design == d], ["popularity", "random"]) for d in ("U1R", "1R")})
+    direct = (t["U1R|popularity"].sum() / t["U1R|random"].sum()) - (t["1R|popularity"].sum() / t["1R|random"].sum())
+    assert out.ours.value == pytest.approx(direct)
+
+
+def test_compare_sentence_names_paper_ours_and_verdict(study):
+    text = b17.compare("bellogin2017.fig2.popularity-ar", study.results)
+    assert "paper: 0.08 (ML-1M)" in text and "ours (toy)" in text and re.search(r"\*\*(agrees|differs|inconclusive)", text)
+
+
+def test_direction_words():
+    assert b17.direction(0.3) == "rises" and b17.direction(-1) == "falls" and b17.direction(0) == "stays level"
+
+
+# ---- the study's experiments ------------------------------------------------------------------
+
+
+def test_p1r_of_fig8_uses_test_items_only():
+    df = toy(2)
+    s = settings()
+    st = b17.Study(df, s, dataset="toy")
+    p = st.protocol("TI", "1R", "NN", percentiles=s.percentiles, short_pool="shrink")
+    train, test, sets, _ = protocols.split_sets(df, p, 0, sigma=s.sigma)
+    assert set(sets["item"]) <= set(test["item"])
+    p_ai = st.protocol("AI", "1R", "NN", percentiles=s.percentiles, short_pool="shrink")
+    _, _, sets_ai, _ = protocols.split_sets(df, p_ai, 0, sigma=s.sigma)
+    assert not set(sets_ai["item"]) <= set(test["item"]) or len(set(test["item"])) == df["item"].nunique()
+
+
+def test_coverage_and_positive_shares(study):
+    c = study.results["coverage"]
+    assert ((c["no test rating"] >= 0) & (c["no test rating"] < 1)).all()
+    shares = study.results["positive_shares"]
+    liked = study.positive
+    assert shares["top_liked"] == pytest.approx(liked.max() / 150)
+    curve = shares["curve"]["positive share"].to_numpy()
+    assert curve[-1] == pytest.approx(1.0) and np.all(np.diff(curve) >= 0)
+
+
+def test_nonpersonalised_ceiling_beats_every_ranking(study):
+    per = protocols.summarise(study.results["nonpersonalised"]).groupby("system")["P"].mean()
+    assert per[b17.ORACLE] >= per[list(b17.NONPERSONALISED)].max() - 1e-12
+
+
+def test_conditional_eq3_is_closer_to_the_measurement_than_eq3(study):
+    c = study.results["ar_checks"].dropna(subset=["popularity"])
+    measured = c["popularity"].mean()
+    assert abs(c["conditional"].mean() - measured) < abs(c["eq3"].mean() - measured)
+    assert abs(c["exact"].mean() - measured) < abs(c["eq3"].mean() - measured)
+
+
+def test_identities_hold_on_the_study(study):
+    f = study.results["identities"]
+    one_r = f[f.design == "1R TI-NN"]
+    np.testing.assert_allclose(one_r["AP"], one_r["RR"], atol=1e-12)
+    np.testing.assert_allclose(one_r["nDCG rating gain"], one_r["nDCG binary gain"], atol=1e-12)
+    ar = f[f.design == "AR TI-NN"]
+    assert (ar["nDCG rating gain"] - ar["nDCG binary gain"]).abs().max() > 1e-6
+
+
+# ---- the chapter --------------------------------------------------------------------------------
+
+
+def test_chapter_prose_has_no_typed_numbers_and_no_old_claims():
+    text = CHAPTER.read_text()
+    assert prose.typed_numbers(text) == []
+    # sentences the issue found wrong are gone
+    assert "fewer five-star test ratings per target set" not in text
+    assert "AI and TI give almost the same sets" not in text
+    assert "mostly the popular items, so a popularity list skips them" not in text
+    # Fig. 8's caption does not name two systems; Fig. 9 is a figure; the provenance lines stay
+    m = re.search(r"caption: (.*?)\n    name: fig-neutralising", text, re.S)
+    assert m and "popularity and random" not in m.group(1)
+    assert "name: fig-fig9" in text
+    assert "chapters.start(" in text and "execution.finish()" in text and "{glue:md} execution" in text
+    assert 'needs="graded"' in text and "second_dataset" in text
+    assert "other way round" in text  # the reversed step of the proof is pointed out
