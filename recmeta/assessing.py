@@ -12,14 +12,11 @@ needs beyond :mod:`recmeta.incompleteness`, :mod:`recmeta.agreement` and
   TREC topic is one query. System scores are means over all topics of all folds. The
   incompleteness units stay the dataset's own users and items: removing an item removes its
   test ratings in every fold, removing a user removes all of that user's topics.
-* :class:`HitScorer` — the nine metrics at one cut-off, computed from the judged positions of
-  the lists only (a few per list); the hits are found once and each incomplete test set only
-  switches some of them off. It gives the engine's values (tested against
-  :func:`recmeta.metrics.score_matrices`, itself tested against trec_eval), about as fast as
-  the engine's compiled pass, and adds the paper's reading of infAP (eq. 11), which the engine,
-  following trec_eval on plain qrels, does not compute.
-* :func:`score_masks` — arithmetic and geometric system means on every incomplete test set from
-  one scoring pass.
+* :func:`scorer` — the nine metrics at one cut-off on any subset of the test rows, as a
+  :class:`recmeta.metrics.Subsets` of the metric engine: the judged positions of the lists are
+  found once and each incomplete test set only switches some of them off (one compiled pass
+  per test set gives every metric, with arithmetic and geometric means). infAP is read as the
+  paper's eq. 11 (``infap="pooled"``, :mod:`recmeta.metrics._options`).
 * :func:`per_user` — each user's scores averaged over the folds where the user is evaluated.
   The paper's permutation tests have the *users* as their n, so these per-user scores are the
   main input of the p-values and DP; the (fold, user) topics are kept as a sensitivity check.
@@ -43,9 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from tqdm import tqdm
 
-from .metrics import GMEAN_FLOOR, Judgments, Runs
+from .metrics import GMEAN_FLOOR, Judgments, Runs, Subsets
 from .papers.ledger import Estimate
 
 __all__ = [
@@ -55,8 +51,7 @@ __all__ = [
     "label",
     "Study",
     "pool_folds",
-    "HitScorer",
-    "score_masks",
+    "scorer",
     "per_user",
     "trapezoid_weights",
     "tau_resolution",
@@ -87,8 +82,6 @@ LABELS: dict[str, str] = {
     "ERR": "ERR", "bpref": "bpref", "infAP": "infAP",
 }
 AGGREGATES = ("mean", "gmean")
-INFAP_EPSILON = 1e-5  # trec_eval's, as in recmeta.metrics
-INFAP_VARIANTS = ("pooled", "trec")
 
 
 def measures(cutoff: int = 100, metrics: Sequence[str] = METRICS) -> list[str]:
@@ -230,201 +223,20 @@ def per_user(matrix: ArrayLike, topics: pd.DataFrame) -> tuple[np.ndarray, pd.In
     return sums[:, keep] / counts[:, keep], pd.Index(users[keep], name="user")
 
 
-# ------------------------------------------------------------------------------- fast scoring
-class HitScorer:
-    r"""The nine metrics at cut-off ``k`` from the judged positions of the lists.
+# ------------------------------------------------------------------------------- scoring
+def scorer(study: Study, cutoff: int = 100, metrics: Sequence[str] = METRICS,
+           *, infap: str = "pooled") -> Subsets:
+    """The study's metrics at ``cutoff`` on any subset of its test rows (``Study.test`` order).
 
-    Only ranked items that carry a judgment change any of the nine metrics: P@k, R@k, F1@k,
-    AP@k (trec_eval ``map_cut``, ÷|R|), nDCG@k (linear gain, ideal from all judged items),
-    RR@k, ERR@k (gain (2^r − 1)/2^rmax), bpref@k and infAP@k (trec_eval). With the hits of a
-    list at ranks :math:`r_1 < r_2 < \dots` (judged items within the top k), each metric is a
-    sum over hits of a term that depends on the hit's rank, grade, and the numbers of relevant
-    (:math:`a_h`) and judged non-relevant (:math:`n_h`) hits before it:
-
-    .. math::
-
-        \mathrm{AP} = \frac{1}{|R|}\sum_{h\,\mathrm{rel}} \frac{a_h + 1}{r_h}, \quad
-        \mathrm{bpref} = \frac{1}{|R|}\sum_{h\,\mathrm{rel}}
-            \Bigl(1 - \frac{\min(n_h, |R|)}{\max(1, \min(|N|, |R|))}\Bigr), \quad
-        \mathrm{infAP} = \frac{1}{|R|}\sum_{h\,\mathrm{rel}}
-            \Bigl(\frac{1}{r_h} + \frac{a_h + n_h}{r_h}\,
-            \frac{a_h + \varepsilon}{a_h + n_h + 2\varepsilon}\Bigr),
-
-    :math:`\mathrm{ERR} = \sum_h G_h / r_h \prod_{h' < h} (1 - G_{h'})`, F1 = 2·hits/(k + |R|),
-    and so on (Valcarce et al. 2020, eqs. 1–11; trec_eval for AP, bpref, infAP). A subset of
-    the judgments (a ``keep`` mask over the test rows) just switches hits off, so one set of
-    hits serves every incomplete test set. Values equal :func:`recmeta.metrics.score_matrices`
-    (same NaN for topics without a relevant item, 0 for empty lists) up to float rounding.
-
-    infAP comes in two readings (``infap=``). ``"trec"`` is the engine's: trec_eval with the
-    unrated items outside the pool; then ``(a_h + n_h)/r_h · (a_h + ε)/(a_h + n_h + 2ε)`` is
-    ``a_h / r_h`` up to ε and infAP equals AP. ``"pooled"`` (default) is Valcarce et al. (2020,
-    eq. 11): every ranked item is in the pool and the unrated ones are *pooled but unjudged*
-    (trec_eval's relevance −1), so the factor ``(a_h + n_h)/r_h`` becomes ``(r_h − 1)/r_h`` and
-    the precision above a hit is estimated from its judged items only (Yilmaz & Aslam 2006).
+    A :class:`recmeta.metrics.Subsets` over the pooled judgments and runs: ``.score(keep)`` gives
+    per-topic scores (systems × topics), ``.means(masks.keep, aggregates=AGGREGATES)`` the system
+    means on every incomplete test set. infAP defaults to the paper's eq. 11
+    (``infap="pooled"``: every ranked item pooled, the unrated ones unjudged); ``"trec_eval"``
+    is trec_eval's reading, which without a pool repeats AP.
     """
-
-    def __init__(self, judgments: Judgments, runs: Runs, k: int = 100, *, infap: str = "pooled"):
-        runs.check_aligned(judgments)
-        if int(k) != k or k < 1:
-            raise ValueError(f"the cut-off must be a positive integer, got {k!r}")
-        if infap not in INFAP_VARIANTS:
-            raise ValueError(f"infap must be one of {INFAP_VARIANTS}, got {infap!r}")
-        self.k = int(k)
-        self.infap = infap
-        self.judgments = judgments
-        self.runs = runs
-        rows = judgments.to_frame()
-        n_items = len(runs.items)
-        self.n_topics = len(judgments.users)
-        self.n_systems = len(runs.systems)
-        u = judgments.users.get_indexer(rows.iloc[:, 0])
-        i = judgments.items.get_indexer(rows.iloc[:, 1])
-        self.entry_topic = u.astype(np.int64)
-        self.grade = rows.iloc[:, 2].to_numpy(dtype=np.float64)
-        self.threshold = judgments.threshold
-        self.rmax = judgments.max_grade
-        key = u.astype(np.int64) * (n_items + 1) + i
-        order = np.argsort(key, kind="stable")
-        sorted_key = key[order]
-        # ranked positions within the cut-off: (system, topic, rank) in that lexicographic order
-        depth = min(self.k, runs.depth)
-        ranks = runs.ranks[:, :, :depth]
-        s, t, d = np.nonzero(ranks >= 0)
-        qkey = t.astype(np.int64) * (n_items + 1) + ranks[s, t, d]
-        at = np.searchsorted(sorted_key, qkey)
-        at = np.minimum(at, len(sorted_key) - 1)
-        found = sorted_key[at] == qkey
-        self.hit_entry = order[at[found]]
-        self.hit_system = s[found].astype(np.int64)
-        self.hit_topic = t[found].astype(np.int64)
-        self.hit_rank = (d[found] + 1).astype(np.float64)
-        self.hit_grade = self.grade[self.hit_entry]
-        self.hit_group = self.hit_system * self.n_topics + self.hit_topic
-        self.empty = ~(runs.ranks[:, :, 0] >= 0)  # systems × topics with no list
-        # per-hit constants shared by every mask
-        start = np.r_[True, self.hit_group[1:] != self.hit_group[:-1]] if found.any() else \
-            np.zeros(0, dtype=bool)
-        self.seg_start = np.flatnonzero(start)
-        self.seg_group = self.hit_group[self.seg_start]
-        self.first_pos = np.maximum.accumulate(np.where(start, np.arange(start.size), 0))
-        self.inv_rank = 1.0 / self.hit_rank
-        self.hit_discount = 1.0 / np.log2(self.hit_rank + 1.0)
-        self.can_be_relevant = self.hit_grade >= judgments.threshold
-        self.hit_gain = (np.exp2(self.hit_grade) - 1.0) / np.exp2(judgments.max_grade)
-        self.hit_log_stay = np.log1p(-self.hit_gain)
-        # ideal DCG: entries by (topic, grade desc), discount by the rank among kept entries
-        self.ideal_order = np.lexsort((-self.grade, self.entry_topic))
-        self.discount = 1.0 / np.log2(np.arange(2, self.k + 2, dtype=np.float64))
-
-    # -- segmented helpers over hits sorted by (group, rank)
-    def _before(self, values: np.ndarray) -> np.ndarray:
-        """Sum of ``values`` over the hits before each hit within its (system, topic) list."""
-        c = np.cumsum(values, dtype=np.float64) - values
-        return c - c[self.first_pos]
-
-    def _sum(self, values: np.ndarray) -> np.ndarray:
-        """Sum of ``values`` over each (system, topic) list: systems × topics."""
-        out = np.zeros(self.n_systems * self.n_topics)
-        if self.seg_start.size:
-            out[self.seg_group] = np.add.reduceat(values, self.seg_start)
-        return out.reshape(self.n_systems, self.n_topics)
-
-    def score(self, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """Per-topic scores (systems × topics) of the nine metrics on the judgments ``keep`` leaves.
-
-        ``keep`` is a boolean flag per test row (the rows of ``judgments.to_frame()``), as the
-        masks of :mod:`recmeta.incompleteness` hold; ``None`` keeps every row.
-        """
-        n = self.grade.size
-        if keep is None:
-            keep = np.ones(n, dtype=bool)
-        keep = np.asarray(keep)
-        if keep.dtype != bool or keep.shape != (n,):
-            raise ValueError(f"keep must be a boolean array with one flag per test row ({n}), "
-                             f"got {keep.dtype} {keep.shape}")
-        k = float(self.k)
-        rel_entry = keep & (self.grade >= self.threshold)
-        n_rel = np.bincount(self.entry_topic[rel_entry], minlength=self.n_topics).astype(np.float64)
-        n_judged = np.bincount(self.entry_topic[keep], minlength=self.n_topics).astype(np.float64)
-        n_non = n_judged - n_rel
-        active = keep[self.hit_entry]
-        rel = active & self.can_be_relevant
-        relf = rel.astype(np.float64)
-        nonf = (active & ~self.can_be_relevant).astype(np.float64)
-        a = self._before(relf)
-        nb = self._before(nonf)
-        r = self.hit_rank
-        hits = self._sum(relf)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = {}
-            out["P"] = hits / k
-            out["R"] = hits / n_rel
-            out["F1"] = np.where(hits > 0, 2.0 * hits / (k + n_rel), 0.0)
-            out["AP"] = self._sum(relf * (a + 1.0) * self.inv_rank) / n_rel
-            # nDCG: linear gain of every kept judged item, ideal from the kept entries
-            dcg = self._sum(np.where(active, self.hit_grade, 0.0) * self.hit_discount)
-            ideal = self._ideal(keep)
-            out["nDCG"] = np.where(ideal > 0, dcg / ideal, 0.0)
-            out["RR"] = self._sum(np.where(rel & (a == 0), self.inv_rank, 0.0))
-            gain = np.where(active, self.hit_gain, 0.0)
-            reach = np.exp(self._before(np.where(active, self.hit_log_stay, 0.0)))
-            out["ERR"] = self._sum(reach * gain * self.inv_rank)
-            den = np.maximum(np.minimum(n_non, n_rel), 1.0)[self.hit_topic]
-            term = 1.0 - np.minimum(nb, n_rel[self.hit_topic]) / den
-            out["bpref"] = self._sum(relf * term) / n_rel
-            j = a + nb
-            # "trec": share of judged items above, a + nb out of r - 1; "pooled": all of them
-            above = j if self.infap == "trec" else r - 1.0
-            expected = self.inv_rank + (above / r) * (a + INFAP_EPSILON) / (j + 2 * INFAP_EPSILON)
-            out["infAP"] = self._sum(relf * expected) / n_rel
-        excluded = n_rel == 0
-        for name, v in out.items():
-            v = np.array(v, dtype=np.float64)
-            v[self.empty] = 0.0
-            v[:, excluded] = np.nan
-            out[name] = v
-        return out
-
-    def _ideal(self, keep: np.ndarray) -> np.ndarray:
-        """Ideal DCG@k per topic over the kept entries (linear gain, Järvelin & Kekäläinen 2002)."""
-        o = self.ideal_order
-        kept = keep[o]
-        t = self.entry_topic[o]
-        c = np.cumsum(kept, dtype=np.int64)
-        start = np.r_[True, t[1:] != t[:-1]]
-        base = np.maximum.accumulate(np.where(start, c - kept, 0))
-        rank = c - kept - base  # 0-based rank among the topic's kept entries
-        use = kept & (rank < self.k)
-        w = self.grade[o][use] * self.discount[rank[use]]
-        return np.bincount(t[use], weights=w, minlength=self.n_topics)
-
-
-def score_masks(
-    scorer: HitScorer,
-    keep: np.ndarray,
-    *,
-    metrics: Sequence[str] = METRICS,
-    progress: bool = False,
-) -> dict[str, np.ndarray]:
-    """System means on every incomplete test set: {"mean", "gmean"} → (masks × metrics × systems).
-
-    ``keep`` is (masks × test rows), e.g. ``Masks.keep`` built from ``study.test``. Topics left
-    without a relevant item drop out of both means (as in :func:`recmeta.metrics.aggregate`);
-    the geometric mean floors zeros at :data:`recmeta.metrics.GMEAN_FLOOR`.
-    """
-    keep = np.asarray(keep)
-    if keep.ndim != 2 or keep.dtype != bool:
-        raise ValueError("keep must be a boolean (masks × test rows) array, e.g. Masks.keep")
-    metrics = list(metrics)
-    out = {a: np.empty((keep.shape[0], len(metrics), scorer.n_systems)) for a in AGGREGATES}
-    for j in tqdm(range(keep.shape[0]), disable=not progress, desc="incomplete test sets"):
-        mats = scorer.score(keep[j])
-        for m, name in enumerate(metrics):
-            x = mats[name]
-            out["mean"][j, m] = np.nanmean(x, axis=1)
-            out["gmean"][j, m] = np.exp(np.nanmean(np.log(np.maximum(x, GMEAN_FLOOR)), axis=1))
-    return out
+    if int(cutoff) != cutoff or cutoff < 1:
+        raise ValueError(f"the cut-off must be a positive integer, got {cutoff!r}")
+    return Subsets(study.judgments, study.runs, measures(int(cutoff), metrics), infap=infap)
 
 
 # ------------------------------------------------------------------------ robustness areas
@@ -800,14 +612,24 @@ def expected_precision_ratio(n_relevant: ArrayLike, share: float, n_ratings: int
     return float(q / np.mean(1.0 - gone))
 
 
-def judged_share(scorer: HitScorer, topics: pd.DataFrame) -> pd.Series:
-    """Per user: the share of their ranked positions (all systems, all folds, top k) that carry a
-    test rating — the paper's "test rating coverage" of the top 100 (Valcarce et al. 2020, §6.3.1)."""
-    depth = min(scorer.k, scorer.runs.depth)
-    ranked = (scorer.runs.ranks[:, :, :depth] >= 0).sum(axis=(0, 2)).astype(np.float64)  # topics
-    judged = np.bincount(scorer.hit_topic, minlength=scorer.n_topics).astype(np.float64)
-    codes, users = pd.factorize(topics["user"])
-    num = np.bincount(codes, weights=judged, minlength=len(users))
+def judged_share(study: Study, cutoff: int = 100) -> pd.Series:
+    """Per user: the share of their ranked positions (all systems, all folds, top ``cutoff``)
+    that carry a test rating — the paper's "test rating coverage" of the top 100 (Valcarce et
+    al. 2020, §6.3.1)."""
+    judgments, runs = study.judgments, study.runs
+    ranks = runs.ranks[:, :, :min(int(cutoff), runs.depth)]
+    ranked = (ranks >= 0).sum(axis=(0, 2)).astype(np.float64)  # per topic
+    rows = judgments.to_frame()
+    width = np.int64(len(runs.items) + 1)
+    judged = np.sort(judgments.users.get_indexer(rows["user"]).astype(np.int64) * width
+                     + judgments.items.get_indexer(rows["item"]))
+    s, t, d = np.nonzero(ranks >= 0)
+    key = t.astype(np.int64) * width + ranks[s, t, d]
+    at = np.minimum(np.searchsorted(judged, key), max(judged.size - 1, 0))
+    hit = judged[at] == key if judged.size else np.zeros(key.size, dtype=bool)
+    per_topic = np.bincount(t[hit], minlength=len(judgments.users)).astype(np.float64)
+    codes, users = pd.factorize(study.topics["user"])
+    num = np.bincount(codes, weights=per_topic, minlength=len(users))
     den = np.bincount(codes, weights=ranked, minlength=len(users))
     keep = den > 0
     return pd.Series(num[keep] / den[keep], index=pd.Index(users[keep], name="user"), name="judged")
@@ -895,15 +717,13 @@ def incompleteness_masks(
 
 
 def robustness(
-    scorer: HitScorer,
+    subsets: Subsets,
     masks,
     reference: Mapping[str, np.ndarray],
-    *,
-    metrics: Sequence[str] = METRICS,
-    progress: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Robustness curves, absolute values and per-mask τ of every metric under one set of masks.
 
+    ``subsets`` scores the metrics on any subset of the test rows (:func:`scorer`);
     ``reference[aggregate]`` is (metrics × systems): the means on the full test set. Returns
     ``(curves, absolute, taus)``: :func:`recmeta.agreement.robustness_curves` for both
     aggregates (column ``aggregate``); the metric values averaged over systems, then over the
@@ -913,8 +733,8 @@ def robustness(
     """
     from . import agreement
 
-    scores = score_masks(scorer, masks.keep, metrics=metrics, progress=progress)
-    names = [f"{m}@{scorer.k}" for m in metrics]
+    scores = subsets.means(masks.keep, aggregates=AGGREGATES)
+    names = subsets.metrics
     curves, absolute, taus = [], [], []
     for agg, s in scores.items():
         curves.append(agreement.robustness_curves(s, reference[agg], masks.share, names)
@@ -1073,7 +893,7 @@ def run(
     """The whole study on one pooled cross-validation (Valcarce et al. 2020, Secs. 6–7).
 
     ``shares`` maps each scheme of :data:`SCHEMES` to its shares kept. Per-topic scores come
-    from :class:`HitScorer`; p-values from :func:`recmeta.significance.pvalue_table` (paired
+    from :func:`scorer` (infAP as the paper's eq. 11); p-values from :func:`recmeta.significance.pvalue_table` (paired
     permutation test, difference of means, ``n_permutations`` sign flips, seeded), on users
     (each user's scores averaged over the folds: the main input) and on (fold, user) topics.
     """
@@ -1082,10 +902,9 @@ def run(
     missing = [s for s in SCHEMES if s not in shares]
     if missing:
         raise ValueError(f"no shares for scheme(s) {missing}; give shares for {list(SCHEMES)}")
-    scorer = HitScorer(study.judgments, study.runs, cutoff, infap="pooled")
-    full = scorer.score()
-    names = [f"{m}@{cutoff}" for m in metrics]
-    matrices = {f"{m}@{cutoff}": full[m] for m in metrics}
+    subsets = scorer(study, cutoff, metrics)
+    names = subsets.metrics
+    matrices = subsets.score()
     reference = {
         agg: pd.DataFrame({n: _aggregate(matrices[n], agg) for n in names}, index=study.systems)
         for agg in AGGREGATES
@@ -1094,7 +913,7 @@ def run(
     curves, absolute, taus = [], [], []
     for k, scheme in enumerate(SCHEMES):
         masks = incompleteness_masks(study.test, scheme, shares[scheme], n_samples, seed=seed + k)
-        c, a, t = robustness(scorer, masks, ref_arrays, metrics=metrics, progress=progress)
+        c, a, t = robustness(subsets, masks, ref_arrays)
         curves.append(c.assign(scheme=scheme))
         absolute.append(a.assign(scheme=scheme))
         taus.append(t.assign(scheme=scheme))
@@ -1105,7 +924,7 @@ def run(
                                                n_permutations=n_permutations, progress=progress)
     return Results(study, cutoff, matrices, reference, pd.concat(curves, ignore_index=True),
                    pd.concat(absolute, ignore_index=True), pd.concat(taus, ignore_index=True),
-                   pvalues, pvalues_topics, judged_share(scorer, study.topics),
+                   pvalues, pvalues_topics, judged_share(study, cutoff),
                    int(n_permutations), int(seed))
 
 

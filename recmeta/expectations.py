@@ -154,11 +154,11 @@ def lemma_bounds(scored: pd.DataFrame, n: int) -> tuple[float, float, float]:
     scores (user, item) pairs). The inequalities are guaranteed when every user's sets share the
     same non-relevant items (``Protocol(shared_nonrelevant=True)``); otherwise they hold in
     expectation only. Ranks within T_u break ties by item id, as in
-    :func:`recmeta.protocols.set_metrics`.
+    :func:`recmeta.protocols.target_metrics`.
     """
-    from .protocols import set_metrics
+    from .protocols import target_metrics
 
-    per_set = set_metrics(scored, n)
+    per_set = target_metrics(scored, n)
     n_pos = int(scored["relevant"].sum())
     if n_pos != len(per_set):
         raise ValueError("lemma_bounds needs a 1R frame (exactly one relevant item per target set)")
@@ -184,7 +184,7 @@ def top_positive_counts(scored: pd.DataFrame, n: int, positive_counts: pd.Series
     """|PR(i_k^{u,s})| for k = 1..n: the positive-rating counts of each set's top n items.
 
     ``scored`` is a scored target-set frame (ranked by score, ties by item id, as
-    :func:`recmeta.protocols.set_metrics`); ``positive_counts`` maps item → |PR(i)| (items absent
+    :func:`recmeta.protocols.target_metrics`); ``positive_counts`` maps item → |PR(i)| (items absent
     count 0). Returns a sets × n matrix, the input of :func:`nonpersonalised_precision_ar`.
     Sets with fewer than n items raise.
     """
@@ -216,7 +216,7 @@ def lemma_ranks(scored: pd.DataFrame) -> pd.DataFrame:
 
     For the relevant item i of each 1R set T_u^r: ``own`` = τ(i, T_u^r), its 1-based rank in its
     own set; ``union`` = τ(i, T_u), its rank in T_u = ∪_r T_u^r; ``relevant`` = |PR_test(u)|.
-    Ranks break ties by item id, as :func:`recmeta.protocols.set_metrics`. With a shared
+    Ranks break ties by item id, as :func:`recmeta.protocols.target_metrics`. With a shared
     non-relevant sample, T_u^r = T_u minus the user's other relevant items, so
 
         own ≤ union ≤ own + |PR_test(u)| − 1,

@@ -5,7 +5,8 @@ smaller and smaller subsets of the test judgments and correlating each system or
 one obtained on the full test set. Valcarce et al. (2020, Sec. 4.2) add item- and user-level
 schemes. Every scheme here returns a :class:`Masks`: a boolean matrix ``keep`` with one row per
 incomplete test set and one column per test row (judged entry), so the runs never have to be
-recomputed; the metric engine evaluates the same runs against ``judgments[keep[k]]``.
+recomputed; the metric engine evaluates the same runs on the rows ``keep[k]`` leaves
+(:class:`recmeta.metrics.Subsets`, :func:`score_masks`).
 
 Schemes (the *share* is the share of *units* kept; the unit is recorded in ``Masks.unit``):
 
@@ -32,7 +33,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from tqdm import tqdm
 
 if TYPE_CHECKING:
     from .metrics import Judgments, Runs
@@ -217,16 +217,18 @@ def score_masks(
     metrics: Sequence[str],
     *,
     aggregate: str = "mean",
-    progress: bool = False,
+    **options,
 ) -> np.ndarray:
     """System scores of every metric on every incomplete test set: (masks × metrics × systems).
 
     The masks must be defined over ``judgments.to_frame()`` (build them from that frame, so the
-    row order matches). Each mask becomes ``judgments.subset(mask)``; the runs are never
-    recomputed. Averages follow :func:`recmeta.metrics.aggregate` (``"mean"`` or ``"gmean"``):
-    users left without a relevant item are excluded from the mean, as everywhere in the engine.
+    row order matches). The runs are never recomputed: :class:`recmeta.metrics.Subsets` finds
+    the judged positions of the lists once, and each mask is one compiled pass that switches
+    judgments off. Averages follow :func:`recmeta.metrics.aggregate` (``"mean"`` or
+    ``"gmean"``): users left without a relevant item are excluded from the mean, as everywhere
+    in the engine. ``options`` (``infap=``, ``gain=``, ``ties=``, ``users=``) go to the engine.
     """
-    from . import metrics as M
+    from .metrics import Subsets
 
     keep = masks.keep if isinstance(masks, Masks) else np.asarray(masks)
     if keep.ndim != 2 or keep.dtype != bool:
@@ -236,13 +238,9 @@ def score_masks(
             f"the masks cover {keep.shape[1]} test rows but the judgments hold "
             f"{judgments.n_entries}; build the masks from judgments.to_frame()"
         )
-    metrics = list(metrics)
-    out = np.empty((keep.shape[0], len(metrics), len(runs.systems)))
-    for k in tqdm(range(keep.shape[0]), disable=not progress, desc="incomplete test sets"):
-        mats = M.score_matrices(judgments.subset(keep[k]), runs, metrics)
-        for m, name in enumerate(metrics):
-            out[k, m] = M.aggregate(mats[name], aggregate)
-    return out
+    if aggregate not in ("mean", "gmean"):
+        raise ValueError(f"aggregate must be 'mean' or 'gmean', got {aggregate!r}")
+    return Subsets(judgments, runs, list(metrics), **options).means(keep, (aggregate,))[aggregate]
 
 
 # --------------------------------------------------------------------------------------------

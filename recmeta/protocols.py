@@ -23,12 +23,12 @@ A relevant item is a test rating with ``rating >= threshold``. A target-set fram
 (popularity percentile for P1R, else 0).
 
 A recommender scores every (user, item) pair of the frame (:func:`candidate_pairs`); the scores
-are joined back (:func:`attach_scores`), ranked within each set (:func:`set_metrics`), and the
-per-set values are averaged as the protocol says (:func:`protocol_mean`): over users in AR, over
-positive test ratings in 1R (eq. 1), and over percentiles in P1R. :func:`trials` runs systems
-over several splits, per split or per target set (``per_set=True``, averaged back by
-:func:`summarise`); a :class:`TrialCache` shares target sets and per-set results between runs
-of the same design.
+are joined back (:func:`attach_scores`), each set is evaluated by the metric engine as one topic
+(:func:`target_metrics`), and the per-set values are averaged as the protocol says
+(:func:`protocol_mean`): over users in AR, over positive test ratings in 1R (eq. 1), and over
+percentiles in P1R. :func:`trials` runs systems over several splits, per split or per target set
+(``per_set=True``, averaged back by :func:`summarise`); a :class:`TrialCache` shares target sets
+and per-set results between runs of the same design.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ __all__ = [
     "item_scores",
     "random_scores",
     "attach_scores",
-    "set_metrics",
+    "target_metrics",
     "one_r_an_metrics",
     "protocol_mean",
     "evaluate_systems",
@@ -540,66 +540,65 @@ def attach_scores(sets: pd.DataFrame, scores: pd.DataFrame, *, missing: Literal[
     return out
 
 
-def set_metrics(
+def target_metrics(
     scored: pd.DataFrame, n: int, *, gain: Literal["binary", "rating"] = "binary",
     rank: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """P@n and nDCG@n of every target set from a scored target-set frame.
+    """P@n and nDCG@n of every target set of a scored target-set frame, by the metric engine.
 
-    Items are ranked by decreasing score; ties are broken by increasing item id (deterministic).
-    P@n = |top_n ∩ relevant| / n (trec_eval's P: the divisor is n even if the set is smaller).
-    nDCG@n = Σ_{k≤n} g_k / log2(k + 1) divided by the same sum over the set's relevant items
-    sorted by gain (ideal ranking from the judgments); a set with no relevant item scores 0.
-    ``gain="binary"`` uses g = 1 for relevant items, ``"rating"`` the test rating (the paper uses
-    the rating values above the threshold as grades, §6.3). In 1R the grade cancels.
+    Each target set is one topic of :mod:`recmeta.metrics` and its items, ranked, one list:
+    items by decreasing score, ties by increasing item id — the engine's ``ties="item_id"``
+    (:mod:`recmeta.metrics._options`), computed here by :func:`_rank_in_sets`. The set's
+    relevant items are its judgments, with grade 1 (``gain="binary"``) or their test rating
+    (``"rating"``: the paper uses the rating values above the threshold as grades, §6.3), so
+    ``P@n`` divides by n even if the set is smaller (trec_eval's P) and ``nDCG@n`` takes binary
+    or linear gains with the ideal from the set's relevant items; in 1R the grade cancels. A set
+    without a relevant item scores 0 on both: the protocol's mean counts it (eq. 4).
     ``rank`` may pass the rows' 0-based ranks within their sets when they are known already.
     Returns one row per set: ``set``, ``user``, ``stratum``, ``P``, ``nDCG``.
     """
+    from .metrics import Judgments, Runs, score_matrices
+
     for c in ("set", "user", "item", "relevant", "score", "stratum"):
         if c not in scored.columns:
             raise ValueError(f"scored frame lacks column {c!r}; build it with target_sets + attach_scores")
     if n < 1:
         raise ValueError(f"cut-off n must be >= 1, got {n}")
-    s = scored["set"].to_numpy()
-    score = scored["score"].to_numpy(dtype=float)
-    if np.isnan(score).any():
-        raise ValueError("scores contain NaN; use attach_scores(..., missing='last') for unscored items")
-    rel = scored["relevant"].to_numpy(dtype=bool)
-    if gain == "binary":
-        g = rel.astype(float)
-    elif gain == "rating":
-        g = np.where(rel, scored["rating"].to_numpy(dtype=float), 0.0)
-    else:
+    if gain not in ("binary", "rating"):
         raise ValueError(f"gain must be 'binary' or 'rating', got {gain!r}")
+    s = scored["set"].to_numpy()
+    if np.isnan(scored["score"].to_numpy(dtype=float)).any():
+        raise ValueError("scores contain NaN; use attach_scores(..., missing='last') for unscored items")
     item = scored["item"].to_numpy()
+    rel = scored["relevant"].to_numpy(dtype=bool)
     sets, inverse, grouped = _set_codes(s, item)
     if grouped:
         first_row = np.r_[0, np.flatnonzero(np.diff(inverse)) + 1] if len(s) else np.zeros(0, np.int64)
     else:
         _, first_row = np.unique(inverse, return_index=True)
     if rank is None:
-        rank = _rank_in_sets(scored)
+        rank = _rank_in_sets(scored, depth=n)
     elif len(rank) != len(scored):
         raise ValueError("rank must hold one rank per row of the scored frame")
-    top = rank < n
-    disc = 1.0 / np.log2(rank[top] + 2.0)
-    hits = np.bincount(inverse[top], weights=rel[top].astype(float), minlength=len(sets))
-    dcg = np.bincount(inverse[top], weights=g[top] * disc, minlength=len(sets))
-    # ideal DCG: the set's positive gains in decreasing order (only those rows can contribute)
-    pos = np.flatnonzero(g > 0)
-    o = pos[np.lexsort((-g[pos], inverse[pos]))]
-    so = inverse[o]
-    irank = np.arange(len(o)) - np.searchsorted(so, so, side="left")
-    keep = irank < n
-    idcg = np.bincount(so[keep], weights=g[o][keep] / np.log2(irank[keep] + 2.0), minlength=len(sets))
-    ndcg = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    # topics = target sets; judgments = their relevant items; one run = the first n of each set
+    top = np.flatnonzero(rank < n)
+    judged = np.flatnonzero(rel)
+    ids = pd.Index(np.unique(np.concatenate([item[judged], item[top]])))
+    grade = np.ones(judged.size) if gain == "binary" else scored["rating"].to_numpy(float)[judged]
+    threshold = float(grade.min()) if grade.size else 1.0
+    j = Judgments.from_frame(pd.DataFrame({"user": inverse[judged], "item": item[judged], "rating": grade}),
+                             threshold, users=pd.RangeIndex(len(sets)), items=ids)
+    orders = np.full((1, len(sets), n), -1, dtype=np.int64)
+    orders[0, inverse[top], rank[top]] = ids.get_indexer(item[top])
+    names = [f"P@{n}", f"nDCG(gain={'binary' if gain == 'binary' else 'linear'})@{n}"]
+    values = score_matrices(j, Runs.from_orders(orders, j), names)
     return pd.DataFrame(
         {
             "set": sets,
             "user": scored["user"].to_numpy()[first_row],
             "stratum": scored["stratum"].to_numpy()[first_row],
-            "P": hits / n,
-            "nDCG": ndcg,
+            "P": np.nan_to_num(values[names[0]][0]),  # sets without a relevant item: 0
+            "nDCG": np.nan_to_num(values[names[1]][0]),
         }
     )
 
@@ -623,7 +622,8 @@ def _set_codes(s: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray,
 
 
 def _rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
-    """0-based rank of every row within its set: score descending, ties by item id ascending.
+    """0-based rank of every row within its set: score descending, ties by item id ascending —
+    the metric engine's ``ties="item_id"`` order, computed without building runs.
 
     With ``depth`` only the ranks below ``depth`` are exact: the rows that cannot reach the first
     ``depth`` places of their set are found by a partition instead of a sort and get ``depth``.
@@ -665,7 +665,7 @@ def one_r_an_metrics(scored_ar: pd.DataFrame, n: int) -> pd.DataFrame:
     Under AN every 1R set of a user holds one relevant item r and the same non-relevant items
     N_u = 𝒞 ∖ PR_test(u) ∖ R_train(u) — the non-relevant items of her AR-AN set T_u. So the rank
     of r in T_u^r is one plus the number of non-relevant items of T_u ranked above r (scores
-    descending, ties by item id, as :func:`set_metrics`), and the 1R sets need not be built
+    descending, ties by item id, as :func:`target_metrics`), and the 1R sets need not be built
     (Bellogín et al. 2017, Table 3). With a single relevant item, P@n = [rank ≤ n]/n and
     nDCG@n = [rank ≤ n]/log2(rank + 1), whatever the grade.
     ``scored_ar`` is an AR-AN target-set frame with scores (``Protocol(c, "AR", "AN")``).
@@ -731,11 +731,11 @@ def evaluate_systems(
     """P@n and nDCG@n of several systems on one set of target sets, averaged by the protocol.
 
     ``systems`` maps a name to its (user, item, score) frame. Returns one row per system with
-    the columns ``system``, ``P@n``, ``nDCG@n`` (see :func:`set_metrics`, :func:`protocol_mean`).
+    the columns ``system``, ``P@n``, ``nDCG@n`` (see :func:`target_metrics`, :func:`protocol_mean`).
     """
     rows = []
     for name, scores in systems.items():
-        per_set = set_metrics(attach_scores(sets, scores, missing=missing), n, gain=gain)
+        per_set = target_metrics(attach_scores(sets, scores, missing=missing), n, gain=gain)
         rows.append({"system": name, f"P@{n}": protocol_mean(per_set, "P"), f"nDCG@{n}": protocol_mean(per_set, "nDCG")})
     return pd.DataFrame(rows)
 
@@ -760,7 +760,7 @@ def engine_metrics(
     ``judged="relevant"`` keeps only the relevant items as judgments, so graded gains come from
     relevant items alone (the paper's grades, §6.3: "the rating values above the relevance
     threshold"). ``popularity`` (|PR(i)| by item) feeds stratified recall. Each system ranks the
-    whole set, in the order of :func:`set_metrics` (score descending, ties by item id), handed
+    whole set, in the order of :func:`target_metrics` (score descending, ties by item id), handed
     to the engine as ranks; ``depth`` keeps only the first ``depth`` items of each list, which
     changes nothing for metrics cut at ``depth`` or less and saves time on large sets;
     ``depth="judged"`` keeps each list down to its last judged item, or to the largest cut-off
@@ -829,7 +829,7 @@ def liked_scorer(threshold: float) -> Scorer:
     Bellogín et al. (2017, §5.1) argue that popularity (|R_train(i)|) maximises eq. 3 among
     non-personalised rankings "as far as E[|PR_test(i)|] ∝ |R_train(i)|"; ranking by the positive
     ratings themselves is the competitor that tests that assumption. Ties: |R_train(i)|, then
-    item id (through :func:`set_metrics`).
+    item id (through :func:`target_metrics`).
     """
 
     def score(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
@@ -1003,7 +1003,7 @@ def trials(
             for name, scores in score_all(todo, train, sets, seed).items():
                 scored = attach_scores(sets, scores, missing=missing)
                 rank = _rank_in_sets(scored, depth=None if metrics and depth is None else max(n, depth or n))
-                per = set_metrics(scored, n, gain=gain, rank=rank)
+                per = target_metrics(scored, n, gain=gain, rank=rank)
                 row = {**common, "system": name, "P": protocol_mean(per, "P"), "nDCG": protocol_mean(per, "nDCG")}
                 if protocol.relevant == "1R" and protocol.shared_nonrelevant and protocol.percentiles is None:
                     row["lower"], _, row["upper"] = ex.lemma_bounds(scored, n)

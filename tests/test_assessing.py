@@ -1,8 +1,9 @@
-"""The assessing-ranking-metrics study: fold pooling, the judged-position scorer, masks, claims.
+"""The assessing-ranking-metrics study: fold pooling, the study's scorer, masks, claims.
 
-Independent checks: the metric engine (itself tested against trec_eval) for every value of the
-judged-position scorer, on random runs and random subsets of the judgments; folds evaluated one
-at a time for the pooling; hand-worked examples for the per-user pooling and the claims.
+Independent checks: the metric engine on judgments rebuilt from the kept rows (itself tested
+against trec_eval) for the study's scorer on random subsets; pytrec_eval for the paper's infAP;
+folds evaluated one at a time for the pooling; hand-worked examples for the nine metrics, the
+per-user pooling and the claims.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import agreement, assessing, incompleteness
+from recmeta import assessing, incompleteness
 from recmeta.metrics import Judgments, Runs, aggregate, score_matrices
 
 
@@ -44,29 +45,31 @@ def engine(judgments, runs, k):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("k", [100, 10])
-def test_hit_scorer_equals_the_engine(seed, k):
+def test_study_scorer_equals_the_engine_on_rebuilt_judgments(seed, k):
     rng = np.random.default_rng(seed)
     test, frame = random_fold(rng)
-    j = Judgments.from_frame(test, threshold=4, max_grade=5)
-    r = Runs.from_frame(frame, j)
-    scorer = assessing.HitScorer(j, r, k, infap="trec")
+    study = assessing.pool_folds([test], [frame], threshold=4, max_grade=5)
+    j, r = study.judgments, study.runs
+    scorer = assessing.scorer(study, k, infap="trec_eval")
     keeps = [None, rng.random(j.n_entries) < 0.6, rng.random(j.n_entries) < 0.2]
     for keep in keeps:
         mine = scorer.score(keep)
-        ref = engine(j if keep is None else j.subset(keep), r, k)
-        for m in assessing.METRICS:
-            a, b = mine[m], ref[f"{m}@{k}"]
-            assert np.array_equal(np.isnan(a), np.isnan(b)), m
-            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=m)
+        kept = j if keep is None else Judgments.from_frame(
+            j.to_frame()[keep], j.threshold, users=j.users, items=j.items, max_grade=j.max_grade)
+        ref = engine(kept, r, k)
+        for name in assessing.measures(k):
+            a, b = mine[name], ref[name]
+            assert np.array_equal(np.isnan(a), np.isnan(b)), name
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=name)
 
 
-def test_hit_scorer_by_hand():
+def test_nine_metrics_by_hand():
     # one user, relevant items a (5) and b (4), judged non-relevant c (2); list: x c a y b
     test = pd.DataFrame({"user": [1, 1, 1], "item": ["a", "b", "c"], "rating": [5.0, 4.0, 2.0]})
-    j = Judgments.from_frame(test, threshold=4, max_grade=5)
     run = pd.DataFrame({"system": "s", "user": 1, "item": list("xcayb"), "rank": [1, 2, 3, 4, 5]})
-    got = assessing.HitScorer(j, Runs.from_frame(run, j), 5, infap="trec").score()
-    v = {m: float(got[m][0, 0]) for m in assessing.METRICS}
+    study = assessing.pool_folds([test], [run], threshold=4, max_grade=5)
+    got = assessing.scorer(study, 5, infap="trec_eval").score()
+    v = {m: float(got[f"{m}@5"][0, 0]) for m in assessing.METRICS}
     assert v["P"] == pytest.approx(2 / 5)
     assert v["R"] == pytest.approx(1.0)
     assert v["F1"] == pytest.approx(2 * 0.4 * 1 / 1.4)
@@ -80,25 +83,27 @@ def test_hit_scorer_by_hand():
     assert v["ERR"] == pytest.approx(err)
     # bpref: one judged non-relevant above each relevant item, min(|N|, |R|) = 1
     assert v["bpref"] == pytest.approx(0.0)
+    # trec_eval's infAP: judged items above c (rank 3): 1 of 2; above b (rank 5): 2 of 4
     eps = 1e-5
     e3 = 1 / 3 + (2 / 3) * (1 / 2) * (0 + eps) / (1 + 2 * eps)
     e5 = 1 / 5 + (4 / 5) * (2 / 4) * (1 + eps) / (2 + 2 * eps)
     assert v["infAP"] == pytest.approx((e3 + e5) / 2)
+    # the paper's eq. 11 (default): every ranked item pooled, the precision above estimated
+    # from the judged ones: 1/3 + (2/3)(0 + eps)/(1 + 2eps) and 1/5 + (4/5)(1 + eps)/(2 + 2eps)
+    pooled = float(assessing.scorer(study, 5).score()["infAP@5"][0, 0])
+    p3 = 1 / 3 + (2 / 3) * (0 + eps) / (1 + 2 * eps)
+    p5 = 1 / 5 + (4 / 5) * (1 + eps) / (2 + 2 * eps)
+    assert pooled == pytest.approx((p3 + p5) / 2)
 
 
-def test_hit_scorer_refuses_bad_masks():
+def test_scorer_refuses_bad_cutoffs():
     rng = np.random.default_rng(3)
     test, frame = random_fold(rng, n_users=5)
-    j = Judgments.from_frame(test, threshold=4)
-    scorer = assessing.HitScorer(j, Runs.from_frame(frame, j))
-    with pytest.raises(ValueError, match="one flag per test row"):
-        scorer.score(np.ones(j.n_entries + 1, dtype=bool))
-    with pytest.raises(ValueError, match="one flag per test row"):
-        scorer.score(np.ones(j.n_entries))
+    study = assessing.pool_folds([test], [frame], threshold=4)
     with pytest.raises(ValueError, match="cut-off"):
-        assessing.HitScorer(j, Runs.from_frame(frame, j), 0)
+        assessing.scorer(study, 0)
     with pytest.raises(ValueError, match="infap"):
-        assessing.HitScorer(j, Runs.from_frame(frame, j), infap="paper")
+        assessing.scorer(study, infap="paper")
 
 
 @pytest.mark.parametrize("seed", [0, 4])
@@ -107,11 +112,11 @@ def test_pooled_infap_is_trec_eval_with_unrated_items_pooled_but_unjudged(seed):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     rng = np.random.default_rng(seed)
     test, frame = random_fold(rng, n_users=25)
-    j = Judgments.from_frame(test, threshold=4)
-    r = Runs.from_frame(frame, j)
+    study = assessing.pool_folds([test], [frame], threshold=4)
+    j = study.judgments
     keep = rng.random(j.n_entries) < 0.7
-    got = assessing.HitScorer(j, r, 100).score(keep)["infAP"][0]
-    kept = j.to_frame()[keep]
+    got = assessing.scorer(study).score(keep)["infAP@100"][0]
+    kept = study.test[keep]
     s0 = frame[frame["system"] == "s0"]
     qrels = {str(u): {str(i): int(g) for i, g in zip(g_["item"], g_["rating"])}
              for u, g_ in kept.groupby("user")}
@@ -123,7 +128,8 @@ def test_pooled_infap_is_trec_eval_with_unrated_items_pooled_but_unjudged(seed):
            for u, g_ in s0.groupby("user")}
     # trec_eval breaks score ties by docno; the scores here are distinct within a list
     ref = pytrec_eval.RelevanceEvaluator(qrels, {"infAP"}, relevance_level=4).evaluate(run)
-    for code, u in enumerate(j.users):
+    users = study.topics["user"].to_numpy()
+    for code, u in enumerate(users):
         if np.isnan(got[code]):
             continue
         assert got[code] == pytest.approx(ref[str(u)]["infAP"], abs=1e-9), u
@@ -133,8 +139,8 @@ def test_trec_infap_without_a_pool_is_ap():
     rng = np.random.default_rng(5)
     test, frame = random_fold(rng)
     j = Judgments.from_frame(test, threshold=4)
-    got = assessing.HitScorer(j, Runs.from_frame(frame, j), infap="trec").score()
-    np.testing.assert_allclose(got["infAP"], got["AP"], atol=1e-4)
+    got = score_matrices(j, Runs.from_frame(frame, j), ["infAP@100", "AP@100"])
+    np.testing.assert_allclose(got["infAP@100"], got["AP@100"], atol=1e-4)
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +174,9 @@ def test_pooled_topics_score_as_each_fold_alone(two_folds):
 def test_pooled_mean_is_the_mean_over_all_topics(two_folds):
     tests, frames = two_folds
     study = assessing.pool_folds(tests, frames, threshold=4, max_grade=5)
-    scorer = assessing.HitScorer(study.judgments, study.runs, infap="trec")
+    scorer = assessing.scorer(study, infap="trec_eval")
     keep = incompleteness.random_ratings(study.test, [1.0, 0.5], 2, seed=1).keep
-    got = assessing.score_masks(scorer, keep)
+    got = scorer.means(keep, aggregates=("mean", "gmean"))
     for j in range(keep.shape[0]):
         mats = engine(study.judgments.subset(keep[j]), study.runs, 100)
         for m, name in enumerate(assessing.measures()):
@@ -406,7 +412,7 @@ def test_judged_share_by_hand():
     runs = [pd.DataFrame({"system": "s", "user": 1, "item": list("xcayb"), "rank": [1, 2, 3, 4, 5]}),
             pd.DataFrame({"system": "s", "user": 1, "item": ["a"], "rank": [1]})]
     study = assessing.pool_folds(tests, runs, threshold=4, max_grade=5)
-    got = assessing.judged_share(assessing.HitScorer(study.judgments, study.runs, 5), study.topics)
+    got = assessing.judged_share(study, 5)
     assert got.loc[1] == pytest.approx((3 + 1) / (5 + 1))
 
 

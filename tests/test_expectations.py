@@ -16,7 +16,7 @@ import pytest
 
 from recmeta import expectations as E
 from recmeta import popularity as pop
-from recmeta.protocols import Protocol, attach_scores, set_metrics, target_sets, uniform_test_split
+from recmeta.protocols import Protocol, attach_scores, target_metrics, target_sets, uniform_test_split
 
 PRIOR = {1.0: 0.1, 2.0: 0.15, 3.0: 0.3, 4.0: 0.25, 5.0: 0.2}
 
@@ -72,7 +72,7 @@ def test_eq4_random_ar_precision_matches_monte_carlo(candidates, sigma, n):
         sets = target_sets(
             df[~is_test], df[is_test], Protocol(candidates, "AR", "AN", threshold=tau, ar_users="all")
         )
-        measured.append(set_metrics(random_scores(sets, rng), n)["P"].mean())
+        measured.append(target_metrics(random_scores(sets, rng), n)["P"].mean())
         t = E.harmonic_target_size(sets.groupby("set").size())
         formula.append(E.random_precision_ar(sigma, n_pos, n_users, t))
     assert within_ci(np.array(measured), float(np.mean(formula)))
@@ -98,7 +98,7 @@ def test_random_precision_rho_matches_monte_carlo(protocol):
     rng = np.random.default_rng(7)
     from recmeta.protocols import protocol_mean
 
-    draws = np.array([protocol_mean(set_metrics(random_scores(sets, rng), 5)) for _ in range(150)])
+    draws = np.array([protocol_mean(target_metrics(random_scores(sets, rng), 5)) for _ in range(150)])
     assert within_ci(draws, E.random_precision(sets))
 
 
@@ -113,7 +113,7 @@ def test_eq5_random_1r_precision_is_one_over_t(n_nonrelevant, n):
     for seed in range(25):
         is_test = rng.random(len(df)) < 0.3
         sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "1R", "NN", n_nonrelevant, threshold=4.0), seed=seed)
-        draws.append(set_metrics(random_scores(sets, rng), n)["P"].mean())
+        draws.append(target_metrics(random_scores(sets, rng), n)["P"].mean())
     assert within_ci(np.array(draws), E.random_precision_1r(n_nonrelevant + 1))
 
 
@@ -142,7 +142,7 @@ def test_dense_simulator_agrees_with_the_protocol_pipeline():
     train, test = df[~is_test], df[is_test]
     sets = target_sets(train, test, Protocol("AI", "AR", "AN", threshold=4.0, ar_users="all"), items=np.arange(1, 91))
     scores = pd.DataFrame({"user": sets["user"], "item": sets["item"], "score": -sets["item"].astype(float)})
-    pipeline = set_metrics(attach_scores(sets, scores.drop_duplicates()), 5)["P"].mean()
+    pipeline = target_metrics(attach_scores(sets, scores.drop_duplicates()), 5)["P"].mean()
     rated, liked = dense(df, 90, 4.0)
     users = np.unique(df["user"])
     in_test = np.zeros_like(rated)

@@ -49,7 +49,10 @@ def test_parse_names_and_parameters():
     spec = parse_metric("SRecall(gamma=inf)@10")
     assert spec.param("gamma") == np.inf and str(spec) == "SRecall(gamma=inf)@10"
     assert str(parse_metric("nDCG(gain=exp)@10")) == "nDCG(gain=exp)@10"
-    assert str(parse_metric("nDCG(gain=linear)@10")) == "nDCG@10"
+    assert str(parse_metric("nDCG@10")) == "nDCG@10"
+    # an explicit gain is kept: it overrides the evaluation's gain= option
+    assert str(parse_metric("nDCG(gain=linear)@10")) == "nDCG(gain=linear)@10"
+    assert str(parse_metric("nDCG(gain=exponential)@10")) == "nDCG(gain=exp)@10"
 
 
 @pytest.mark.parametrize("bad", ["Prec@10", "P@0", "P@x", "nDCG(gain=cubic)@10", "P(k=3)@2", ""])

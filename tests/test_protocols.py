@@ -18,7 +18,7 @@ from recmeta.protocols import (
     protocol_mean,
     random_scores,
     roster_scorer,
-    set_metrics,
+    target_metrics,
     target_sets,
     trials,
     uniform_test_size,
@@ -225,20 +225,20 @@ def test_uniform_test_split_gives_every_target_item_eta_test_ratings():
 # -- scoring and the 1R average (eq. 1) --------------------------------------------------------
 
 
-def test_set_metrics_hand_example_and_eq1_average():
+def test_target_metrics_hand_example_and_eq1_average():
     s = build("TI", "1R", "AN")  # sets: (u1:3,5) (u1:4,5) (u2:1,4) (u2:5,4)
     scores = pd.DataFrame({"user": [1, 1, 1, 2, 2, 2], "item": [3, 4, 5, 1, 4, 5], "score": [0.9, 0.1, 0.5, 0.2, 0.2, 0.8]})
-    per_set = set_metrics(attach_scores(s, scores), n=1)
+    per_set = target_metrics(attach_scores(s, scores), n=1)
     # u1/3 ranked first: hit; u1/4 below 5: miss; u2/1 ties with 4 at 0.2 -> item 1 first (smaller id): hit; u2/5: hit
     assert per_set["P"].tolist() == [1.0, 0.0, 1.0, 1.0]
     np.testing.assert_allclose(per_set["nDCG"], [1.0, 0.0, 1.0, 1.0])
     assert protocol_mean(per_set) == pytest.approx(0.75)  # eq. 1: mean over the 4 positive test ratings
-    per_set2 = set_metrics(attach_scores(s, scores), n=2)
+    per_set2 = target_metrics(attach_scores(s, scores), n=2)
     np.testing.assert_allclose(per_set2["P"], [0.5, 0.5, 0.5, 0.5])
     np.testing.assert_allclose(per_set2["nDCG"], [1.0, 1 / np.log2(3), 1.0, 1.0])
 
 
-def test_set_metrics_agrees_with_trec_eval_in_ar():
+def test_target_metrics_agree_with_trec_eval_in_ar():
     pytrec_eval = pytest.importorskip("pytrec_eval")
     rng = np.random.default_rng(5)
     n_users, n_items = 30, 60
@@ -248,7 +248,7 @@ def test_set_metrics_agrees_with_trec_eval_in_ar():
     train, test = df[~is_test], df[is_test]
     s = target_sets(train, test, Protocol("AI", "AR", "AN", threshold=4), items=np.arange(n_items))
     s["score"] = rng.random(len(s))
-    per_set = set_metrics(s, n=10, gain="rating").set_index("user")
+    per_set = target_metrics(s, n=10, gain="rating").set_index("user")
     qrels = {str(u): {str(i): int(r) for i, r in zip(d["item"], d["rating"])} for u, d in s[s.relevant].groupby("user")}
     run = {str(u): {str(i): float(x) for i, x in zip(d["item"], d["score"])} for u, d in s.groupby("user") if str(u) in qrels}
     res = pytrec_eval.RelevanceEvaluator(qrels, {"P_10", "ndcg_cut_10"}).evaluate(run)
@@ -266,7 +266,7 @@ def test_scores_missing_pairs_raise_or_rank_last():
     with pytest.raises(ValueError, match="no score"):
         attach_scores(s, partial)
     scored = attach_scores(s, partial, missing="last")
-    per_set = set_metrics(scored, n=1)
+    per_set = target_metrics(scored, n=1)
     assert per_set["P"].tolist() == [1.0, 1.0, 1.0, 0.0]
 
 
@@ -296,7 +296,7 @@ def test_item_and_random_scores_feed_evaluate_systems():
         item_scores(s, pop.drop(5))
 
 
-def test_engine_metrics_agree_with_set_metrics_in_1r():
+def test_engine_metrics_agree_with_target_metrics_in_1r():
     rng = np.random.default_rng(4)
     df = pd.DataFrame(
         [(u, i, float(rng.integers(1, 6))) for u in range(40) for i in rng.choice(80, 20, replace=False)],
@@ -384,20 +384,20 @@ def test_one_r_an_metrics_equal_the_built_1r_an_sets(candidates):
     one = target_sets(train, test, Protocol(candidates, "1R", "AN", threshold=4))
     scores = random_scores(ar, 3).assign(score=lambda d: (d["score"] * 4).round())  # many ties
     got = one_r_an_metrics(attach_scores(ar, scores), 3)
-    want = set_metrics(attach_scores(one, scores), 3)
+    want = target_metrics(attach_scores(one, scores), 3)
     np.testing.assert_allclose(got["P"], want["P"])
     np.testing.assert_allclose(got["nDCG"], want["nDCG"])
     np.testing.assert_array_equal(got["user"], want["user"])
     np.testing.assert_array_equal(got["size"], one.groupby("set").size().to_numpy())
 
 
-def test_set_metrics_does_not_depend_on_row_order():
+def test_target_metrics_do_not_depend_on_row_order():
     df = toy_ratings(5)
     is_test = np.random.default_rng(2).random(len(df)) < 0.3
     sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "AR", "AN", threshold=4))
     scored = attach_scores(sets, random_scores(sets, 1).assign(score=lambda d: (d["score"] * 3).round()))
-    a = set_metrics(scored, 5, gain="rating")
-    b = set_metrics(scored.sample(frac=1.0, random_state=0), 5, gain="rating")
+    a = target_metrics(scored, 5, gain="rating")
+    b = target_metrics(scored.sample(frac=1.0, random_state=0), 5, gain="rating")
     pd.testing.assert_frame_equal(a, b)
 
 
@@ -444,9 +444,9 @@ def test_engine_metrics_depth_and_judged_options():
         np.testing.assert_allclose(engine_metrics(sets, sys_, names, 4, depth=depth)["value"], full["value"])
     cut = engine_metrics(sets, sys_, ["P@10", "nDCG@10"], 4, depth=10)
     np.testing.assert_allclose(cut["value"], engine_metrics(sets, sys_, ["P@10", "nDCG@10"], 4)["value"])
-    # grades from the relevant items only: nDCG with rating gains equals set_metrics' rating gain
+    # grades from the relevant items only: nDCG with rating gains equals target_metrics' rating gain
     lin = engine_metrics(sets, {"a": sys_["a"]}, ["nDCG(gain=linear)@10"], 4, judged="relevant")["value"].iloc[0]
-    ours = set_metrics(attach_scores(sets, sys_["a"]), 10, gain="rating")
+    ours = target_metrics(attach_scores(sets, sys_["a"]), 10, gain="rating")
     rel_sets = sets.groupby("set")["relevant"].any()
     assert lin == pytest.approx(ours.set_index("set").loc[rel_sets[rel_sets].index, "nDCG"].mean())
     with pytest.raises(ValueError, match="judged"):
@@ -489,3 +489,27 @@ def test_partial_ranks_agree_with_the_full_sort_above_the_depth(relevant):
         top = full < depth
         np.testing.assert_array_equal(part[top], full[top])
         assert (part[~top] >= depth).all()
+
+
+def test_target_metrics_rank_ties_as_the_engine_item_id_rule():
+    """The ranks protocols hand to the engine are its ties="item_id" order: building the runs from
+    the scores with that rule (the engine sorting) gives the same values, and trec_eval's rule
+    other ones."""
+    from recmeta.metrics import Judgments, Runs, score_matrices
+
+    df = toy_ratings(9)
+    is_test = np.random.default_rng(4).random(len(df)) < 0.3
+    sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "AR", "AN", threshold=4))
+    scored = attach_scores(sets, random_scores(sets, 5).assign(score=lambda d: (d["score"] * 3).round()))
+    ours = target_metrics(scored, 5, gain="rating").set_index("set")
+    rel = scored[scored["relevant"]]
+    j = Judgments.from_frame(rel[["set", "item", "rating"]], 4, user_col="set")
+    by_engine = {}
+    for rule in ("item_id", "trec_eval"):
+        runs = Runs.from_frame(scored[scored["set"].isin(j.users)], j, user_col="set", system="s",
+                               ties=rule)
+        by_engine[rule] = score_matrices(j, runs, ["P@5", "nDCG@5"])
+    got = ours.loc[j.users]
+    np.testing.assert_allclose(got["P"], by_engine["item_id"]["P@5"][0], atol=1e-12)
+    np.testing.assert_allclose(got["nDCG"], by_engine["item_id"]["nDCG@5"][0], atol=1e-12)
+    assert not np.allclose(got["nDCG"], by_engine["trec_eval"]["nDCG@5"][0])  # ties matter here

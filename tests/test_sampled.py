@@ -527,7 +527,7 @@ def test_true_ranks_match_a_sorted_reference():
         rows += [(user, int(i), float(s)) for i, s in zip(items, scores)]
     scores = pd.DataFrame(rows, columns=["user", "item", "score"])
     held = scores.groupby("user").sample(1, random_state=1)[["user", "item"]].sample(frac=1, random_state=2)
-    got = true_ranks(scores, held, ties="id")
+    got = true_ranks(scores, held, ties="trec_eval")
     for (user, item), rank, n in zip(held.itertuples(index=False), got["rank"], got["n"]):
         cand = scores[scores["user"] == user]
         # slow reference: Python sort with key (NaN last, score descending, item text descending)
@@ -599,7 +599,7 @@ def _tie_example():
     return scores, pd.DataFrame({"user": [7], "item": [3]})
 
 
-@pytest.mark.parametrize(("ties", "rank"), [("pessimistic", 4), ("optimistic", 2), ("id", 3), ("expected", 3.0)])
+@pytest.mark.parametrize(("ties", "rank"), [("pessimistic", 4), ("optimistic", 2), ("trec_eval", 3), ("expected", 3.0)])
 def test_tie_rules_on_a_hand_worked_block(ties, rank):
     from recmeta.sampled import true_ranks
 
@@ -608,6 +608,36 @@ def test_tie_rules_on_a_hand_worked_block(ties, rank):
     # by item id as text, descending: "4" comes before "3", "2" after it
     assert (got["above"], got["tied"], got["id_above"], got["n"]) == (1, 2, 1, 5)
     assert got["rank"] == rank
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "trec_eval", "expected"])
+def test_tie_rules_are_the_metric_engine_rules(ties):
+    """One held-out item among tied candidates: the sampled rules give the engine's values."""
+    from recmeta.metrics import Judgments, Runs, score_matrices
+    from recmeta.metrics._options import TIES
+    from recmeta.sampled import TIE_RULES, span_metric, true_ranks
+
+    assert set(TIE_RULES) <= set(TIES)
+    scores, held = _tie_example()
+    r = true_ranks(scores, held, ties=ties).iloc[0]
+    lo, hi = (np.array([r["above"] + 1]), np.array([r["above"] + r["tied"] + 1]))
+    if ties != "expected":
+        lo = hi = np.array([int(r["rank"])])
+    j = Judgments.from_frame(held.assign(rating=1.0), threshold=1)
+    runs = Runs.from_frame(scores, j, system="s")
+    engine = score_matrices(j, runs, ["RR", "R@3", "P@3", "nDCG(gain=binary)@3"], ties=ties)
+    for ours, theirs in (("AP", "RR"), ("Recall@3", "R@3"), ("Precision@3", "P@3"),
+                         ("NDCG@3", "nDCG(gain=binary)@3")):
+        assert span_metric(ours, lo, hi, np.array([5]))[0] == pytest.approx(engine[theirs][0, 0])
+
+
+def test_the_old_name_of_trec_eval_order_is_explained():
+    from recmeta.sampled import check_ties
+
+    with pytest.raises(ValueError, match="'id' is now 'trec_eval'"):
+        check_ties("id")
+    with pytest.raises(ValueError, match="not offered for one held-out item"):
+        check_ties("item_id")
 
 
 def test_expected_tie_rule_averages_the_metric_over_the_block():
@@ -677,8 +707,8 @@ def test_standing_counts_every_candidate_once():
         code = st.patterns[:, s]
         np.testing.assert_array_equal(st.cells[:, code == 3].sum(axis=1), st.above[s])
         np.testing.assert_array_equal(st.cells[:, (code == 1) | (code == 2)].sum(axis=1), st.tied[s])
-        ref = true_ranks(scores[name], held, ties="id")
-        np.testing.assert_array_equal(st.ranks("id")[name], ref["rank"])
+        ref = true_ranks(scores[name], held, ties="trec_eval")
+        np.testing.assert_array_equal(st.ranks("trec_eval")[name], ref["rank"])
     assert st.tied[st.systems.index("Z")].max() > 10
 
 

@@ -293,7 +293,7 @@ def test_study_scores_match_the_engine_and_infap_is_eq8(small_study, subset):
 def test_pooled_infap_by_hand():
     # one user; relevant items a, c; the list a, x (unrated), c: eq. 8 counts x as pooled but
     # unjudged: E[P@3] = 1/3 + (2/3)(1 + ε)/(1 + 2ε); AP counts x as non-relevant: P@3 = 2/3
-    from recmeta.assessing import HitScorer
+    from recmeta.metrics import score_matrix
 
     test = pd.DataFrame({"user": [1, 1], "item": ["a", "c"], "rating": [5.0, 4.0]})
     j = Judgments.from_frame(test, threshold=4)
@@ -301,8 +301,8 @@ def test_pooled_infap_by_hand():
                                         "score": [3.0, 2.0, 1.0]}), j)
     eps = 1e-5
     hand = (1.0 + 1 / 3 + (2 / 3) * (1 + eps) / (1 + 2 * eps)) / 2
-    assert HitScorer(j, run, 100, infap="pooled").score()["infAP"][0, 0] == pytest.approx(hand)
-    assert HitScorer(j, run, 100, infap="trec").score()["infAP"][0, 0] == pytest.approx((1 + 2 / 3) / 2, abs=1e-5)
+    assert score_matrix(j, run, "infAP@100", infap="pooled")[0, 0] == pytest.approx(hand)
+    assert score_matrix(j, run, "infAP@100")[0, 0] == pytest.approx((1 + 2 / 3) / 2, abs=1e-5)
 
 
 def test_study_on_implicit_feedback(subset, tmp_path_factory, monkeypatch):

@@ -14,13 +14,21 @@ Metric names follow ir_measures (``P@10``, ``R@10``, ``F1@10``, ``AP@100``, ``nD
 has a metric, values equal trec_eval's (tested against pytrec_eval), and :func:`trec_eval`
 evaluates a run with trec_eval's options and output layout. Every metric at every cut-off comes
 from one compiled pass over the lists (numba, cached on disk after the first compile).
+
+Where papers and libraries read a metric differently the engine takes a named option —
+``infap=`` (infAP's pool), ``gain=`` (nDCG's gain) and ``ties=`` (the order of tied items) — of
+:func:`evaluate`, :func:`score_matrices` and :func:`score_matrix`; the definitions are in
+:mod:`recmeta.metrics._options`, the defaults are trec_eval's readings. :class:`Subsets` scores
+the same runs on many subsets of the judgments (incomplete test sets), one pass per subset.
 """
 
 from ._evaluate import GMEAN_FLOOR, aggregate, evaluate, pivot, score_matrices, score_matrix
 from ._judgments import Judgments, JudgmentsError
 from ._names import MetricNameError, MetricSpec, known_metrics, parse_metric
+from ._options import GAINS, INFAP, TIES, OptionError
 from ._runs import Runs, RunsError
 from ._single import score_rankings
+from ._subsets import Subsets
 from ._trec_eval import (
     TREC_EVAL_VERSION,
     TrecEvalError,
@@ -36,6 +44,10 @@ __all__ = [
     "RunsError",
     "MetricSpec",
     "MetricNameError",
+    "OptionError",
+    "INFAP",
+    "GAINS",
+    "TIES",
     "parse_metric",
     "known_metrics",
     "evaluate",
@@ -44,6 +56,7 @@ __all__ = [
     "aggregate",
     "pivot",
     "score_rankings",
+    "Subsets",
     "GMEAN_FLOOR",
     "trec_eval",
     "TrecEvaluation",

@@ -13,17 +13,21 @@ Rules shared by every metric:
 
 ``users="all"`` scores every user with a judgment (trec_eval evaluates a topic without relevant
 documents too): the metrics that divide by |R| give 0 for a user without a relevant item.
+
+Options (``infap=``, ``gain=``, ``ties=``) are defined in :mod:`recmeta.metrics._options`; their
+defaults are trec_eval's readings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ._judgments import Judgments
 from ._names import SUMMED, MetricSpec, parse_metric
+from ._options import options
 from ._plan import run_plan
 from ._runs import Runs
 
@@ -41,16 +45,22 @@ def score_matrices(
     metrics: Sequence[str | MetricSpec],
     *,
     users: str = "relevant",
+    infap: str = "trec_eval",
+    gain: str | Mapping[float, float] = "linear",
+    ties: str | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-user scores, one systems × users array per metric (NaN = excluded user).
 
     ``users="relevant"`` (default) scores the users with a relevant item; ``"all"`` every user
-    with at least one judgment, as trec_eval does (see the module docstring). Every metric at
-    every cut-off comes from one compiled pass over the lists (:mod:`recmeta.metrics._kernel`);
-    the definitions are in :mod:`recmeta.metrics._plan`.
+    with at least one judgment, as trec_eval does (see the module docstring). ``infap``,
+    ``gain`` and ``ties`` are the options of :mod:`recmeta.metrics._options` (``ties=None``:
+    the runs' own rule, ``Runs.ties``, trec_eval's unless they were built with another). Every
+    metric at every cut-off comes from one compiled pass over the lists
+    (:mod:`recmeta.metrics._kernel`); the definitions are in :mod:`recmeta.metrics._plan`.
     """
     if users not in ("relevant", "all"):
         raise ValueError(f"users must be 'relevant' or 'all', got {users!r}")
+    opts = options(infap, gain, runs.ties if ties is None else ties)
     specs = [parse_metric(m) for m in metrics]
     runs.check_aligned(judgments)
     if users == "relevant":
@@ -60,8 +70,8 @@ def score_matrices(
         excluded = np.bincount(e.users[judgments.active()], minlength=len(judgments.users)) == 0
     empty = runs.ranks[:, :, 0] < 0
     out = {}
-    for text, spec, values in zip(metrics, specs,
-                                  run_plan(judgments, runs, specs, all_users=users == "all")):
+    for text, spec, values in zip(metrics, specs, run_plan(judgments, runs, specs,
+                                                           all_users=users == "all", opts=opts)):
         if spec.name not in _KEEP_WHEN_EMPTY:
             values[empty] = 0.0
         values[:, excluded] = np.nan
@@ -70,13 +80,17 @@ def score_matrices(
 
 
 def score_matrix(
-    judgments: Judgments, runs: Runs, metric: str | MetricSpec, *, users: str = "relevant"
+    judgments: Judgments, runs: Runs, metric: str | MetricSpec, *, users: str = "relevant",
+    infap: str = "trec_eval", gain: str | Mapping[float, float] = "linear",
+    ties: str | None = None,
 ) -> np.ndarray:
     """Per-user scores of one metric: systems × users (in ``judgments.users`` order).
 
-    Users without a relevant item are NaN (unless ``users="all"``); empty lists score 0.
+    Users without a relevant item are NaN (unless ``users="all"``); empty lists score 0. The
+    options are those of :func:`score_matrices`.
     """
-    return score_matrices(judgments, runs, [metric], users=users)[str(metric)]
+    return score_matrices(judgments, runs, [metric], users=users, infap=infap, gain=gain,
+                          ties=ties)[str(metric)]
 
 
 def aggregate(matrix: np.ndarray, how: str = "mean") -> np.ndarray:
@@ -102,13 +116,18 @@ def evaluate(
     metrics: Sequence[str],
     aggregate: str = "mean",
     per_user: bool = False,
+    *,
+    infap: str = "trec_eval",
+    gain: str | Mapping[float, float] = "linear",
+    ties: str | None = None,
 ) -> pd.DataFrame:
     """Evaluate every system of ``runs`` on ``metrics`` (names such as ``"nDCG@10"``).
 
     Returns a tidy frame with columns system, metric, value — or, with ``per_user=True``,
     system, user, metric, value for the evaluated users (those with a relevant item). The
     ``metric`` column holds the names as given. ``aggregate`` applies to the plain names: a
-    ``gm_`` name is a geometric mean and a count (``NumRet``, ...) a sum whatever it says. See
+    ``gm_`` name is a geometric mean and a count (``NumRet``, ...) a sum whatever it says.
+    ``infap``, ``gain`` and ``ties`` are the options of :mod:`recmeta.metrics._options`. See
     :func:`pivot` for a wide table.
     """
     if isinstance(metrics, str):
@@ -117,7 +136,7 @@ def evaluate(
         raise ValueError(f"aggregate must be 'mean' or 'gmean', got {aggregate!r}")
     if len(set(map(str, metrics))) != len(metrics):
         raise ValueError("a metric is listed twice")
-    mats = score_matrices(judgments, runs, metrics)
+    mats = score_matrices(judgments, runs, metrics, infap=infap, gain=gain, ties=ties)
     names = np.asarray(list(mats), dtype=object)
     stack = np.stack([mats[n] for n in mats])  # metrics × systems × users
     systems = runs.systems.to_numpy()

@@ -1,14 +1,24 @@
-"""One compiled pass over every ranked list, computing every requested metric at every cut-off.
+"""The compiled passes: every requested metric at every cut-off from the judged positions of a list.
 
-For each user, the user's judged grades are spread into a dense item table (shared by every
-system's list for that user); each (system, user) list is then read once, position by position,
-updating running sums (hits, AP, DCG for each gain, bpref and infAP terms, ERR, ...). When the
-pass reaches a requested cut-off, the metrics at that cut-off are written from the running sums.
-Cost: O(systems × users × depth) with no intermediate arrays; the definitions of the metrics are
-in :mod:`recmeta.metrics._plan`, which builds the plan this pass executes.
+Only the ranked items that carry a judgment change a metric; the others count only in a list's
+length (P divides by k, not by the list's length). So each (system, user) list is reduced to its
+*hits* — position, grade and item of every judged item it ranks, in rank order — and one scorer
+(:func:`_score_sorted`, or :func:`_score_expected` for ``ties="expected"``) reads them once,
+updating running sums (hits, AP, DCG for each gain, bpref and infAP terms, ERR, ...) and writing
+the metrics of each cut-off as the pass crosses it. Two passes find the hits:
 
-Compiled with numba (``cache=True``: compiled once per machine, then loaded from ``__pycache__``),
-``parallel=True`` over blocks of users.
+* :func:`evaluate_lists` (and its one-thread twin) spreads each user's judged grades into a dense
+  item table shared by every system's list for that user, and reads each list position by
+  position (``Judgments`` and ``Runs`` as they are);
+* :func:`subset_means` / :func:`subset_scores` read hits found once by
+  :class:`recmeta.metrics.Subsets` (each a judgment row) and skip those whose row a ``keep`` mask
+  switches off, so one pass per incomplete test set serves every metric.
+
+Tie rules (:mod:`recmeta.metrics._options`): ``pessimistic`` and ``optimistic`` move the judged
+items of each tie block to its end or start (:func:`_reassign`); ``expected`` reads whole blocks
+(:func:`_score_expected`). The metrics' definitions are in :mod:`recmeta.metrics._plan`.
+Cost: O(systems × users × depth) for the table pass, O(hits) for the subset pass, no
+intermediate arrays. Compiled with numba (``cache=True``: once per machine).
 """
 
 from __future__ import annotations
@@ -18,277 +28,676 @@ from numba import njit, prange
 
 # metric codes (the plan's ``codes``); module-level ints are compile-time constants in numba
 (P, R, F1, AP, NDCG_LIN, NDCG_EXP, NDCG_BIN, NDCNG, RR, ERR, BPREF, INFAP, AUC, MUAP, SRECALL,
- RPREC, SUCCESS, IPREC, NUM_Q, NUM_RET, NUM_REL, NUM_REL_RET) = range(22)
-N_CODES = 22
+ RPREC, SUCCESS, IPREC, NUM_Q, NUM_RET, NUM_REL, NUM_REL_RET, NDCG_MAP) = range(23)
+N_CODES = 23
+# gain kinds of the DCG sums: linear, exponential, binary, normalised (NDCNG), mapped
+N_KINDS = 5
+# tie modes of the kernel (trec_eval and item_id lists are read as stored)
+TIE_STORED, TIE_PESSIMISTIC, TIE_OPTIMISTIC, TIE_EXPECTED = range(4)
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 USERS_PER_BLOCK = 64
 
 
-@njit(cache=True, nogil=True)
-def _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-           codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
-           max_entries, max_cut, all_users, out, gmax):
-    """Evaluate users ``u0 .. u1 - 1`` of every system; writes ``out[:, :, u]`` and ``gmax[u]``.
 
-    A negative grade marks an item in the pool but not judged (trec_eval's reading of a qrels
-    grade < 0): it is neither relevant nor judged non-relevant, gains nothing, and counts only
-    in infAP's share of pooled items above a relevant one. Users without a relevant item are
-    skipped (left NaN) unless ``all_users``; then the metrics that divide by |R| give 0.
+@njit(cache=True, nogil=True, inline="always")
+def _kind_of(c):
+    if c == NDCG_LIN:
+        return 0
+    if c == NDCG_EXP:
+        return 1
+    if c == NDCG_BIN:
+        return 2
+    if c == NDCNG:
+        return 3
+    return 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gain(kind, g, top, threshold, gain_keys, gain_vals):
+    """Gain of a judged grade ``g >= 0`` (see :mod:`recmeta.metrics._options`)."""
+    if kind == 0:
+        return g
+    if kind == 1:
+        return 2.0 ** g - 1.0
+    if kind == 2:
+        return 1.0 if g >= threshold and g > 0 else 0.0
+    if kind == 3:
+        return 2.0 ** (g / top) - 1.0 if top > 0 else 0.0
+    return gain_vals[np.searchsorted(gain_keys, g)]
+
+
+@njit(cache=True, nogil=True)
+def _setup_user(u, indptr, ent_items, ent_grades, keep, threshold, need_kind, need_muap,
+                ideal_len, disc, weights, gain_keys, gain_vals, buf, gbuf, ideal, levels,
+                lev_count, lev_dist, sw_total, us):
+    """The user's kept judgments: ``us`` = (|R|, judged, top grade, bpref divisor, levels, entries).
+
+    Fills ``ideal[kind, i]`` (cumulative ideal DCG of each needed gain), the µAP grade levels and
+    the stratified-recall totals. Negative grades (pooled, unjudged) count only in ``us[5]``.
     """
-    n_sys = ranks.shape[0]
-    depth = ranks.shape[2]
-    n_req = codes.shape[0]
-    n_err = rmax.shape[0]
     n_w = weights.shape[0]
+    n_e = 0
+    n_kept = 0
+    num_rel = 0.0
+    top = 0.0
+    for w in range(n_w):
+        sw_total[w] = 0.0
+    for e in range(indptr[u], indptr[u + 1]):
+        if keep[e]:
+            n_kept += 1
+            g = ent_grades[e]
+            if g < 0.0:
+                continue
+            buf[n_e] = g
+            n_e += 1
+            if g > top:
+                top = g
+            if g >= threshold:
+                num_rel += 1.0
+                for w in range(n_w):
+                    sw_total[w] += weights[w, ent_items[e]]
+    us[0] = num_rel
+    us[1] = n_e
+    us[2] = top
+    us[3] = max(min(n_e - num_rel, num_rel), 1.0)
+    us[4] = 0.0
+    us[5] = n_kept
+    if (num_rel == 0.0 and n_kept == 0) or not (need_kind.any() or need_muap):
+        return
+    grades = buf[:n_e]
+    grades.sort()  # ascending, in place
+    n_id = min(n_e, ideal_len)
+    for kind in range(4):  # gains that grow with the grade: the ideal is the grades descending
+        if need_kind[kind]:
+            acc = 0.0
+            for i in range(n_id):
+                acc += _gain(kind, grades[n_e - 1 - i], top, threshold, gain_keys, gain_vals) * disc[i]
+                ideal[kind, i] = acc
+    if need_kind[4]:  # a mapped gain need not grow with the grade: sort the gains
+        for i in range(n_e):
+            gbuf[i] = _gain(4, grades[i], top, threshold, gain_keys, gain_vals)
+        gains = np.sort(gbuf[:n_e])
+        acc = 0.0
+        for i in range(n_id):
+            acc += gains[n_e - 1 - i] * disc[i]
+            ideal[4, i] = acc
+    if need_muap:
+        n_lev = 0
+        previous = 0.0
+        for i in range(n_e):
+            g = grades[i]
+            if g > 0 and (n_lev == 0 or g != levels[n_lev - 1]):
+                levels[n_lev] = g
+                lev_count[n_lev] = n_e - i  # grades are ascending: n_e - i are >= g
+                lev_dist[n_lev] = g - previous
+                previous = g
+                n_lev += 1
+        us[4] = n_lev
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _value(c, kd, cut, slot, hits, ap_sum, dcg, first, bpref_sum, infap_sum, rank_sum, hits_r,
+           rr, succ, num_rel, n_e, n_lev, list_len, expected, ideal, ideal_len, err_sum, sw,
+           sw_total, mu_sum, levels, lev_count, lev_dist, hit_prec, recall_levels):
+    """The value of metric ``c`` at the cut-off reading ``cut`` positions, from the running sums
+    (``dcg`` is the sum of the gain of ``c``; ``rr`` and ``succ`` are read when ``expected``)."""
+    if c == P:
+        return hits / kd
+    if c == R:
+        return hits / num_rel if num_rel > 0 else 0.0
+    if c == F1:
+        p = hits / kd
+        r = hits / num_rel if num_rel > 0 else 0.0
+        return 2 * p * r / (p + r) if p + r > 0 else 0.0
+    if c == AP:
+        return ap_sum / num_rel if num_rel > 0 else 0.0
+    if c == NDCG_LIN or c == NDCG_EXP or c == NDCG_BIN or c == NDCNG or c == NDCG_MAP:
+        n_id = min(kd, n_e, ideal_len)
+        best = ideal[_kind_of(c), n_id - 1] if n_id > 0 else 0.0
+        return dcg / best if best > 0 else 0.0
+    if c == RR:
+        if expected:
+            return rr
+        return 1.0 / first if first > 0 else 0.0
+    if c == ERR:
+        return err_sum[slot]
+    if c == BPREF:
+        return bpref_sum / num_rel if num_rel > 0 else 0.0
+    if c == INFAP:
+        return infap_sum / num_rel if num_rel > 0 else 0.0
+    if c == AUC:
+        n_list = float(min(list_len, cut))
+        missing = num_rel - hits
+        total = rank_sum + missing * n_list + missing * (missing + 1) / 2
+        n = n_list + missing
+        if num_rel == 0:
+            return np.nan
+        return (n - (num_rel - 1) / 2 - total / num_rel) / (n - num_rel) if n > num_rel else 1.0
+    if c == MUAP:
+        if n_lev == 0:
+            return np.nan
+        acc = 0.0
+        for lv in range(n_lev):
+            acc += lev_dist[lv] * (mu_sum[lv] / lev_count[lv])
+        return acc / levels[n_lev - 1]
+    if c == SRECALL:
+        total_w = sw_total[slot]
+        return sw[slot] / total_w if total_w > 0 else 0.0
+    if c == RPREC:
+        if num_rel > 0:
+            return (hits_r if num_rel <= cut else hits) / num_rel
+        return 0.0
+    if c == SUCCESS:
+        if expected:
+            return succ
+        return 1.0 if hits > 0 else 0.0
+    if c == IPREC:
+        # trec_eval 9.0.8 m_iprec_at_recall.c: the level becomes a number of relevant items,
+        # (long)(x * |R| + 0.9); the value is the largest precision at or after the rank of
+        # that relevant item, 0 if not reached
+        need_hits = int(recall_levels[slot] * num_rel + 0.9)
+        if need_hits <= hits:
+            best = 0.0
+            for h in range(int(hits) - 1, max(need_hits, 1) - 2, -1):
+                if hit_prec[h] > best:
+                    best = hit_prec[h]
+            return best
+        return 0.0
+    if c == NUM_Q:
+        return 1.0
+    if c == NUM_RET:
+        return float(min(list_len, cut))
+    if c == NUM_REL:
+        return num_rel
+    if c == NUM_REL_RET:
+        return hits
+    return np.nan
+
+
+@njit(cache=True, nogil=True)
+def _value_call(c, kd, cut, slot, hits, ap_sum, dcg, first, bpref_sum, infap_sum, rank_sum, hits_r,
+                rr, succ, num_rel, n_e, n_lev, list_len, expected, ideal, ideal_len, err_sum, sw,
+                sw_total, mu_sum, levels, lev_count, lev_dist, hit_prec, recall_levels):
+    """:func:`_value` as a call, for the metrics the scorers do not write out themselves."""
+    return _value(c, kd, cut, slot, hits, ap_sum, dcg, first, bpref_sum, infap_sum, rank_sum,
+                  hits_r, rr, succ, num_rel, n_e, n_lev, list_len, expected, ideal, ideal_len,
+                  err_sum, sw, sw_total, mu_sum, levels, lev_count, lev_dist, hit_prec,
+                  recall_levels)
+
+
+@njit(cache=True, nogil=True)
+def _reset(err_sum, err_reach, sw, mu_hits, mu_sum):
+    for e in range(err_sum.shape[0]):
+        err_sum[e] = 0.0
+        err_reach[e] = 1.0
+    for w in range(sw.shape[0]):
+        sw[w] = 0.0
+    for lv in range(mu_hits.shape[0]):
+        mu_hits[lv] = 0.0
+        mu_sum[lv] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _score_expected(s, u, hpos, hg, hitem, hlo, hhi, n_hits, list_len, max_cut, us, threshold,
+                    codes, cuts, kdivs, slots, need_kind, weights, gain_keys, gain_vals, disc,
+                    ideal, ideal_len, recall_levels, levels, lev_count, lev_dist, err_sum,
+                    err_reach, sw, sw_total, mu_hits, mu_sum, hit_prec, wbuf, gsum, out):
+    """The metrics averaged over every ordering of every tie block (McSherry & Najork 2008).
+
+    Hits come grouped by tie block (``hlo``/``hhi``: first and last position of the hit's
+    block). Each position of a block holds a relevant item with probability m/n and the block's
+    mean gain; AP, RR and Success use the formulas of :mod:`recmeta.metrics._options`.
+    """
+    _reset(err_sum, err_reach, sw, mu_hits, mu_sum)
+    n_req = codes.shape[0]
+    n_w = weights.shape[0]
+    num_rel = us[0]
+    n_e = int(us[1])
+    top = us[2]
+    hits = ap_sum = hits_r = rr = succ = 0.0
+    dcg = np.zeros(N_KINDS)
+    req = 0
+    above = 0.0  # relevant items in the blocks above
+    h = 0
+    while True:
+        lo = hlo[h] if h < n_hits else max_cut
+        n_b = hhi[h] - lo + 1 if h < n_hits else 1
+        m = 0.0
+        for kind in range(N_KINDS):
+            gsum[kind] = 0.0
+        for w in range(n_w):
+            wbuf[w] = 0.0
+        h1 = h
+        while h1 < n_hits and hlo[h1] == lo:
+            g = hg[h1]
+            if g >= 0.0:
+                for kind in range(N_KINDS):
+                    if need_kind[kind]:
+                        gsum[kind] += _gain(kind, g, top, threshold, gain_keys, gain_vals)
+                if g >= threshold:
+                    m += 1.0
+                    for w in range(n_w):
+                        wbuf[w] += weights[w, hitem[h1]]
+            h1 += 1
+        p = m / n_b
+        first_block = above == 0.0 and m > 0.0
+        none = 1.0  # probability that no relevant item of the block comes before position t
+        for t in range(n_b):
+            d = min(lo + t, max_cut)
+            while req < n_req and cuts[req] <= d:
+                c = codes[req]
+                out[req, s, u] = _value(c, kdivs[req], cuts[req], slots[req], hits, ap_sum,
+                                        dcg[_kind_of(c)], 0.0, 0.0, 0.0, 0.0, hits_r, rr, succ,
+                                        num_rel, n_e, 0, list_len, True, ideal, ideal_len,
+                                        err_sum, sw, sw_total, mu_sum, levels, lev_count,
+                                        lev_dist, hit_prec, recall_levels)
+                req += 1
+            if d >= max_cut:
+                break
+            rank = d + 1.0
+            hits += p
+            if n_b > 1:
+                ap_sum += p * (above + 1.0 + t * (m - 1.0) / (n_b - 1.0)) / rank
+            else:
+                ap_sum += p * (above + 1.0) / rank
+            if rank <= num_rel:
+                hits_r += p
+            for kind in range(N_KINDS):
+                if need_kind[kind]:
+                    dcg[kind] += gsum[kind] / n_b * disc[d]
+            for w in range(n_w):
+                sw[w] += wbuf[w] / n_b
+            if first_block:
+                first = none * m / (n_b - t)
+                rr += first / rank
+                succ += first
+                none *= (n_b - m - t) / (n_b - t)
+        if lo >= max_cut:
+            break
+        above += m
+        h = h1
+
+
+@njit(cache=True, nogil=True)
+def _reassign(hpos, hg, hitem, hlo, hhi, n_hits, pessimistic, tpos, tg, titem, order):
+    """Move the judged hits of each tie block to its end (``pessimistic``) or start, by grade.
+
+    Pessimistic: increasing grade, so relevant items come last; optimistic: decreasing. Judged
+    items of equal grade keep their order; pooled-but-unjudged hits (negative grade) keep their
+    place among the block's unjudged items. Rewrites the hits in their new rank order.
+    """
+    h = 0
+    while h < n_hits:
+        lo = hlo[h]
+        hi = hhi[h]
+        h1 = h
+        while h1 < n_hits and hlo[h1] == lo:
+            h1 += 1
+        # judged hits of the block, stably sorted by grade (insertion sort: blocks are small)
+        n_j = 0
+        for i in range(h, h1):
+            if hg[i] >= 0.0:
+                order[n_j] = i
+                n_j += 1
+        for a in range(1, n_j):
+            x = order[a]
+            b = a - 1
+            while b >= 0 and ((hg[order[b]] > hg[x]) if pessimistic else (hg[order[b]] < hg[x])):
+                order[b + 1] = order[b]
+                b -= 1
+            order[b + 1] = x
+        out = 0
+        if not pessimistic:
+            for a in range(n_j):
+                i = order[a]
+                tpos[out] = lo + a
+                tg[out] = hg[i]
+                titem[out] = hitem[i]
+                out += 1
+        judged_before = 0
+        for i in range(h, h1):
+            if hg[i] >= 0.0:
+                judged_before += 1
+            else:
+                offset = hpos[i] - lo - judged_before
+                tpos[out] = lo + offset if pessimistic else lo + n_j + offset
+                tg[out] = hg[i]
+                titem[out] = hitem[i]
+                out += 1
+        if pessimistic:
+            for a in range(n_j):
+                i = order[a]
+                tpos[out] = hi - n_j + 1 + a
+                tg[out] = hg[i]
+                titem[out] = hitem[i]
+                out += 1
+        for a in range(out):
+            hpos[h + a] = tpos[a]
+            hg[h + a] = tg[a]
+            hitem[h + a] = titem[a]
+        h = h1
+
+
+@njit(cache=True, nogil=True)
+def _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, threshold,
+                infap_pooled, codes, cuts, kdivs, slots, need, need_kind, err_scale, weights,
+                gain_keys, gain_vals, disc, ideal, ideal_len, recall_levels, levels, lev_count,
+                lev_dist, err_sum, err_reach, sw, sw_total, mu_hits, mu_sum, hit_prec, tpos, tg,
+                titem, order, wbuf, gsum, out):
+    """Every requested metric of every system's list for user ``u``, from the lists' hits.
+
+    Row ``s`` of ``HP``/``HG``/``HI`` holds the position, grade and item of the ``NH[s]`` hits
+    of system ``s``'s list (``HLO``/``HHI``: their tie blocks), ``LL[s]`` the list's length
+    within the cut-offs. One call per user: the scorer of a list is written out here, not
+    called, so that the pass does not pay a call per list.
+    """
+    n_req = codes.shape[0]
+    n_err = err_sum.shape[0]
+    n_w = weights.shape[0]
+    num_rel = us[0]
+    n_e = int(us[1])
+    top = us[2]
+    bpref_den = us[3]
+    n_lev = int(us[4])
     eps = INFAP_EPSILON
-    table = np.full(max(n_judged, 1), np.nan)  # grade of each judged item for the current user
-    buf = np.empty(max(max_entries, 1))
-    ideal = np.zeros((4, max(ideal_len, 1)))  # cumulative ideal DCG: linear, exp, binary, normalised
-    levels = np.empty(max(max_entries, 1))
-    lev_count = np.empty(max(max_entries, 1))
-    lev_dist = np.empty(max(max_entries, 1))
-    mu_hits = np.empty(max(max_entries, 1))
-    mu_sum = np.empty(max(max_entries, 1))
-    hit_prec = np.empty(max(max_entries, 1))  # precision at the rank of each relevant item
-    err_sum = np.empty(max(n_err, 1))
-    err_reach = np.empty(max(n_err, 1))
-    err_scale = np.empty(max(n_err, 1))
-    for e in range(n_err):
-        err_scale[e] = 2.0 ** rmax[e]
-    sw = np.empty(max(n_w, 1))
-    sw_total = np.empty(max(n_w, 1))
-    disc = np.empty(max(max_cut, max(ideal_len, 1)))
-    for i in range(disc.shape[0]):
-        disc[i] = 1.0 / np.log2(i + 2.0)
-    need_ideal = need[NDCG_LIN] or need[NDCG_EXP] or need[NDCG_BIN] or need[NDCNG]
-    need_exp = need[NDCG_EXP] or n_err > 0
-    need_norm = need[NDCNG]
     need_infap = need[INFAP]
     need_bpref = need[BPREF]
     need_iprec = need[IPREC]
+    need_exp = need_kind[1] or n_err > 0
+    nk0, nk1, nk2, nk3, nk4 = need_kind[0], need_kind[1], need_kind[2], need_kind[3], need_kind[4]
+    for s in range(n_sys):
+        n_hits = NH[s]
+        list_len = LL[s]
+        if list_len == 0:  # no list: 0 on every metric but the counts that do not read it
+            for req in range(n_req):
+                c = codes[req]
+                out[req, s, u] = 1.0 if c == NUM_Q else num_rel if c == NUM_REL else 0.0
+            continue
+        if tie_mode == TIE_EXPECTED:
+            _score_expected(s, u, HP[s], HG[s], HI[s], HLO[s], HHI[s], n_hits, list_len, max_cut,
+                            us, threshold, codes, cuts, kdivs, slots, need_kind, weights,
+                            gain_keys, gain_vals, disc, ideal, ideal_len, recall_levels, levels,
+                            lev_count, lev_dist, err_sum, err_reach, sw, sw_total, mu_hits,
+                            mu_sum, hit_prec, wbuf, gsum, out)
+            continue
+        if tie_mode == TIE_PESSIMISTIC or tie_mode == TIE_OPTIMISTIC:
+            _reassign(HP[s], HG[s], HI[s], HLO[s], HHI[s], n_hits, tie_mode == TIE_PESSIMISTIC,
+                      tpos, tg, titem, order)
+        for e in range(n_err):
+            err_sum[e] = 0.0
+            err_reach[e] = 1.0
+        for w in range(n_w):
+            sw[w] = 0.0
+        for lv in range(n_lev):
+            mu_hits[lv] = 0.0
+            mu_sum[lv] = 0.0
+        hits = ap_sum = first = nonrel_seen = pooled_seen = hits_r = 0.0
+        bpref_sum = infap_sum = rank_sum = 0.0
+        dcg0 = dcg1 = dcg2 = dcg3 = dcg4 = 0.0
+        last_g = -1.0  # no grade is -1 here: pooled hits (negative grades) skip the gains
+        last_exp = 0.0
+        req = 0
+        h = 0
+        while True:
+            # the position of the next hit, or the end once every hit is read
+            d = HP[s, h] if h < n_hits else max_cut
+            if d > max_cut:
+                d = max_cut
+            while req < n_req and cuts[req] <= d:
+                c = codes[req]
+                kd = kdivs[req]
+                v = 0.0
+                if c == P:
+                    v = hits / kd
+                elif c == R:
+                    v = hits / num_rel if num_rel > 0 else 0.0
+                elif c == F1:
+                    p = hits / kd
+                    r = hits / num_rel if num_rel > 0 else 0.0
+                    v = 2 * p * r / (p + r) if p + r > 0 else 0.0
+                elif c == AP:
+                    v = ap_sum / num_rel if num_rel > 0 else 0.0
+                elif c == NDCG_LIN or c == NDCG_EXP or c == NDCG_BIN or c == NDCNG or c == NDCG_MAP:
+                    kind = _kind_of(c)
+                    dcg = dcg0 if kind == 0 else dcg1 if kind == 1 else dcg2 if kind == 2 \
+                        else dcg3 if kind == 3 else dcg4
+                    n_id = min(kd, n_e, ideal_len)
+                    best = ideal[kind, n_id - 1] if n_id > 0 else 0.0
+                    v = dcg / best if best > 0 else 0.0
+                elif c == RR:
+                    v = 1.0 / first if first > 0 else 0.0
+                elif c == BPREF:
+                    v = bpref_sum / num_rel if num_rel > 0 else 0.0
+                elif c == INFAP:
+                    v = infap_sum / num_rel if num_rel > 0 else 0.0
+                elif c == SUCCESS:
+                    v = 1.0 if hits > 0 else 0.0
+                elif c == NUM_REL_RET:
+                    v = hits
+                elif c == ERR:
+                    v = err_sum[slots[req]]
+                elif c == RPREC:
+                    if num_rel > 0:
+                        v = (hits_r if num_rel <= cuts[req] else hits) / num_rel
+                elif c == NUM_RET:
+                    v = float(min(list_len, cuts[req]))
+                elif c == NUM_REL:
+                    v = num_rel
+                elif c == NUM_Q:
+                    v = 1.0
+                else:
+                    v = _value_call(c, kd, cuts[req], slots[req], hits, ap_sum, 0.0, first,
+                                    bpref_sum, infap_sum, rank_sum, hits_r, 0.0, 0.0, num_rel,
+                                    n_e, n_lev, list_len, False, ideal, ideal_len, err_sum, sw,
+                                    sw_total, mu_sum, levels, lev_count, lev_dist, hit_prec,
+                                    recall_levels)
+                out[req, s, u] = v
+                req += 1
+            if d >= max_cut:
+                break
+            g = HG[s, h]
+            item = HI[s, h]
+            h += 1
+            if g < 0.0:  # in the pool, not judged
+                pooled_seen += 1.0
+                continue
+            rank = d + 1.0
+            if g >= threshold:
+                if need_infap:
+                    if d == 0:
+                        infap_sum += 1.0
+                    else:
+                        a = hits + nonrel_seen
+                        above = d if infap_pooled else a + pooled_seen
+                        infap_sum += 1.0 / rank + (d / rank) * (above / d) * (
+                            (hits + eps) / (a + 2 * eps))
+                if need_bpref:
+                    bpref_sum += 1.0 - min(nonrel_seen, num_rel) / bpref_den
+                hits += 1.0
+                ap_sum += hits / rank
+                if need_iprec:
+                    hit_prec[int(hits) - 1] = hits / rank
+                rank_sum += rank
+                if first == 0.0:
+                    first = rank
+                if rank <= num_rel:
+                    hits_r += 1.0
+                for w in range(n_w):
+                    sw[w] += weights[w, item]
+                if nk2 and g > 0:
+                    dcg2 += disc[d]
+            else:
+                nonrel_seen += 1.0
+            if nk0:
+                dcg0 += g * disc[d]
+            if need_exp and g != last_g:  # grades repeat along a list: one power per change
+                last_g = g
+                last_exp = 2.0 ** g - 1.0
+            exp_gain = last_exp
+            if nk1:
+                dcg1 += exp_gain * disc[d]
+            if nk3 and top > 0:
+                dcg3 += (2.0 ** (g / top) - 1.0) * disc[d]
+            if nk4:
+                dcg4 += _gain(4, g, top, threshold, gain_keys, gain_vals) * disc[d]
+            for e in range(n_err):
+                gain = exp_gain / err_scale[e]
+                err_sum[e] += err_reach[e] * gain / rank
+                err_reach[e] *= 1.0 - gain
+            for lv in range(n_lev):
+                if levels[lv] <= g:
+                    mu_hits[lv] += 1.0
+                    mu_sum[lv] += mu_hits[lv] / rank
+
+
+@njit(cache=True, nogil=True)
+def _discounts(n):
+    disc = np.empty(max(n, 1))
+    for i in range(disc.shape[0]):
+        disc[i] = 1.0 / np.log2(i + 2.0)
+    return disc
+
+
+@njit(cache=True, nogil=True)
+def _need_kinds(need):
+    need_kind = np.zeros(N_KINDS, dtype=np.bool_)
+    need_kind[0] = need[NDCG_LIN]
+    need_kind[1] = need[NDCG_EXP]
+    need_kind[2] = need[NDCG_BIN]
+    need_kind[3] = need[NDCNG]
+    need_kind[4] = need[NDCG_MAP]
+    return need_kind
+
+
+@njit(cache=True, nogil=True)
+def _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, active, n_judged,
+                 threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
+                 recall_levels, gain_keys, gain_vals, ideal_len, max_entries, max_cut, all_users,
+                 out, gmax):
+    """Users ``u0 .. u1 - 1`` of every system from the dense item table; writes ``out``, ``gmax``.
+
+    Users without a relevant item are skipped (left NaN) unless ``all_users``; then the metrics
+    that divide by |R| give 0. ``gmax[u]`` is the largest grade any list ranks for the user (the
+    ERR check of :func:`recmeta.metrics._plan.run_plan`).
+    """
+    n_sys = ranks.shape[0]
+    depth = ranks.shape[2]
+    n_err = rmax.shape[0]
+    n_w = weights.shape[0]
+    size = max(max_entries, 1)
+    table = np.full(max(n_judged, 1), np.nan)  # grade of each judged item for the current user
+    buf = np.empty(size)
+    gbuf = np.empty(size)
+    disc = _discounts(max(depth, ideal_len))
+    ideal = np.zeros((N_KINDS, max(ideal_len, 1)))
+    levels = np.empty(size)
+    lev_count = np.empty(size)
+    lev_dist = np.empty(size)
+    mu_hits = np.empty(size)
+    mu_sum = np.empty(size)
+    hit_prec = np.empty(size)
+    err_sum = np.empty(n_err)
+    err_reach = np.empty(n_err)
+    err_scale = np.empty(n_err)
+    for e in range(n_err):
+        err_scale[e] = 2.0 ** rmax[e]
+    sw = np.empty(n_w)
+    sw_total = np.empty(n_w)
+    wbuf = np.empty(n_w)
+    gsum = np.zeros(N_KINDS)
+    us = np.zeros(6)
+    need_kind = _need_kinds(need)
+    need_muap = need[MUAP]
+    need_err = need[ERR]
+    ties = tie_mode != TIE_STORED
+    HP = np.empty((n_sys, depth), dtype=np.int64)
+    HG = np.empty((n_sys, depth))
+    HI = np.empty((n_sys, depth), dtype=np.int64)
+    HLO = np.zeros((n_sys, depth), dtype=np.int64)
+    HHI = np.zeros((n_sys, depth), dtype=np.int64)
+    NH = np.zeros(n_sys, dtype=np.int64)
+    LL = np.zeros(n_sys, dtype=np.int64)
+    tpos = np.empty(depth, dtype=np.int64)
+    tg = np.empty(depth)
+    titem = np.empty(depth, dtype=np.int64)
+    order = np.empty(depth, dtype=np.int64)
 
     for u in range(u0, u1):
-        # ---- the user's judgments: table, counts, top grade, ideal DCG, grade levels
-        n_e = 0
-        num_rel = 0.0
-        top = 0.0
-        for w in range(n_w):
-            sw_total[w] = 0.0
         for e in range(indptr[u], indptr[u + 1]):
             if active[e]:
-                g = ent_grades[e]
-                table[ent_items[e]] = g
-                if g < 0.0:  # pooled but unjudged: only marked in the table
-                    continue
-                buf[n_e] = g
-                n_e += 1
-                if g > top:
-                    top = g
-                if g >= threshold:
-                    num_rel += 1.0
-                    for w in range(n_w):
-                        sw_total[w] += weights[w, ent_items[e]]
-        num_nonrel = n_e - num_rel
-        bpref_den = max(min(num_nonrel, num_rel), 1.0)
-        if num_rel == 0.0 and not all_users:  # excluded: left NaN; the ERR check reads the lists
-            if need[ERR]:
-                for s in range(n_sys):
-                    for d in range(depth):
-                        item = ranks[s, u, d]
-                        if item >= 0 and item < n_judged and table[item] > gmax[u]:
-                            gmax[u] = table[item]
-            for e in range(indptr[u], indptr[u + 1]):
-                table[ent_items[e]] = np.nan
-            continue
-        grades = np.sort(buf[:n_e])  # ascending
-        if need_ideal:
-            n_id = min(n_e, ideal_len)
-            acc0 = acc1 = acc2 = acc3 = 0.0
-            for i in range(n_id):
-                g = grades[n_e - 1 - i]
-                acc0 += g * disc[i]
-                acc1 += (2.0 ** g - 1.0) * disc[i]
-                if g >= threshold and g > 0:
-                    acc2 += disc[i]
-                if top > 0:
-                    acc3 += (2.0 ** (g / top) - 1.0) * disc[i]
-                ideal[0, i] = acc0
-                ideal[1, i] = acc1
-                ideal[2, i] = acc2
-                ideal[3, i] = acc3
-        n_lev = 0
-        if need[MUAP]:
-            previous = 0.0
-            for i in range(n_e):
-                g = grades[i]
-                if g > 0 and (n_lev == 0 or g != levels[n_lev - 1]):
-                    levels[n_lev] = g
-                    lev_count[n_lev] = n_e - i  # grades are ascending: n_e - i are >= g
-                    lev_dist[n_lev] = g - previous
-                    previous = g
-                    n_lev += 1
-
+                table[ent_items[e]] = ent_grades[e]
+        _setup_user(u, indptr, ent_items, ent_grades, active, threshold, need_kind, need_muap,
+                    ideal_len, disc, weights, gain_keys, gain_vals, buf, gbuf, ideal, levels,
+                    lev_count, lev_dist, sw_total, us)
+        skip = us[0] == 0.0 and not all_users
         for s in range(n_sys):
-            hits = 0.0
-            ap_sum = 0.0
-            dcg0 = dcg1 = dcg2 = dcg3 = 0.0
-            first = 0.0
-            nonrel_seen = 0.0
-            pooled_seen = 0.0
-            hits_r = 0.0  # relevant items in the first |R| positions (R-precision)
-            bpref_sum = 0.0
-            infap_sum = 0.0
-            rank_sum = 0.0
-            n_list = 0.0
-            for e in range(n_err):
-                err_sum[e] = 0.0
-                err_reach[e] = 1.0
-            for w in range(n_w):
-                sw[w] = 0.0
-            for lv in range(n_lev):
-                mu_hits[lv] = 0.0
-                mu_sum[lv] = 0.0
-            req = 0
-            for d in range(max_cut):
-                item = ranks[s, u, d]
-                if item >= 0:
-                    rank = d + 1.0
-                    n_list += 1.0
-                    g = np.nan
-                    if item < n_judged:
-                        g = table[item]
-                    if g == g and g < 0.0:  # in the pool, not judged
-                        pooled_seen += 1.0
-                    elif g == g:  # judged
-                        if n_err > 0 and g > gmax[u]:
-                            gmax[u] = g
-                        if g >= threshold:
-                            if need_infap:
-                                if d == 0:
-                                    infap_sum += 1.0
-                                else:
-                                    ra = hits
-                                    a = hits + nonrel_seen
-                                    infap_sum += 1.0 / rank + (d / rank) * (
-                                        (a + pooled_seen) / d) * ((ra + eps) / (a + 2 * eps))
-                            if need_bpref:
-                                bpref_sum += 1.0 - min(nonrel_seen, num_rel) / bpref_den
-                            hits += 1.0
-                            ap_sum += hits / rank
-                            if need_iprec:
-                                hit_prec[int(hits) - 1] = hits / rank
-                            rank_sum += rank
-                            if first == 0.0:
-                                first = rank
-                            for w in range(n_w):
-                                sw[w] += weights[w, item]
-                            dcg2 += disc[d] if g > 0 else 0.0
-                        else:
-                            nonrel_seen += 1.0
-                        dcg0 += g * disc[d]
-                        exp_gain = 2.0 ** g - 1.0 if need_exp else 0.0
-                        dcg1 += exp_gain * disc[d]
-                        if need_norm and top > 0:
-                            dcg3 += (2.0 ** (g / top) - 1.0) * disc[d]
-                        for e in range(n_err):
-                            gain = exp_gain / err_scale[e]
-                            err_sum[e] += err_reach[e] * gain / rank
-                            err_reach[e] *= 1.0 - gain
-                        for lv in range(n_lev):
-                            if levels[lv] <= g:
-                                mu_hits[lv] += 1.0
-                                mu_sum[lv] += mu_hits[lv] / rank
-                if d + 1.0 == num_rel:
-                    hits_r = hits
-                # ---- write the metrics whose cut-off is this position
-                while req < n_req and cuts[req] == d + 1:
-                    c = codes[req]
-                    kd = kdivs[req]
-                    v = 0.0
-                    if c == P:
-                        v = hits / kd
-                    elif c == R:
-                        v = hits / num_rel if num_rel > 0 else 0.0
-                    elif c == F1:
-                        p = hits / kd
-                        r = hits / num_rel if num_rel > 0 else 0.0
-                        v = 2 * p * r / (p + r) if p + r > 0 else 0.0
-                    elif c == AP:
-                        v = ap_sum / num_rel if num_rel > 0 else 0.0
-                    elif c == NDCG_LIN or c == NDCG_EXP or c == NDCG_BIN or c == NDCNG:
-                        kind = c - NDCG_LIN if c != NDCNG else 3
-                        dcg = dcg0 if kind == 0 else dcg1 if kind == 1 else dcg2 if kind == 2 \
-                            else dcg3
-                        n_id = min(kd, n_e, ideal_len)
-                        best = ideal[kind, n_id - 1] if n_id > 0 else 0.0
-                        v = dcg / best if best > 0 else 0.0
-                    elif c == RR:
-                        v = 1.0 / first if first > 0 else 0.0
-                    elif c == ERR:
-                        v = err_sum[slots[req]]
-                    elif c == BPREF:
-                        v = bpref_sum / num_rel if num_rel > 0 else 0.0
-                    elif c == INFAP:
-                        v = infap_sum / num_rel if num_rel > 0 else 0.0
-                    elif c == AUC:
-                        missing = num_rel - hits
-                        total = rank_sum + missing * n_list + missing * (missing + 1) / 2
-                        n = n_list + missing
-                        if num_rel == 0:
-                            v = np.nan
-                        else:
-                            v = (n - (num_rel - 1) / 2 - total / num_rel) / (n - num_rel) \
-                                if n > num_rel else 1.0
-                    elif c == MUAP:
-                        if n_lev == 0:
-                            v = np.nan
-                        else:
-                            acc = 0.0
-                            for lv in range(n_lev):
-                                acc += lev_dist[lv] * (mu_sum[lv] / lev_count[lv])
-                            v = acc / levels[n_lev - 1]
-                    elif c == SRECALL:
-                        total_w = sw_total[slots[req]]
-                        v = sw[slots[req]] / total_w if total_w > 0 else 0.0
-                    elif c == RPREC:
-                        if num_rel > 0:
-                            v = (hits_r if num_rel <= d + 1 else hits) / num_rel
-                    elif c == SUCCESS:
-                        v = 1.0 if hits > 0 else 0.0
-                    elif c == IPREC:
-                        # trec_eval 9.0.8 m_iprec_at_recall.c: the level becomes a number of
-                        # relevant items, (long)(x * |R| + 0.9); the value is the largest
-                        # precision at or after the rank of that relevant item, 0 if not reached
-                        need_hits = int(recall_levels[slots[req]] * num_rel + 0.9)
-                        if need_hits <= hits:
-                            best = 0.0
-                            for h in range(int(hits) - 1, max(need_hits, 1) - 2, -1):
-                                if hit_prec[h] > best:
-                                    best = hit_prec[h]
-                            v = best
-                    elif c == NUM_Q:
-                        v = 1.0
-                    elif c == NUM_RET:
-                        v = n_list
-                    elif c == NUM_REL:
-                        v = num_rel
-                    elif c == NUM_REL_RET:
-                        v = hits
-                    out[req, s, u] = v
-                    req += 1
-            if need[ERR]:  # the ERR grade check reads the whole list, beyond the cut-offs
-                for d in range(max_cut, depth):
+            if need_err:  # the ERR grade check reads the whole list, beyond the cut-offs
+                for d in range(depth):
                     item = ranks[s, u, d]
                     if item >= 0 and item < n_judged and table[item] > gmax[u]:
                         gmax[u] = table[item]
+            if skip:
+                continue
+            n = 0
+            list_len = max_cut
+            if not ties:
+                for d in range(max_cut):
+                    item = ranks[s, u, d]
+                    if item < 0:
+                        list_len = d
+                        break
+                    if item < n_judged:
+                        g = table[item]
+                        if g == g:
+                            HP[s, n] = d
+                            HG[s, n] = g
+                            HI[s, n] = item
+                            n += 1
+            else:
+                end = max_cut  # read on to the end of the block holding the last position read
+                while end < depth and tied[s, u, end]:
+                    end += 1
+                lo = 0
+                for d in range(end):
+                    item = ranks[s, u, d]
+                    if item < 0:
+                        list_len = min(d, max_cut)
+                        break
+                    if not tied[s, u, d]:
+                        lo = d
+                    if item < n_judged:
+                        g = table[item]
+                        if g == g:
+                            HP[s, n] = d
+                            HG[s, n] = g
+                            HI[s, n] = item
+                            HLO[s, n] = lo
+                            n += 1
+                last_lo = -1  # the last position of each hit's block
+                hi = 0
+                for i in range(n):
+                    if HLO[s, i] != last_lo:
+                        last_lo = HLO[s, i]
+                        hi = HP[s, i]
+                        while hi + 1 < depth and tied[s, u, hi + 1]:
+                            hi += 1
+                    HHI[s, i] = hi
+            NH[s] = n
+            LL[s] = list_len
+        if not skip:
+            _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, threshold,
+                        infap_pooled, codes, cuts, kdivs, slots, need, need_kind, err_scale,
+                        weights, gain_keys, gain_vals, disc, ideal, ideal_len, recall_levels,
+                        levels, lev_count, lev_dist, err_sum, err_reach, sw, sw_total, mu_hits,
+                        mu_sum, hit_prec, tpos, tg, titem, order, wbuf, gsum, out)
         for e in range(indptr[u], indptr[u + 1]):
             table[ent_items[e]] = np.nan
 
 
 @njit(cache=True, nogil=True)
-def evaluate_lists_serial(ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-                          codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
-                          max_entries, all_users):
+def evaluate_lists_serial(ranks, tied, tie_mode, indptr, ent_items, ent_grades, active, n_judged,
+                          threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
+                          recall_levels, gain_keys, gain_vals, ideal_len, max_entries, all_users):
     """:func:`evaluate_lists` in the calling thread: small inputs skip the thread launch."""
     n_sys, n_users, _ = ranks.shape
     out = np.full((codes.shape[0], n_sys, n_users), np.nan)
@@ -296,17 +705,18 @@ def evaluate_lists_serial(ranks, indptr, ent_items, ent_grades, active, n_judged
     max_cut = 0
     for c in cuts:
         max_cut = max(max_cut, c)
-    _block(0, n_users, ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-           codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
-           max_entries, max_cut, all_users, out, gmax)
+    _table_block(0, n_users, ranks, tied, tie_mode, indptr, ent_items, ent_grades, active,
+                 n_judged, threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
+                 recall_levels, gain_keys, gain_vals, ideal_len, max_entries, max_cut, all_users,
+                 out, gmax)
     return out, gmax
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def evaluate_lists(ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-                   codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
-                   max_entries, all_users):
-    """Run the pass over all users in parallel blocks.
+def evaluate_lists(ranks, tied, tie_mode, indptr, ent_items, ent_grades, active, n_judged,
+                   threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
+                   recall_levels, gain_keys, gain_vals, ideal_len, max_entries, all_users):
+    """Run the table pass over all users in parallel blocks.
 
     Returns ``out`` (requests × systems × users; requests sorted by cut-off, NaN for users
     without a relevant item unless ``all_users``) and ``gmax`` (largest grade ranked per user).
@@ -321,7 +731,159 @@ def evaluate_lists(ranks, indptr, ent_items, ent_grades, active, n_judged, thres
     for b in prange(n_blocks):
         u0 = b * USERS_PER_BLOCK
         u1 = min(n_users, u0 + USERS_PER_BLOCK)
-        _block(u0, u1, ranks, indptr, ent_items, ent_grades, active, n_judged, threshold,
-               codes, cuts, kdivs, slots, need, rmax, weights, recall_levels, ideal_len,
-               max_entries, max_cut, all_users, out, gmax)
+        _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, active,
+                     n_judged, threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax,
+                     weights, recall_levels, gain_keys, gain_vals, ideal_len, max_entries,
+                     max_cut, all_users, out, gmax)
     return out, gmax
+
+
+# ------------------------------------------------------------------------ subsets of judgments
+@njit(cache=True, nogil=True)
+def _subset_pass(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi, list_len,
+                 tie_mode, indptr, ent_items, ent_grades, threshold, infap_pooled, codes, cuts,
+                 kdivs, slots, need, rmax, weights, recall_levels, gain_keys, gain_vals,
+                 ideal_len, max_entries, max_hits, max_cut, all_users, out):
+    """Every metric of every list on the judgments ``keep`` leaves; writes ``out`` (NaN = excluded).
+
+    A user is excluded (NaN) when no kept judgment is relevant, or with ``all_users`` when the
+    user keeps no judgment at all.
+    """
+    n_err = rmax.shape[0]
+    n_w = weights.shape[0]
+    size = max(max_entries, 1)
+    hsize = max(max_hits, 1)
+    buf = np.empty(size)
+    gbuf = np.empty(size)
+    disc = _discounts(max(max_cut, ideal_len))
+    ideal = np.zeros((N_KINDS, max(ideal_len, 1)))
+    levels = np.empty(size)
+    lev_count = np.empty(size)
+    lev_dist = np.empty(size)
+    mu_hits = np.empty(size)
+    mu_sum = np.empty(size)
+    hit_prec = np.empty(size)
+    err_sum = np.empty(n_err)
+    err_reach = np.empty(n_err)
+    err_scale = np.empty(n_err)
+    for e in range(n_err):
+        err_scale[e] = 2.0 ** rmax[e]
+    sw = np.empty(n_w)
+    sw_total = np.empty(n_w)
+    wbuf = np.empty(n_w)
+    gsum = np.zeros(N_KINDS)
+    us = np.zeros(6)
+    need_kind = _need_kinds(need)
+    need_muap = need[MUAP]
+    ties = tie_mode != TIE_STORED
+    HP = np.empty((n_sys, hsize), dtype=np.int64)
+    HG = np.empty((n_sys, hsize))
+    HI = np.empty((n_sys, hsize), dtype=np.int64)
+    HLO = np.zeros((n_sys, hsize), dtype=np.int64)
+    HHI = np.zeros((n_sys, hsize), dtype=np.int64)
+    NH = np.zeros(n_sys, dtype=np.int64)
+    LL = np.zeros(n_sys, dtype=np.int64)
+    tpos = np.empty(hsize, dtype=np.int64)
+    tg = np.empty(hsize)
+    titem = np.empty(hsize, dtype=np.int64)
+    order = np.empty(hsize, dtype=np.int64)
+    for u in range(n_users):
+        _setup_user(u, indptr, ent_items, ent_grades, keep, threshold, need_kind, need_muap,
+                    ideal_len, disc, weights, gain_keys, gain_vals, buf, gbuf, ideal, levels,
+                    lev_count, lev_dist, sw_total, us)
+        if (us[0] == 0.0 and not all_users) or us[5] == 0.0:
+            for req in range(codes.shape[0]):
+                for s in range(n_sys):
+                    out[req, s, u] = np.nan
+            continue
+        for s in range(n_sys):
+            lst = s * n_users + u
+            n = 0
+            for i in range(list_ptr[lst], list_ptr[lst + 1]):
+                e = hit_entry[i]
+                if keep[e]:
+                    HP[s, n] = hit_pos[i]
+                    HG[s, n] = ent_grades[e]
+                    HI[s, n] = ent_items[e]
+                    if ties:
+                        HLO[s, n] = hit_lo[i]
+                        HHI[s, n] = hit_hi[i]
+                    n += 1
+            NH[s] = n
+            LL[s] = list_len[s, u]
+        _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, threshold,
+                    infap_pooled, codes, cuts, kdivs, slots, need, need_kind, err_scale, weights,
+                    gain_keys, gain_vals, disc, ideal, ideal_len, recall_levels, levels, lev_count,
+                    lev_dist, err_sum, err_reach, sw, sw_total, mu_hits, mu_sum, hit_prec, tpos, tg,
+                    titem, order, wbuf, gsum, out)
+
+
+@njit(cache=True, nogil=True)
+def subset_scores(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi, list_len,
+                  tie_mode, indptr, ent_items, ent_grades, threshold, infap_pooled, codes, cuts,
+                  kdivs, slots, need, rmax, weights, recall_levels, gain_keys, gain_vals,
+                  ideal_len, max_entries, max_hits, max_cut, all_users):
+    """Per-user values (requests × systems × users) on the judgments one ``keep`` mask leaves."""
+    out = np.full((codes.shape[0], n_sys, n_users), np.nan)
+    _subset_pass(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi, list_len,
+                 tie_mode, indptr, ent_items, ent_grades, threshold, infap_pooled, codes, cuts,
+                 kdivs, slots, need, rmax, weights, recall_levels, gain_keys, gain_vals,
+                 ideal_len, max_entries, max_hits, max_cut, all_users, out)
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def subset_means(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi, list_len,
+                 tie_mode, indptr, ent_items, ent_grades, threshold, infap_pooled, codes, cuts,
+                 kdivs, slots, need, rmax, weights, recall_levels, gain_keys, gain_vals,
+                 ideal_len, max_entries, max_hits, max_cut, all_users, floor, with_gmean,
+                 n_chunks):
+    """Arithmetic and geometric means over users (masks × requests × systems) for every mask.
+
+    Users left out on a mask (NaN) are left out of its means; the geometric mean (computed
+    when ``with_gmean``) floors values at ``floor``. Sums are compensated, so means that are
+    equal come out equal (rank correlations between systems read such ties). Masks are shared
+    among ``n_chunks`` threads.
+    """
+    n_masks = keep.shape[0]
+    n_req = codes.shape[0]
+    mean = np.full((n_masks, n_req, n_sys), np.nan)
+    gmean = np.full((n_masks, n_req, n_sys), np.nan)
+    per = (n_masks + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        out = np.empty((n_req, n_sys, n_users))
+        for k in range(c * per, min(n_masks, (c + 1) * per)):
+            _subset_pass(keep[k], n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi,
+                         list_len, tie_mode, indptr, ent_items, ent_grades, threshold,
+                         infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
+                         recall_levels, gain_keys, gain_vals, ideal_len, max_entries, max_hits,
+                         max_cut, all_users, out)
+            for req in range(n_req):
+                for s in range(n_sys):
+                    # compensated sums (Neumaier 1974): two systems whose means are equal get
+                    # equal floats, so that rank correlations see their tie
+                    total = comp = 0.0
+                    logs = lcomp = 0.0
+                    count = 0
+                    for u in range(n_users):
+                        v = out[req, s, u]
+                        if v == v:
+                            t = total + v
+                            if abs(total) >= abs(v):
+                                comp += (total - t) + v
+                            else:
+                                comp += (v - t) + total
+                            total = t
+                            if with_gmean:
+                                x = np.log(max(v, floor))
+                                t = logs + x
+                                if abs(logs) >= abs(x):
+                                    lcomp += (logs - t) + x
+                                else:
+                                    lcomp += (x - t) + logs
+                                logs = t
+                            count += 1
+                    if count > 0:
+                        mean[k, req, s] = (total + comp) / count
+                        gmean[k, req, s] = np.exp((logs + lcomp) / count)
+    return mean, gmean

@@ -2,6 +2,8 @@
 
 Examples: ``P@10``, ``R@100``, ``nDCG@100``, ``nDCG(gain=exp)@10``, ``RR``, ``ERR(rmax=5)@20``,
 ``SRecall(gamma=inf)@10``, ``IPrec(recall=0.1)``. A name without ``@k`` evaluates the whole run.
+An ``nDCG`` name without ``gain=`` takes the evaluation's ``gain=`` option (linear by default,
+:mod:`recmeta.metrics._options`); one with it keeps its own.
 Names are matched case-insensitively (``ndcg@10`` is ``nDCG@10``); a few aliases are accepted
 (``Recall``, ``MAP``, ``MRR``, ``µAP``). The prefix ``gm_`` asks for the geometric mean over users
 (``gm_AP@100``; trec_eval's ``gm_map`` and ``gm_bpref`` are ``gm_AP`` and ``gm_bpref``).
@@ -23,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = ["MetricSpec", "MetricNameError", "parse_metric", "known_metrics", "PARAMS", "SUMMED",
-           "ELEVEN_POINTS"]
+           "ELEVEN_POINTS", "GAIN_FROM_OPTION"]
 
 
 class MetricNameError(ValueError):
@@ -31,9 +33,23 @@ class MetricNameError(ValueError):
 
 
 def _gain(value: str) -> str:
-    if value not in ("linear", "exp", "binary"):
-        raise ValueError("gain must be one of linear, exp, binary")
-    return value
+    from ._options import OptionError, gain_name
+
+    try:
+        return gain_name(value)
+    except OptionError:
+        raise ValueError("gain must be one of linear, exponential (exp), binary") from None
+
+
+class _FromOption:
+    """Default of nDCG's gain: the evaluation's ``gain=`` option (linear unless it says otherwise)."""
+
+    def __repr__(self) -> str:
+        return "linear"
+
+
+#: the gain of an ``nDCG`` name that does not set one: the evaluation's ``gain=`` option
+GAIN_FROM_OPTION = _FromOption()
 
 
 def _positive_float_or_none(value: str) -> float | None:
@@ -75,7 +91,7 @@ PARAMS: dict[str, dict[str, tuple[object, object]]] = {
     "R": {},
     "F1": {},
     "AP": {},
-    "nDCG": {"gain": ("linear", _gain)},
+    "nDCG": {"gain": (GAIN_FROM_OPTION, _gain)},
     "RR": {},
     "ERR": {"rmax": (None, _positive_float_or_none)},
     "bpref": {},

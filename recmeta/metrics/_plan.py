@@ -14,11 +14,11 @@ without ``@k`` the whole list is read.
 * ``AP@k = (1/|R|) sum_{i<=k} rel_i P@i`` — trec_eval ``map_cut``, divided by all of |R|
   (Valcarce et al. 2020, eq. 4); some libraries divide by min(|R|, k) (see the Metrics page).
 * ``nDCG@k = DCG@k / IDCG@k``, ``DCG@k = sum_{i<=k} g(r_i) / log2(i + 1)`` (Järvelin &
-  Kekäläinen 2002). Gain (``gain=``): ``linear`` g = r, as trec_eval ``ndcg_cut`` and Valcarce
-  et al. (2020, eq. 5); ``exp`` g = 2^r − 1 (Burges et al. 2005); ``binary`` g = 1 for r >= τ
-  (and r > 0). The ideal DCG ranks *all* the user's judged items by gain and cuts at k; an ideal
-  of 0 gives 0. Without ``@k`` the ideal is not cut (trec_eval ``ndcg``): the value no longer
-  depends on the length of the longest list evaluated alongside.
+  Kekäläinen 2002). The gain g is the name's (``nDCG(gain=exp)``) or else the evaluation's
+  ``gain=`` option: linear (default, trec_eval ``ndcg_cut``), exponential, binary or a mapping
+  (:mod:`recmeta.metrics._options`). The ideal DCG ranks *all* the user's judged items by gain
+  and cuts at k; an ideal of 0 gives 0. Without ``@k`` the ideal is not cut (trec_eval
+  ``ndcg``): the value no longer depends on the length of the longest list evaluated alongside.
 * ``NDCNG@k``: nDCG with the normalised gain 2^(r/m) − 1, m the user's highest grade; 0 when
   m = 0 (Scheel et al., eq. 5).
 * ``RR@k = 1 / rank`` of the first relevant item within k, 0 if none — trec_eval
@@ -33,9 +33,9 @@ without ``@k`` the whole list is read.
 * ``infAP = (1/|R|) sum_{relevant at rank j+1} E[P@(j+1)]``, ``E[P@1] = 1`` and for j >= 1
   ``E[P@(j+1)] = 1/(j+1) + j/(j+1) · ((a + u)/j) · (ra + ε)/(a + 2ε)``, ``ra``/``a`` the
   relevant / judged items above, ``u`` the pooled but unjudged items above (negative grades),
-  ε = 1e-5 — Yilmaz & Aslam (2006) as trec_eval ``m_infap.c`` computes it. The factor
-  ``(a + u)/j`` (the pooled fraction above) is missing from the formula printed by Valcarce et
-  al. (2020, eq. 11); we follow trec_eval.
+  ε = 1e-5 — Yilmaz & Aslam (2006) as trec_eval ``m_infap.c`` computes it. With
+  ``infap="pooled"`` every ranked item is in the pool, ``a + u = j`` (Valcarce et al. 2020,
+  eq. 11; see :mod:`recmeta.metrics._options`).
 * ``AUC = (n − (|R| − 1)/2 − mean rank of R) / (n − |R|)`` (Krichene & Rendle 2020, eq. 2) over
   the list (cut at k) followed by the relevant items it misses, placed last; n is that length.
   Every other listed item counts as non-relevant; with no non-relevant item AUC = 1.
@@ -60,7 +60,8 @@ without ``@k`` the whole list is read.
 
 Users without a relevant item are left out (NaN) unless ``all_users``; then, as in trec_eval,
 every metric that divides by |R| is 0 for them (AUC is NaN), and nDCG still reads the gains of
-the grades below τ.
+the grades below τ. Tied items are read in the order of the ``ties=`` option
+(:mod:`recmeta.metrics._options`).
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ import numpy as np
 
 from . import _kernel as K
 from ._judgments import Judgments
-from ._names import ELEVEN_POINTS, MetricSpec
-from ._runs import Runs
+from ._names import ELEVEN_POINTS, GAIN_FROM_OPTION, MetricSpec
+from ._options import EXPECTED_METRICS, TIE_CODES, OptionError, Options, options
+from ._runs import Runs, id_order, text_order
 
 _CODES = {
     "P": K.P, "R": K.R, "F1": K.F1, "AP": K.AP, "RR": K.RR, "ERR": K.ERR, "bpref": K.BPREF,
@@ -81,13 +83,14 @@ _CODES = {
     "Rprec": K.RPREC, "Success": K.SUCCESS, "IPrec": K.IPREC, "NumQ": K.NUM_Q,
     "NumRet": K.NUM_RET, "NumRel": K.NUM_REL, "NumRelRet": K.NUM_REL_RET,
 }
-_NDCG_CODES = (K.NDCG_LIN, K.NDCG_EXP, K.NDCG_BIN, K.NDCNG)
+_NDCG_CODES = (K.NDCG_LIN, K.NDCG_EXP, K.NDCG_BIN, K.NDCNG, K.NDCG_MAP)
 #: Inputs with fewer ranked positions to read (systems × users × largest cut-off) run in the
 #: calling thread. Measured on two loaded cores: 20 systems × 943 users × 100 (ML-100K, 1.9 M
 #: positions) took half the time in one thread; 20 × 6,040 × 100 (12 M) was 15 % faster threaded.
 PARALLEL_MIN_POSITIONS = 5_000_000
 
 _GAINS = {"linear": K.NDCG_LIN, "exp": K.NDCG_EXP, "binary": K.NDCG_BIN}
+_NO_TIES = np.zeros((1, 1, 1), dtype=np.bool_)
 
 
 @dataclass(frozen=True)
@@ -105,9 +108,24 @@ class Plan:
     weights: np.ndarray  # (gammas, judged items) SRecall weights
     recall_levels: np.ndarray
     ideal_len: int
+    gain_keys: np.ndarray  # a mapped gain: sorted grades
+    gain_vals: np.ndarray  # and their gains
+    infap_pooled: bool
+    tie_mode: int
 
 
-def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> Plan:
+def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec],
+              opts: Options | None = None) -> Plan:
+    """Kernel inputs for ``specs`` under the options ``opts`` (trec_eval's readings if None)."""
+    opts = opts or options()
+    if opts.ties == "expected":
+        refused = sorted({str(s) for s in specs if s.name not in EXPECTED_METRICS})
+        if refused:
+            raise OptionError(
+                f"ties='expected' has no closed form for {', '.join(refused)} here; it computes "
+                f"{', '.join(sorted(EXPECTED_METRICS))}. Evaluate the others with another tie "
+                "rule (e.g. ties='pessimistic' and ties='optimistic' bound them)"
+            )
     depth = runs.depth
     largest = max(_max_entries(judgments), 1)
     codes, kdivs, cuts, slots = [], [], [], []
@@ -116,7 +134,9 @@ def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> 
     levels: list[float] = []
     for spec in specs:
         if spec.name == "nDCG":
-            code = _GAINS[spec.param("gain")]
+            gain = spec.param("gain")
+            gain = opts.gain if gain is GAIN_FROM_OPTION else gain
+            code = K.NDCG_MAP if isinstance(gain, tuple) else _GAINS[gain]
         elif spec.name in _CODES:
             code = _CODES[spec.name]
         else:
@@ -146,10 +166,62 @@ def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec]) -> 
     need[codes_a] = True
     ndcg = np.isin(codes_a, _NDCG_CODES)
     ideal_len = int(min(kdivs_a[ndcg].max(), largest)) if ndcg.any() else 0
+    gain_keys, gain_vals = opts.gain_table
+    if need[K.NDCG_MAP]:
+        _check_gain_table(judgments, gain_keys)
     return Plan(order, codes_a[order], cuts_a[order], kdivs_a[order],
                 np.asarray(slots, dtype=np.int64)[order], need,
                 np.asarray(rmaxes, dtype=np.float64), _srecall_weights(judgments, gammas),
-                np.asarray(levels, dtype=np.float64), ideal_len)
+                np.asarray(levels, dtype=np.float64), ideal_len, gain_keys, gain_vals,
+                opts.infap == "pooled", TIE_CODES[opts.ties])
+
+
+def _check_gain_table(judgments: Judgments, keys: np.ndarray) -> None:
+    e = judgments._entries
+    grades = np.unique(e.grades[judgments.active() & (e.grades >= 0)])
+    missing = grades[~np.isin(grades, keys)]
+    if missing.size:
+        raise OptionError(
+            f"the gain mapping has no gain for grade(s) {', '.join(f'{g:g}' for g in missing[:10])}"
+            f"; give a gain for every grade of the judgments (grades: "
+            f"{', '.join(f'{g:g}' for g in grades[:20])})"
+        )
+
+
+def tie_lists(runs: Runs, ties: str) -> tuple[np.ndarray, np.ndarray]:
+    """The lists and tie flags the pass reads under the tie rule ``ties``.
+
+    ``trec_eval`` and ``item_id`` are orders: tie blocks are re-sorted when the runs hold the
+    other one. ``pessimistic``, ``optimistic`` and ``expected`` read trec_eval's order and the
+    blocks. Runs without tie blocks are read as given under ``trec_eval`` and refused otherwise.
+    """
+    ranks = np.ascontiguousarray(runs.ranks, dtype=np.int32)
+    if runs.tied is None:
+        if ties != "trec_eval":
+            raise OptionError(
+                f"ties={ties!r} needs the runs' tie blocks, and these runs have none (built from "
+                "item orders or ranks alone); build them from scores with Runs.from_frame or "
+                "Runs.from_trec, or pass tied= to Runs.from_orders"
+            )
+        return ranks, _NO_TIES
+    tied = np.ascontiguousarray(runs.tied, dtype=np.bool_)
+    order = "item_id" if ties == "item_id" else "trec_eval"
+    stored = "item_id" if runs.ties == "item_id" else "trec_eval"
+    if order != stored and tied.any():
+        ranks = _reorder_blocks(runs, ranks, tied, order)
+    return ranks, (tied if ties not in ("trec_eval", "item_id") else _NO_TIES)
+
+
+def _reorder_blocks(runs: Runs, ranks: np.ndarray, tied: np.ndarray, order: str) -> np.ndarray:
+    """``ranks`` with each tie block sorted in ``order`` (trec_eval: id text descending;
+    item_id: ids ascending)."""
+    key_of = -text_order(runs.items) if order == "trec_eval" else id_order(runs.items)
+    block = np.cumsum(~tied, axis=2)
+    key = np.where(ranks >= 0, key_of[np.maximum(ranks, 0)], np.iinfo(np.int64).max)
+    s, u, d = ranks.shape
+    lists = np.repeat(np.arange(s * u), d)
+    perm = np.lexsort((key.ravel(), block.ravel(), lists))
+    return np.ascontiguousarray(ranks.ravel()[perm].reshape(ranks.shape))
 
 
 def _slot(values: list[float], value: float) -> int:
@@ -188,33 +260,52 @@ def _eleven(spec: MetricSpec) -> list[MetricSpec]:
     return [MetricSpec("IPrec", spec.k, (("recall", x),)) for x in ELEVEN_POINTS]
 
 
-def run_plan(
-    judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec], all_users: bool = False
-) -> list[np.ndarray]:
-    """Per-user values (systems × users) of each spec, in the order given (NaN = excluded).
-
-    ``all_users`` also scores the users without a relevant item (see the module docstring).
-    """
+def unique_specs(specs: Sequence[MetricSpec]) -> list[MetricSpec]:
+    """The distinct specs the pass computes (``IPrec11`` becomes its eleven levels)."""
     flat: list[MetricSpec] = []
     for spec in specs:
         flat.extend(_eleven(spec) if spec.name == "IPrec11" else [spec])
-    unique = list(dict.fromkeys(MetricSpec(f.name, f.k, f.params) for f in flat))
-    plan = make_plan(judgments, runs, unique)
+    return list(dict.fromkeys(MetricSpec(f.name, f.k, f.params) for f in flat))
+
+
+def check_err(plan: Plan, gmax: float) -> None:
+    if plan.rmax.size and gmax > plan.rmax.min():
+        raise ValueError(
+            f"ERR: a grade exceeds rmax={plan.rmax.min():g}; pass ERR(rmax=...) >= the top grade"
+        )
+
+
+def run_plan(
+    judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec], all_users: bool = False,
+    opts: Options | None = None,
+) -> list[np.ndarray]:
+    """Per-user values (systems × users) of each spec, in the order given (NaN = excluded).
+
+    ``all_users`` also scores the users without a relevant item (see the module docstring);
+    ``opts`` are the options of :mod:`recmeta.metrics._options` (trec_eval's if None).
+    """
+    opts = opts or options()
+    unique = unique_specs(specs)
+    plan = make_plan(judgments, runs, unique, opts)
+    ranks, tied = tie_lists(runs, opts.ties)
     e = judgments._entries
-    ranks = np.ascontiguousarray(runs.ranks, dtype=np.int32)
     positions = ranks.size if plan.cuts.size == 0 else ranks.shape[0] * ranks.shape[1] * int(
         plan.cuts.max())
     kernel = K.evaluate_lists if positions >= PARALLEL_MIN_POSITIONS else K.evaluate_lists_serial
     out, gmax = kernel(
-        ranks, e.indptr, e.items, e.grades, judgments.active(), len(judgments.items),
-        float(judgments.threshold), plan.codes, plan.cuts, plan.kdivs, plan.slots, plan.need,
-        plan.rmax, plan.weights, plan.recall_levels, plan.ideal_len, _max_entries(judgments),
-        bool(all_users),
+        ranks, tied, plan.tie_mode, e.indptr, e.items, e.grades, judgments.active(),
+        len(judgments.items), float(judgments.threshold), plan.infap_pooled, plan.codes,
+        plan.cuts, plan.kdivs, plan.slots, plan.need, plan.rmax, plan.weights,
+        plan.recall_levels, plan.gain_keys, plan.gain_vals, plan.ideal_len,
+        _max_entries(judgments), bool(all_users),
     )
-    if plan.rmax.size and gmax.max(initial=0.0) > plan.rmax.min():
-        raise ValueError(
-            f"ERR: a grade exceeds rmax={plan.rmax.min():g}; pass ERR(rmax=...) >= the top grade"
-        )
+    check_err(plan, gmax.max(initial=0.0))
+    return by_request(specs, unique, plan, out)
+
+
+def by_request(specs: Sequence[MetricSpec], unique: list[MetricSpec], plan: Plan,
+               out: np.ndarray) -> list[np.ndarray]:
+    """The kernel's output (requests × ...) as one array per spec, in the order of ``specs``."""
     by_spec: dict[MetricSpec, np.ndarray] = {}
     for j, i in enumerate(plan.order):
         by_spec[unique[i]] = out[j]

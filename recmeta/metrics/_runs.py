@@ -5,11 +5,19 @@ rank ``d + 1`` for user ``u``, or ``-1`` for "no item" (a list shorter than the 
 those of the :class:`Judgments` the runs are built for; the item index starts with the judgments'
 items, followed by items that appear only in the runs (they are unjudged).
 
-Tie-break, one rule everywhere: items are ordered by score, descending, and equal scores by the
-item id *as text*, descending — the order trec_eval uses (``comp_sim_docno`` in its
-``form_res_rels.c``), so a run written to a TREC file and scored by trec_eval gives the same
-numbers. A frame with ranks instead of scores is ordered by rank, then by the same text rule.
-The rank column of a TREC run file is ignored, as trec_eval ignores it.
+Stored order: items by score, descending, and equal scores by the item id *as text*,
+descending — the order trec_eval uses (``comp_sim_docno`` in its ``form_res_rels.c``), so a run
+written to a TREC file and scored by trec_eval gives the same numbers. A frame with ranks instead
+of scores is ordered by rank, then by the same text rule. The rank column of a TREC run file is
+ignored, as trec_eval ignores it. ``Runs.from_frame(..., ties="item_id")`` stores equal scores by
+item id ascending instead (which decides which tied items a ``depth=`` cut keeps), and any
+``ties=`` given there becomes the runs' rule (``Runs.ties``), read by every evaluation that does
+not name another.
+
+Tie blocks: a run built from a frame records which consecutive items share their score (or rank)
+in ``Runs.tied`` (``tied[s, u, d]`` is True when the item at rank ``d + 1`` ties with the one
+above it). The evaluation's ``ties=`` option (:mod:`recmeta.metrics._options`) reads the blocks;
+runs built from bare item orders (:meth:`Runs.from_orders` without ``tied=``) have none.
 
 Users of a run that are not in the judgments are not evaluated (trec_eval likewise ignores topics
 without qrels); their number is kept in ``Runs.dropped_users``.
@@ -26,7 +34,7 @@ import pandas as pd
 
 from ._judgments import Judgments
 
-__all__ = ["Runs", "RunsError", "text_order"]
+__all__ = ["Runs", "RunsError", "text_order", "id_order"]
 
 
 class RunsError(ValueError):
@@ -42,6 +50,22 @@ def text_order(ids: pd.Index | np.ndarray) -> np.ndarray:
     return key
 
 
+def id_order(ids: pd.Index | np.ndarray) -> np.ndarray:
+    """Rank of each id in the ids' own ascending order (numbers as numbers), from 0."""
+    values = pd.Index(ids)
+    try:
+        order = np.argsort(values.to_numpy(), kind="stable")
+    except TypeError:
+        raise RunsError(
+            "ties='item_id' orders tied items by their ids, but these ids cannot be compared "
+            f"with each other (types: {sorted({type(x).__name__ for x in values})}); use one "
+            "type of id, or ties='trec_eval' (ids as text)"
+        ) from None
+    key = np.empty(len(values), dtype=np.int64)
+    key[order] = np.arange(len(values))
+    return key
+
+
 @dataclass(frozen=True, eq=False)
 class Runs:
     """Ranked lists of several systems over the users of one set of judgments."""
@@ -52,6 +76,10 @@ class Runs:
     ranks: np.ndarray  # (n_systems, n_users, depth) int32, -1 = no item
     n_judged_items: int
     dropped_users: int = 0
+    tied: np.ndarray | None = None  # same shape, bool: the item ties with the one above it
+    ties: str = "trec_eval"  # the tie rule the runs are read with unless an evaluation says
+    #                          otherwise; lists are stored in item_id order for "item_id", else
+    #                          in trec_eval's
 
     @property
     def depth(self) -> int:
@@ -75,13 +103,22 @@ class Runs:
         rank_col: str = "rank",
         system: str | None = None,
         depth: int | None = None,
+        ties: str = "trec_eval",
     ) -> Runs:
         """Runs from a tidy frame (system, user, item, and score or rank).
 
         Ordering: by ``score`` descending if the frame has a score column, else by ``rank``
-        ascending; ties by item id as text, descending (see the module docstring). A frame
-        without a system column needs ``system=`` (its name). ``depth`` truncates the lists.
+        ascending; ties by item id as text, descending (see the module docstring), or by item id
+        ascending with ``ties="item_id"``. ``ties`` (a rule of :mod:`recmeta.metrics._options`)
+        is the rule an evaluation applies unless it names another; the lists are stored in
+        trec_eval's order for every rule but ``"item_id"``, and the tie blocks are recorded in
+        ``tied``. A frame without a system column needs ``system=`` (its name). ``depth``
+        truncates the lists (after ordering: the rule decides which tied items a cut keeps).
         """
+        from ._options import TIES
+
+        if ties not in TIES:
+            raise RunsError(f"ties must be one of {', '.join(map(repr, TIES))}, got {ties!r}")
         if not isinstance(df, pd.DataFrame):
             raise RunsError(f"expected a pandas DataFrame, got {type(df).__name__}")
         if system_col not in df.columns:
@@ -127,11 +164,14 @@ class Runs:
         items = judgments.items.append(extra)
         item_code_of_distinct = items.get_indexer(distinct)
         icode = item_code_of_distinct[dcode]
-        tkey = text_order(distinct)[dcode]
+        if ties == "item_id":
+            tkey = -id_order(distinct)[dcode]  # sorted descending below: ids ascending
+        else:
+            tkey = text_order(distinct)[dcode]
 
         scode, ucode, icode, tkey, key = (a[known] for a in (scode, ucode, icode, tkey, key))
         order = np.lexsort((-tkey, sign * key, ucode, scode))
-        scode, ucode, icode = scode[order], ucode[order], icode[order]
+        scode, ucode, icode, key = scode[order], ucode[order], icode[order], key[order]
         group = scode.astype(np.int64) * len(judgments.users) + ucode
         pairs = group * len(items) + icode
         if np.unique(pairs).size != pairs.size:
@@ -148,7 +188,13 @@ class Runs:
         keep = pos < d
         ranks = np.full((len(systems), len(judgments.users), d), -1, dtype=np.int32)
         ranks[scode[keep], ucode[keep], pos[keep]] = icode[keep]
-        return cls(systems, judgments.users, items, ranks, len(judgments.items), dropped)
+        tied = np.zeros(ranks.shape, dtype=bool)
+        same = np.zeros(len(group), dtype=bool)
+        if len(group) > 1:
+            same[1:] = (group[1:] == group[:-1]) & (key[1:] == key[:-1])
+        tied[scode[keep], ucode[keep], pos[keep]] = same[keep]
+        return cls(systems, judgments.users, items, ranks, len(judgments.items), dropped,
+                   tied=tied, ties=ties)
 
     @classmethod
     def from_trec(
@@ -212,15 +258,28 @@ class Runs:
 
     @classmethod
     def from_orders(
-        cls, orders: np.ndarray, judgments: Judgments, systems: Sequence[str] | None = None
+        cls, orders: np.ndarray, judgments: Judgments, systems: Sequence[str] | None = None,
+        *, tied: np.ndarray | None = None,
     ) -> Runs:
         """Runs from arrays of item codes (positions in ``judgments.items``), -1 = no item.
 
-        ``orders`` is users × depth (one system) or systems × users × depth.
+        ``orders`` is users × depth (one system) or systems × users × depth, read as given.
+        ``tied`` (same shape, bool) marks the items that tie with the one above them, for the
+        tie rules of :mod:`recmeta.metrics._options`; without it the runs have no tie blocks.
         """
         r = np.asarray(orders)
         if r.ndim == 2:
             r = r[None]
+        if tied is not None:
+            tied = np.asarray(tied)
+            if tied.ndim == 2:
+                tied = tied[None]
+            if tied.dtype != np.bool_ or tied.shape != r.shape:
+                raise RunsError(f"tied must be a boolean array shaped like orders {r.shape}, "
+                                f"got {tied.dtype} {tied.shape}")
+            if tied[:, :, 0].any() or (tied & (r < 0)).any():
+                raise RunsError("tied marks an item that ties with the one above it: the first "
+                                "position and the padding (-1) cannot be tied")
         if r.ndim != 3 or not np.issubdtype(r.dtype, np.integer):
             raise RunsError(f"orders must be an integer array of 2 or 3 dims, got {r.dtype} {r.shape}")
         if r.shape[1] != len(judgments.users):
@@ -230,7 +289,7 @@ class Runs:
         if systems is None:
             systems = [f"s{i}" for i in range(r.shape[0])]
         runs = cls(pd.Index(systems, name="system"), judgments.users, judgments.items,
-                   r.astype(np.int32), len(judgments.items))
+                   r.astype(np.int32), len(judgments.items), tied=tied)
         runs.validate()
         return runs
 
@@ -289,8 +348,13 @@ class Runs:
             keep = np.zeros(r.shape, dtype=bool)
         order = np.argsort(~keep, axis=2, kind="stable")
         ranks = np.take_along_axis(np.where(keep, r, -1), order, axis=2).astype(np.int32)
+        tied = None
+        if self.tied is not None:  # two kept items tie when they were in one block
+            block = np.take_along_axis(np.cumsum(~self.tied, axis=2), order, axis=2)
+            tied = np.zeros(r.shape, dtype=bool)
+            tied[:, :, 1:] = (block[:, :, 1:] == block[:, :, :-1]) & (ranks[:, :, 1:] >= 0)
         return Runs(self.systems, self.users, self.items, ranks, self.n_judged_items,
-                    self.dropped_users)
+                    self.dropped_users, tied, self.ties)
 
     def select(self, systems: Sequence[str]) -> Runs:
         """The runs of some systems only."""
@@ -298,7 +362,8 @@ class Runs:
         if (idx < 0).any():
             raise RunsError(f"unknown systems {list(np.asarray(systems)[idx < 0])}")
         return Runs(self.systems[idx], self.users, self.items, self.ranks[idx],
-                    self.n_judged_items, self.dropped_users)
+                    self.n_judged_items, self.dropped_users,
+                    None if self.tied is None else self.tied[idx], self.ties)
 
 
 def _rank_within(frame: pd.DataFrame) -> np.ndarray:

@@ -389,7 +389,7 @@ class Study:
                 for non in ("AN", "NN"):
                     name = f"{cand}-{non} {rel}"
                     if non == "AN" and rel == "AR":
-                        per, size = protocols.set_metrics(scored, s.n), ar.groupby("set").size()
+                        per, size = protocols.target_metrics(scored, s.n), ar.groupby("set").size()
                         rho = ex.random_precision(ar)
                     elif non == "AN":
                         per = protocols.one_r_an_metrics(scored, s.n)
@@ -397,7 +397,7 @@ class Study:
                     else:
                         p = self.protocol(cand, rel, non, short_pool="shrink")
                         sets = protocols.target_sets(train, test, p, seed=s.seed, items=self.items)
-                        per = protocols.set_metrics(
+                        per = protocols.target_metrics(
                             protocols.attach_scores(sets, protocols.popularity_scorer(train, sets)), s.n)
                         size, rho = sets.groupby("set").size(), ex.random_precision(sets)
                     rows.append({"protocol": name, "target sets": len(size), "mean |T|": float(np.mean(size)),

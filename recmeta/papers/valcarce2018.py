@@ -5,9 +5,10 @@ roster of LensKit recommenders; this module holds the study and the paper's clai
 
 *The study* (:func:`study`, :func:`analyse`): a per-user 80/20 holdout, top-``depth`` lists over
 the items seen in training that the user has not rated in training, and seven metrics (P, Recall,
-MAP, nDCG, MRR, bpref, infAP) at eleven cut-offs, all computed by
-:class:`recmeta.assessing.HitScorer`, whose ``infap="pooled"`` reading is the paper's eq. 8
-(every ranked item is pooled; the unrated ones are pooled but unjudged). On these scores:
+MAP, nDCG, MRR, bpref, infAP) at eleven cut-offs, all computed by the metric engine on the full
+and on every incomplete test set (:class:`recmeta.metrics.Subsets`, one compiled pass per test
+set), infAP with ``infap="pooled"``: the paper's eq. 8, every ranked item pooled and the unrated
+ones pooled but unjudged (:mod:`recmeta.metrics._options`). On these scores:
 
 - Kendall's τ among cut-offs (Fig. 1) and among metrics (Fig. 5), with a bootstrap over users;
 - τ of every incomplete test set with the full one: random ratings removed (sparsity bias,
@@ -35,7 +36,7 @@ from .. import agreement, incompleteness, significance
 from . import register
 
 if TYPE_CHECKING:
-    from ..metrics import Judgments, Runs
+    from ..metrics import Judgments, Runs, Subsets
 from .ledger import (
     Estimate,
     Ledger,
@@ -225,17 +226,10 @@ def _measures(metrics: Sequence[str], cutoffs: Sequence[int]) -> list[str]:
     return [f"{m}@{k}" for m in metrics for k in cutoffs]
 
 
-def _per_user(scorers: Mapping[int, Any], metrics: Sequence[str], keep: np.ndarray | None) -> np.ndarray:
-    """Per-user scores (measures × systems × users), measures metric-major as :func:`_measures`."""
-    cut = list(scorers)
-    out = None
-    for j, k in enumerate(cut):
-        s = scorers[k].score(keep)
-        if out is None:
-            out = np.empty((len(metrics) * len(cut), *s[metrics[0]].shape))
-        for i, m in enumerate(metrics):
-            out[i * len(cut) + j] = s[m]
-    return out
+def _per_user(subsets: Subsets, keep: np.ndarray | None) -> np.ndarray:
+    """Per-user scores (measures × systems × users) on the test rows ``keep`` leaves, measures
+    metric-major as :func:`_measures`."""
+    return np.stack(list(subsets.score(keep).values()))
 
 
 def _nanmean(x: np.ndarray) -> np.ndarray:
@@ -272,7 +266,7 @@ def analyse(
     ``degenerate`` (the metrics that need judged non-relevant items, with the reason, when the
     test set has none: implicit feedback).
     """
-    from ..assessing import HitScorer
+    from ..metrics import Subsets, score_matrix
 
     metrics = list(metrics)
     cutoffs = sorted(int(k) for k in cutoffs)
@@ -288,8 +282,8 @@ def analyse(
     popularity_shares = (incompleteness.popularity_shares() if popularity_shares is None
                          else np.asarray(popularity_shares, dtype=float))
 
-    scorers = {k: HitScorer(judgments, runs, k, infap="pooled") for k in cutoffs}
-    full = _per_user(scorers, metrics, None)  # measures × systems × users
+    subsets = Subsets(judgments, runs, measures, infap="pooled")
+    full = _per_user(subsets, None)  # measures × systems × users
     evaluated = np.isfinite(full[0]).all(axis=0)
     full_e = full[:, :, evaluated]
     means = _nanmean(full)  # measures × systems
@@ -301,7 +295,7 @@ def analyse(
     at = {m: i * len(cutoffs) + len(cutoffs) - 1 for i, m in enumerate(metrics)}
     infap = {}
     if "infAP" in at and "AP" in at:
-        trec = HitScorer(judgments, runs, deep, infap="trec").score()["infAP"][:, evaluated]
+        trec = score_matrix(judgments, runs, f"infAP@{deep}")[:, evaluated]  # trec_eval's
         ap = full_e[at["AP"]]
         pooled = full_e[at["infAP"]]
         infap = {"trec_gap_max": float(np.abs(trec - ap).max()),
@@ -320,11 +314,11 @@ def analyse(
     test = judgments.to_frame()
     sparse = incompleteness.random_ratings(test, sparsity_shares, n_samples, seed=seed)
     popular = incompleteness.popular_items_removed(test, popularity_shares)
-    # a mask that keeps every test row gives the full test set again: no need to re-score it
-    rows = []
-    for j in range(len(sparse)):
-        m_j = means if sparse.keep[j].all() else _nanmean(_per_user(scorers, metrics, sparse.keep[j]))
-        rows.append(agreement.kendall_tau(m_j, means))
+    # system means on every sparse test set, one compiled pass each (a mask that keeps every
+    # row gives the full test set again: its means are the full ones)
+    sparse_means = subsets.means(sparse.keep)["mean"]  # masks × measures × systems
+    sparse_means[sparse.keep.all(axis=1)] = means
+    rows = [agreement.kendall_tau(m_j, means) for m_j in sparse_means]
     sparsity = _tidy(np.array(rows), measures, sparse.frame())
     rows, boot_rows = [], []
     for j in range(len(popular)):
@@ -332,7 +326,7 @@ def analyse(
             rows.append(agreement.kendall_tau(means, means))
             boot_rows.append(_tau_nan(boot_means, boot_means))
             continue
-        pu = _per_user(scorers, metrics, popular.keep[j])
+        pu = _per_user(subsets, popular.keep[j])
         rows.append(agreement.kendall_tau(_nanmean(pu), means))
         bm = agreement.weighted_means(pu[:, :, evaluated], counts)
         boot_rows.append(_tau_nan(bm, boot_means))

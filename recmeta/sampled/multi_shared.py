@@ -11,7 +11,8 @@ As for one item (:mod:`recmeta.sampled.shared`), only the joint class of a sampl
 matters — here its gap under every system — so a draw of m shared candidates is a draw of
 counts over the (R_max + 1)^S joint classes, from the same chain of binomial (hypergeometric)
 laws. Tie rules: ``"pessimistic"`` (relevant after tied non-relevant items), ``"optimistic"``,
-``"id"`` (item id as text, descending); ``"expected"`` needs a random order and is not offered.
+``"trec_eval"`` (item id as text, descending) — the metric engine's rules
+(:mod:`recmeta.metrics._options`); ``"expected"`` needs a random order and is not offered.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .ties import check_ties
 __all__ = ["MultiStanding", "multi_standing", "multi_exact", "multi_shared_evaluation", "MULTI_TIES"]
 
 #: the tie rules the several-items study offers (a deterministic order is needed)
-MULTI_TIES = ("pessimistic", "id", "optimistic")
+MULTI_TIES = ("pessimistic", "trec_eval", "optimistic")
 _MAX_CELLS = 50_000
 
 
@@ -108,7 +109,7 @@ def multi_standing(
         # NaN ranks below every number: as a key it is −inf (a real −inf score would tie with it)
         key = np.where(np.isnan(x), -np.inf, x)
         xn = key[neg]
-        # each user's relevant items in the list's order: score descending (id rule: then item text
+        # each user's relevant items in the list's order: score descending (trec_eval rule: then item text
         # descending), in a (users, R_max) table padded with −inf
         rk, rt = key[rpos], text[rpos]
         order = np.lexsort((-rt, -rk, ru))

@@ -181,7 +181,7 @@ def real_study(
     draws; independent draws and the order study use the tie rule ``ties``. Every estimator is
     built for one n (the rounded mean number of candidates, unless ``fit_n``).
     ``multi_held_out`` (None to skip) holds out each user's last k interactions for the
-    several-items study, with ``ties`` if it is deterministic, else the id rule.
+    several-items study, with ``ties`` if it is deterministic, else trec_eval's order.
     """
     from .. import splits
 
@@ -199,9 +199,9 @@ def real_study(
     multi = None
     notes = []
     if multi_held_out:
-        multi_ties = ties if ties in MULTI_TIES else "id"
+        multi_ties = ties if ties in MULTI_TIES else "trec_eval"
         if multi_ties != ties:
-            notes.append(f"the several-items study needs a deterministic order; it uses the id rule "
+            notes.append(f"the several-items study needs a deterministic order; it uses trec_eval's order "
                          f"where the chapter's tie rule is {ties!r}")
         multi = _multi_study(dataset, ratings, systems, labels, int(multi_held_out), multi_ties, seed,
                              m, repetitions, replace, multi_metrics, multi_estimators)

@@ -1,24 +1,31 @@
-"""Tie rules: which rank a relevant item gets when other items share its score.
+"""Tie rules for one held-out item: which rank it gets when other candidates share its score.
 
-A held-out item with score s has ``above`` candidates scored strictly higher and ``tied`` other
-candidates scored exactly s (NaN ties with NaN and ranks below every number). Of the tied ones,
-``id_above`` come first under the book's order (item id *as text* descending, trec_eval's rule,
-see :mod:`recmeta.runs`). A rule turns these counts into the *span* ``[lo, hi]`` of ranks it
-gives the item, every rank of the span equally likely:
+The rules and their names are the metric engine's (``ties=`` in
+:mod:`recmeta.metrics._options`, where they are defined for whole lists); this module applies
+them to the sampled-metrics setting, where a list has one relevant item. That item, with score
+s, has ``above`` candidates scored strictly higher and ``tied`` other candidates scored exactly s
+(NaN ties with NaN and ranks below every number). Of the tied ones, ``id_above`` come first
+under trec_eval's order (item id *as text* descending, :mod:`recmeta.metrics._runs`). A rule
+turns these counts into the *span* ``[lo, hi]`` of ranks it gives the item, every rank of the
+span equally likely:
 
 * ``"pessimistic"``: the item goes after every tied candidate, ``lo = hi = above + tied + 1``.
   Krichene & Rendle (2020) do not say how they break ties. Their Fig. 5 shows over 1,600 users of
   recommender Z in the worst bucket; a recommender that scores most items exactly 0 puts its
   misses there only when ties go last, so we take this reading as the paper's and the default;
-* ``"id"``: the book's deterministic order, ``lo = hi = above + id_above + 1``;
+* ``"trec_eval"``: the engine's default order, ``lo = hi = above + id_above + 1``;
 * ``"optimistic"``: before every tied candidate, ``lo = hi = above + 1``;
 * ``"expected"``: a uniformly random order within the tie block, ``[above + 1, above + tied + 1]``.
   Its mean rank is ``above + 1 + tied / 2`` (PyKEEN's "realistic" rank); a metric takes its
-  mean over the span, which for the linear AUC is the metric at the mean rank.
+  mean over the span — the engine's mean over the block's orderings with one relevant item
+  (McSherry & Najork 2008) — which for the linear AUC is the metric at the mean rank.
 
-The same rule applies in a sampled list: counts of sampled items above, tied and id-above give
-the span of the sampled rank, and an estimator's value vector is averaged over it
-(:func:`span_mean`). :func:`tie_span` is the one place that knows the rules.
+The engine's ``"item_id"`` order is not offered here. The metric of a held-out item is a
+function of its rank alone (:mod:`.rank_metrics`), a different computation from the engine's
+pass over lists, so these formulas stay; only the rules' names and definitions are shared. The
+same rule applies in a sampled list: counts of sampled items above, tied and id-above give the
+span of the sampled rank, and an estimator's value vector is averaged over it
+(:func:`span_mean`). :func:`tie_span` is the one place that turns the rules into ranks.
 """
 
 from __future__ import annotations
@@ -28,12 +35,14 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from ..metrics._options import TIES
 from .rank_metrics import metric_value, parse_rank_metric
 
 __all__ = ["TIE_RULES", "PAPER_TIES", "check_ties", "tie_span", "span_mean", "span_metric", "tie_blocks"]
 
-#: the tie rules, in the order the chapter shows them
-TIE_RULES = ("pessimistic", "id", "optimistic", "expected")
+#: the engine's tie rules this module applies, in the order the chapter shows them
+TIE_RULES = ("pessimistic", "trec_eval", "optimistic", "expected")
+assert set(TIE_RULES) <= set(TIES)
 #: the reading of Krichene & Rendle (2020) that matches their Fig. 5 and Table 3
 PAPER_TIES = "pessimistic"
 
@@ -41,7 +50,12 @@ PAPER_TIES = "pessimistic"
 def check_ties(ties: str) -> str:
     """Validate a tie rule name; returns it."""
     if ties not in TIE_RULES:
-        raise ValueError(f"unknown tie rule {ties!r}: use one of {', '.join(TIE_RULES)}")
+        hint = ""
+        if ties == "id":
+            hint = " ('id' is now 'trec_eval', the metric engine's name for this order)"
+        elif ties in TIES:
+            hint = f" ({ties!r} is an engine rule for whole lists, not offered for one held-out item)"
+        raise ValueError(f"unknown tie rule {ties!r}: use one of {', '.join(TIE_RULES)}{hint}")
     return ties
 
 
@@ -61,7 +75,7 @@ def tie_span(
         lo = hi = a + t + 1
     elif ties == "optimistic":
         lo = hi = a + 1
-    elif ties == "id":
+    elif ties == "trec_eval":
         lo = hi = a + np.asarray(id_above, dtype=np.int64) + 1
     else:
         lo, hi = a + 1, a + t + 1
