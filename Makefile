@@ -12,7 +12,7 @@ book:
 
 ## run the test suite (unit tests, then every chapter executed in the quick profile)
 test:
-	scripts/bootstrap.sh book,test,bench
+	scripts/bootstrap.sh book,test,bench,ray
 	scripts/install-browser.sh
 	$(VENV)/bin/python -m pytest
 
