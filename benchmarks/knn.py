@@ -29,9 +29,9 @@ and ships the model), for a few systems, on the fast path and on LensKit's per-u
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -39,8 +39,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-PARTIAL = ROOT.parent / "shared" / "data" / "ml-1m-partial" / "ratings-PARTIAL-users0001-2999.dat.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchdata import PARTIAL, load  # noqa: E402
+
 KNN = ["iknn-20", "iknn-imp-20", "iknn-imp-100", "uknn-30", "uknn-imp-30", "uknn-imp-100"]
 TOL = 2e-5
 
@@ -63,25 +65,6 @@ class Clock:
     def __exit__(self, *exc):
         self.wall = time.perf_counter() - self.w0
         self.cpu = time.process_time() - self.c0
-
-
-def half_million_csv(src: Path, folder: Path) -> Path:
-    """The partial ratings file as ``user,item,rating,timestamp`` CSV (written once in ``folder``)."""
-    out = folder / "ml-1m-partial-ratings.csv"
-    if not out.exists():
-        with gzip.open(src, "rt", encoding="latin-1") as fh:
-            df = pd.read_csv(fh, sep="::", engine="python", header=None,
-                             names=["user", "item", "rating", "timestamp"])
-        df.to_csv(out, index=False)
-    return out
-
-
-def load(name: str, folder: Path, partial: Path) -> tuple[str, pd.DataFrame]:
-    from recmeta import data
-
-    if name == "half":
-        return "half-million subset", data.load(half_million_csv(partial, folder))
-    return name, data.load(name, download=False)
 
 
 def agreement(fast: pd.DataFrame, slow: pd.DataFrame) -> dict[str, float]:
