@@ -10,11 +10,12 @@ book:
 	scripts/bootstrap.sh book,test
 	RECMETA_PROFILE=full $(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 
-## run the test suite (unit tests, then every chapter executed in the quick profile)
+## run the test suite (unit tests, and every chapter executed in the quick profile), one
+## worker per core: the tests of the built book share one worker (they share one build)
 test:
-	scripts/bootstrap.sh book,test,bench
+	scripts/bootstrap.sh book,test,bench,ray
 	scripts/install-browser.sh
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n auto --dist loadgroup
 
 ## build the book with every chapter in its quick profile (what the tests check)
 quick-book:

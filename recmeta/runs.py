@@ -16,22 +16,42 @@ neighbours) are not ranked; in :func:`score_candidates` they keep NaN.
 
 Two engines give the same lists:
 
-* ``"fast"``: for scorers whose scores for many users are one matrix product (MF embeddings,
-  EASE, biases, popularity, recmeta's components), score a block of users at once, mask the
+* ``"fast"``: for scorers whose scores for many users at once are one matrix product (MF
+  embeddings, EASE, biases, popularity, recmeta's components) or one compiled pass (LensKit's
+  item and user k-NN, :mod:`recmeta.components.knn`), score a block of users at once, mask the
   excluded items and select the top N with the tie rule, all vectorised;
-* ``"lenskit"``: LensKit's per-user pipeline via ``lenskit.batch`` (threads, or Ray with
-  ``use_ray=True``); its lists are re-ordered by the tie rule, but where a tie straddles the
-  cut-off the items kept are LensKit's choice.
+* ``"lenskit"``: LensKit's per-user pipeline via ``lenskit.batch``; its lists are re-ordered by
+  the tie rule, but where a tie straddles the cut-off the items kept are LensKit's choice.
 
-``engine="auto"`` takes the fast path when the scorer has one and ``use_ray`` is off.
+``engine="auto"`` takes the fast path when the scorer has one. The k-NN fast path adds one
+rule of its own: where a user's ``max_nbrs``-th neighbour ties with others, it keeps the
+neighbour with the smaller item (or user) number, where LensKit keeps whichever it met first;
+this can change an explicit-feedback k-NN score, never an implicit one (see
+:mod:`recmeta.components.knn`). "Equal up to ties" covers both rules.
 
-Scaling out. On a large dataset the per-user path can run on a Ray cluster: install Ray
-(``pip install "ray[default]"``), start or join a cluster (``ray start --head`` on one machine,
-``ray start --address=HEAD:6379`` on the others, or set ``RAY_ADDRESS``), then pass
-``use_ray=True`` (``recmeta runs make ... --use-ray``). LensKit then ships the trained pipeline
-to the workers and scores batches of users there (``lenskit.batch`` with ``use_ray``; LensKit's
-``LK_NUM_CPUS``/``LK_NUM_BACKEND_THREADS`` set the worker sizes). Results come back to this
-process and are cached as usual. It is off by default: on one machine the fast path is quicker.
+Scaling out with Ray. ``use_ray=True`` sends the blocks of users to a Ray cluster as tasks
+(one CPU each, at most ``n_jobs`` in flight, default the cluster's CPU count): the trained
+model goes to Ray's object store once, each worker fetches it once and runs the same block code
+(fast path or LensKit's pipeline, as ``engine`` says), and the blocks come back in order to
+this process, which caches them as usual (an interrupted run resumes). On one machine it only
+adds overhead (``benchmarks/knn.py --ray`` measures it); it pays when the cluster has more
+cores than this machine. How to run on several machines:
+
+1. ``pip install "recmeta[ray]"`` on every machine, in the same Python version, with recmeta
+   and its dependencies installed the same way (workers import ``recmeta.runs``);
+2. token authentication (recent Ray releases turn it on by default): on the head machine
+   ``ray get-auth-token --generate`` writes ``~/.ray/auth_token``; copy that file to the same
+   place on every other machine (or set ``RAY_AUTH_TOKEN`` there), and ``export
+   RAY_AUTH_MODE=token`` in every shell below, the driver's included;
+3. on the head ``ray start --head --port=6379``; on each other machine
+   ``ray start --address=HEAD_IP:6379``;
+4. on the head (or any machine that can reach it), ``export RAY_ADDRESS=HEAD_IP:6379`` (or call
+   ``ray.init(address=...)`` yourself), then ``runs.make(..., use_ray=True)`` or
+   ``recmeta runs make ... --use-ray``; ``ray stop`` on each machine when done. Without a
+   cluster, ``use_ray=True`` starts a local one for this process.
+
+Candidate scoring (:func:`score_candidates`) sends its fast-path blocks the same way; with
+``engine="lenskit"`` it uses LensKit's own Ray support (``lenskit.batch.score``).
 """
 
 from __future__ import annotations
@@ -131,10 +151,9 @@ def fast_scorer(model: Model) -> Callable[[np.ndarray], np.ndarray] | None:
     """``f(user_numbers) -> scores (users × items)`` equal to the scorer's own, or ``None``.
 
     Covered: recmeta's components, popularity, bias, ImplicitMF/BiasedMF with trained user
-    embeddings, FunkSVD, BiasedSVD, EASE and FlexMF with trained user embeddings. k-NN
-    scorers pick neighbours per (user, item), which is no single product, and go through
-    LensKit (a blocked gather + ``torch.topk`` version was tried: on ML-100K it was no faster
-    than LensKit's compiled per-user scoring, so it was dropped).
+    embeddings, FunkSVD, BiasedSVD, EASE, FlexMF with trained user embeddings, and LensKit's
+    item and user k-NN (:mod:`recmeta.components.knn`; item k-NN only while its dense
+    matrices fit :data:`recmeta.components.knn.DENSE_BYTES`).
     """
     s = model.scorer
     if s is None:
@@ -173,6 +192,10 @@ def fast_scorer(model: Model) -> Callable[[np.ndarray], np.ndarray] | None:
         if "FlexMFImplicitScorer" in is_a and s.config.user_embeddings != "prefer":
             return None
         return _flexmf(s)
+    if is_a & {"ItemKNNScorer", "UserKNNScorer"}:
+        from .components.knn import knn_scorer
+
+        return knn_scorer(s, model.data)
     return None
 
 
@@ -296,8 +319,8 @@ def _check_ray(use_ray: bool) -> None:
             import ray  # noqa: F401
         except ImportError:
             raise RuntimeError(
-                "use_ray=True needs Ray: pip install 'ray[default]' (and a cluster, see "
-                "recmeta.runs); or leave use_ray off to run on this machine"
+                "use_ray=True needs Ray: pip install 'recmeta[ray]' (or 'ray[default]'); for a "
+                "cluster, see recmeta.runs; or leave use_ray off to run on this machine"
             ) from None
 
 
@@ -335,8 +358,8 @@ def top_n(
     ``candidates`` is ``"all"`` (AllItems) or ``"test"`` (TestItems, needs ``test``); the user's
     training items are never candidates. Users are processed in blocks of ``block``;
     ``on_block`` receives each block's frame as soon as it is done (the cache uses it to resume
-    an interrupted run). ``use_ray`` runs LensKit's batch inference on Ray (``pip install ray``;
-    it forces the LensKit engine).
+    an interrupted run). ``use_ray`` runs the blocks as Ray tasks (see the module docstring);
+    ``n_jobs`` is then the number of tasks in flight, otherwise LensKit's batch threads.
     """
     from tqdm import tqdm
 
@@ -345,20 +368,26 @@ def top_n(
     _check_ray(use_ray)
     ids, nums = _user_numbers(model, users)
     allowed = _allowed_items(model, candidates, test)
-    f = None if (engine == "lenskit" or use_ray) else fast_scorer(model)
+    f = None if engine == "lenskit" else fast_scorer(model)
     if engine == "fast" and f is None:
         raise ValueError(
-            f"{model.name}: no fast path for {type(model.scorer).__name__}"
-            f"{' with use_ray' if use_ray else ''}; "
+            f"{model.name}: no fast path for {type(model.scorer).__name__}; "
             "use engine='auto' or 'lenskit'"
+        )
+    slices = _blocks(len(ids), block)
+    if use_ray:
+        fast = f is not None
+        done = _on_ray(model, [("top", fast, ids[sl], nums[sl], allowed, depth) for sl in slices],
+                       n_jobs)
+    else:
+        done = (
+            _fast_block(model, f, ids[sl], nums[sl], allowed, depth) if f is not None
+            else _lenskit_block(model, ids[sl], allowed, depth, n_jobs)
+            for sl in slices
         )
     parts = []
     bar = tqdm(total=len(ids), desc=model.name, unit="user", disable=progress is False or None)
-    for sl in _blocks(len(ids), block):
-        if f is not None:
-            part = _fast_block(model, f, ids[sl], nums[sl], allowed, depth)
-        else:
-            part = _lenskit_block(model, ids[sl], allowed, depth, use_ray, n_jobs)
+    for sl, part in zip(slices, done):
         if on_block is not None:
             on_block(part)
         parts.append(part)
@@ -403,7 +432,7 @@ def _perm(model: Model, item_ids: np.ndarray) -> np.ndarray:
     return cache
 
 
-def _lenskit_block(model, ids, allowed, depth, use_ray, n_jobs) -> pd.DataFrame:
+def _lenskit_block(model, ids, allowed, depth, n_jobs) -> pd.DataFrame:
     import warnings
 
     from lenskit.batch import BatchPipelineRunner, InvocationSpec
@@ -418,7 +447,7 @@ def _lenskit_block(model, ids, allowed, depth, use_ray, n_jobs) -> pd.DataFrame:
         for u in ids:  # this path is per user anyway: allowed items minus the user's history
             own = model.data.user_row(u).ids()
             queries.append({"user_id": u, "candidates": ItemList(item_ids=cand[~np.isin(cand, own)])})
-    runner = BatchPipelineRunner(n_jobs=n_jobs, use_ray=use_ray)
+    runner = BatchPipelineRunner(n_jobs=n_jobs, use_ray=False)
     runner.add_invocation(  # feed each request's candidates to the pipeline's ``items`` input
         InvocationSpec("recommend", {"recommender": "recommendations"}, "candidates", {"n": depth})
     )
@@ -454,7 +483,7 @@ def score_candidates(
         raise ValueError("candidate pairs repeat a (user, item); deduplicate them first")
     _check_ray(use_ray)
     ids, nums = _user_numbers(model, pairs["user"])
-    f = None if (engine == "lenskit" or use_ray) else fast_scorer(model)
+    f = None if engine == "lenskit" else fast_scorer(model)
     if engine == "fast" and f is None:
         raise ValueError(f"{model.name}: no fast path for {type(model.scorer).__name__}")
     out = np.full(len(pairs), np.nan, dtype=np.float32)
@@ -468,19 +497,28 @@ def score_candidates(
         icol = np.asarray(model.data.items.numbers(pairs["item"].to_numpy(), missing="negative"))
         order = np.argsort(prow, kind="stable")
         bounds = np.searchsorted(prow[order], np.arange(0, len(ids) + block, block))
-        bar = tqdm(_blocks(len(ids), block), desc=model.name, disable=progress is False or None)
-        for b, sl in enumerate(bar):
+        slices = _blocks(len(ids), block)
+        work = []
+        for b, sl in enumerate(slices):
             sel = order[bounds[b] : bounds[b + 1]]
-            scores = np.asarray(f(nums[sl]), dtype=np.float32)
-            ok = icol[sel] >= 0
-            out[sel[ok]] = scores[prow[sel[ok]] - sl.start, icol[sel[ok]]]
+            sel = sel[icol[sel] >= 0]
+            work.append((sel, nums[sl], prow[sel] - sl.start, icol[sel]))
+        if use_ray:
+            done = _on_ray(model, [("pairs", *w[1:]) for w in work], n_jobs)
+        else:
+            done = (_pair_scores(f, *w[1:]) for w in work)
+        bar = tqdm(total=len(ids), desc=model.name, disable=progress is False or None)
+        for (sel, *_), sl, got in zip(work, slices, done):
+            out[sel] = got
+            bar.update(sl.stop - sl.start)
+        bar.close()
     else:
         from lenskit.batch import score
         from lenskit.data import ItemListCollection
 
         ids_df = pairs[["user", "item"]].rename(columns={"user": "user_id", "item": "item_id"})
         ilc = ItemListCollection.from_df(ids_df, "user_id")
-        got = score(model.pipeline, ilc, n_jobs=n_jobs, use_ray=use_ray).to_df()
+        got = score(model.pipeline, ilc, n_jobs=n_jobs, use_ray=use_ray).to_df()  # LensKit's Ray
         got = got.rename(columns={"user_id": "user", "item_id": "item"})
         merged = pairs[["user", "item"]].merge(
             got[["user", "item", "score"]], on=["user", "item"], how="left"
@@ -490,6 +528,67 @@ def score_candidates(
         {"user": pairs["user"].to_numpy(), "item": pairs["item"].to_numpy(),
          "score": out.astype(np.float64)}
     )
+
+
+def _pair_scores(f, nums, rows, cols) -> np.ndarray:
+    """Scores of the (row, column) cells of ``f(nums)``: one block of candidate pairs."""
+    return np.asarray(f(nums), dtype=np.float32)[rows, cols]
+
+
+# ----------------------------------------------------------------------------- Ray
+_WORKER_MODELS: dict[str, tuple[Model, Any]] = {}
+
+
+def _worker_model(refs: list) -> tuple[Model, Any]:
+    """The model of ``refs[0]`` and its fast scorer, fetched once per Ray worker process."""
+    import ray
+
+    key = refs[0].hex()
+    if key not in _WORKER_MODELS:
+        _WORKER_MODELS.clear()  # one model at a time: a worker serves one run, then the next
+        model = ray.get(refs[0])
+        _WORKER_MODELS[key] = (model, fast_scorer(model))
+    return _WORKER_MODELS[key]
+
+
+def _ray_task(refs: list, task: tuple) -> Any:
+    """One block of users, in a Ray worker: lists (``"top"``) or candidate scores (``"pairs"``)."""
+    import numba
+    import ray
+
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
+    numba.set_num_threads(max(1, min(int(cpus), numba.config.NUMBA_NUM_THREADS)))
+    model, f = _worker_model(refs)
+    if task[0] == "pairs":
+        return _pair_scores(f, *task[1:])
+    _, fast, ids, nums, allowed, depth = task
+    if fast:
+        return _fast_block(model, f, ids, nums, allowed, depth)
+    return _lenskit_block(model, ids, allowed, depth, 1)
+
+
+def _on_ray(model: Model, tasks: list[tuple], n_jobs: int | None):
+    """Results of ``tasks`` run as Ray tasks, yielded in order, at most ``n_jobs`` in flight.
+
+    Connects to the cluster of ``RAY_ADDRESS`` or starts a local one if Ray is not initialised
+    yet. The trained model goes to the object store once; each worker fetches it once.
+    """
+    from collections import deque
+
+    import ray
+
+    if not ray.is_initialized():
+        ray.init()
+    limit = n_jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    remote = ray.remote(num_cpus=1)(_ray_task)
+    refs = [ray.put(model)]  # wrapped in a list: the task receives the reference, not a copy
+    pending: deque = deque()
+    for task in tasks:
+        pending.append(remote.remote(refs, task))
+        if len(pending) >= limit:
+            yield ray.get(pending.popleft())
+    while pending:
+        yield ray.get(pending.popleft())
 
 
 # ----------------------------------------------------------------------------- cached runs

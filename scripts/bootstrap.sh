@@ -37,12 +37,22 @@ if [ ! -x "$venv/bin/python" ] || ! python_ok "$venv/bin/python"; then
   "$py" -m venv "$venv"
 fi
 
+# The stamp holds the hash of pyproject.toml and the extras installed with it: nothing to do
+# when the hash is the same and every extra asked for is installed already (make book after
+# make test reinstalls nothing).
 stamp="$venv/.recmeta-installed"
-want="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+hash="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+read -r had_hash had_extras 2>/dev/null < "$stamp" || true
+if [ "${had_hash:-}" = "$hash" ]; then
+  missing=$(comm -23 <(tr ',' '\n' <<<"$extras" | sort -u) <(tr ',' '\n' <<<"${had_extras:-}" | sort -u))
+  [ -n "$missing" ] && extras="$(tr ',' '\n' <<<"$extras,$had_extras" | sort -u | paste -sd, -)"
+else
+  missing=yes
+fi
+if [ -n "$missing" ]; then
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   "$venv/bin/python" -m pip install --quiet -e ".[$extras]"
-  echo "$want" > "$stamp"
+  echo "$hash $extras" > "$stamp"
 fi
 
 # Data cache: a folder of already extracted releases beside the project (RECMETA_SEED, default

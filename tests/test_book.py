@@ -35,6 +35,16 @@ def test_every_chapter_page_says_how_it_ran(built_book):
         assert re.search(r"LensKit \d{4}\.\d+", text), c.name
 
 
+def test_ledger_page_covers_the_paper_chapters_only(built_book):
+    html = (built_book / "replication" / "ledger.html").read_text()
+    article = html[html.index('<article class="bd-article"'):html.index("</article>")]
+    text = re.sub(r"<[^>]+>", "", article)  # the page's own text, not the navigation
+    for title in ("Statistical biases", "Sampled metrics", "Robustness", "Multi-graded"):
+        assert title in text, title
+    assert "Your own experiment" not in text  # no paper behind it, so no ledger to miss
+    assert "not yet in the ledger" not in text  # every paper chapter has its ledger now
+
+
 def test_graded_chapters_refuse_implicit_feedback_before_executing(tmp_path, ml_latest_small, capsys):
     clicks = tmp_path / "clicks.csv"
     ml_latest_small.drop(columns="rating").to_csv(clicks, index=False)

@@ -220,3 +220,199 @@ def test_random_scorer_component(tiny):
     assert np.array_equal(got.scores(), expect)
     with pytest.raises(TypeError, match="integer item ids"):
         pair_uniform(0, np.int64(1), np.array(["a"]))
+
+
+# ---------------------------------------------------------------- k-NN block scoring
+def _knn(kind, ds, **config):
+    from lenskit.knn import ItemKNNScorer, UserKNNScorer
+
+    s = (ItemKNNScorer if kind == "item" else UserKNNScorer)(**config)
+    s.train(ds)
+    return s
+
+
+def _block(kind, s, ds, users=None):
+    from recmeta.components import knn
+
+    users = np.arange(ds.user_count) if users is None else np.asarray(users)
+    f = knn.item_knn_scores if kind == "item" else knn.user_knn_scores
+    return f(s, ds, users)
+
+
+def test_item_knn_implicit_by_hand(tiny):
+    # implicit item k-NN weights are the cosines of the binary item columns (see ``tiny``)
+    s1 = _knn("item", tiny, max_nbrs=1, feedback="implicit")
+    m1 = _block("item", s1, tiny)
+    ab, ac, bc, cd = 2 / R6, 1 / R6, 2 / 3, 1 / R3
+    assert m1[0, 2] == pytest.approx(bc, rel=1e-6)  # user 1 {a, b}, item c: best of ac, bc
+    assert np.isnan(m1[0, 3])  # d is similar to neither a nor b
+    assert m1[3, 0] == pytest.approx(ac, rel=1e-6)  # user 4 {c, d}, item a: only c
+    assert m1[3, 1] == pytest.approx(bc, rel=1e-6)
+    m2 = _block("item", _knn("item", tiny, max_nbrs=2, feedback="implicit"), tiny)
+    assert m2[0, 2] == pytest.approx(ac + bc, rel=1e-6)
+    assert m2[1, 3] == pytest.approx(cd, rel=1e-6)  # user 2 {a, b, c}, item d: only c
+    m3 = _block("item", _knn("item", tiny, max_nbrs=2, min_nbrs=2, feedback="implicit"), tiny)
+    assert np.isnan(m3[1, 3]) and m3[0, 2] == pytest.approx(ac + bc, rel=1e-6)
+
+
+def test_user_knn_implicit_by_hand(tiny):
+    # unit user vectors: x1 = (1,1,0,0)/√2, x2 = (1,1,1,0)/√3, x3 = (0,1,1,0)/√2, x4 = (0,0,1,1)/√2;
+    # user 1's query q = (1,1,0,0): w12 = 2/√3, w13 = 1/√2, w14 = 0 (no neighbour)
+    w12, w13 = 2 / R3, 1 / np.sqrt(2)
+    m1 = _block("user", _knn("user", tiny, max_nbrs=1, feedback="implicit"), tiny)
+    assert m1[0, 2] == pytest.approx(w12, rel=1e-6)  # item c, rated by 2, 3, 4: best is 2
+    assert np.isnan(m1[0, 3])  # item d: only user 4, not a neighbour
+    m2 = _block("user", _knn("user", tiny, max_nbrs=2, feedback="implicit"), tiny)
+    assert m2[0, 2] == pytest.approx(w12 + w13, rel=1e-6)
+    assert m2[0, 0] == pytest.approx(w12, rel=1e-6)  # item a: user 1 is not their own neighbour
+
+
+def _item_knn_reference(s, ds):
+    """Item k-NN from the definitions, one (user, item) at a time: LensKit's stored weights,
+    the max_nbrs largest kept (smaller item number first among ties)."""
+    S = s.sim_matrix.to_scipy().toarray()
+    cfg = s.config
+    field = "rating" if cfg.explicit else None
+    ui = ds.interactions().matrix().scipy(field, layout="csr")
+    out = np.full((ds.user_count, ds.item_count), np.nan)
+    for u in range(ds.user_count):
+        hist = ui.indices[ui.indptr[u]:ui.indptr[u + 1]]
+        vals = ui.data[ui.indptr[u]:ui.indptr[u + 1]]
+        for i in range(ds.item_count):
+            nb = sorted((-S[j, i], j, v) for j, v in zip(hist, vals) if S[j, i] > 0)[:cfg.max_nbrs]
+            if not nb or len(nb) < cfg.min_nbrs:
+                continue
+            w = np.array([-x[0] for x in nb])
+            if cfg.explicit:
+                r = np.array([x[2] - s.item_means[x[1]] for x in nb])
+                out[u, i] = s.item_means[i] + (w * r).sum() / w.sum()
+            else:
+                out[u, i] = w.sum()
+    return out
+
+
+def _user_knn_reference(s, ds):
+    """User k-NN from the definitions: weights x_v · q_u, the max_nbrs largest (float32) among
+    the neighbours who rated the item, smaller user number first among ties."""
+    cfg = s.config
+    X = s.user_vectors.toarray()
+    R = s.user_ratings.to_scipy().toarray() if cfg.explicit else None
+    ui = ds.interactions().matrix().scipy("rating" if cfg.explicit else None, layout="csr")
+    struct = ds.interactions().matrix().scipy(None, layout="csr").toarray() > 0
+    out = np.full((ds.user_count, ds.item_count), np.nan)
+    for u in range(ds.user_count):
+        q = np.zeros(ds.item_count)
+        cols = ui.indices[ui.indptr[u]:ui.indptr[u + 1]]
+        vals = np.asarray(ui.data[ui.indptr[u]:ui.indptr[u + 1]], dtype=np.float32)
+        mean = np.float32(vals.mean()) if cfg.explicit else 0.0
+        q[cols] = (vals - mean) if cfg.explicit else 1.0
+        w = (X @ q).astype(np.float32)
+        w[u] = 0
+        for i in range(ds.item_count):
+            nb = sorted((-w[v], v) for v in range(ds.user_count)
+                        if w[v] >= cfg.min_sim and struct[v, i])[:cfg.max_nbrs]
+            if not nb or len(nb) < cfg.min_nbrs:
+                continue
+            ww = np.array([-x[0] for x in nb], dtype=np.float64)
+            if cfg.explicit:
+                r = np.array([R[x[1], i] for x in nb])
+                out[u, i] = mean + (ww * r).sum() / ww.sum()
+            else:
+                out[u, i] = ww.sum()
+    return out
+
+
+@pytest.fixture(scope="module")
+def tied():
+    """24 users × 10 items, ratings on a 3-point scale: many exactly equal similarities."""
+    rng = np.random.default_rng(8)
+    mask = rng.random((24, 10)) < 0.45
+    mask[:, 0] = True
+    u, i = np.nonzero(mask)
+    df = pd.DataFrame({"user": u + 1, "item": i + 1, "rating": rng.integers(1, 4, len(u)) + 2.0})
+    return from_interactions_df(df, user_col="user", item_col="item", rating_col="rating")
+
+
+@pytest.mark.parametrize("kind", ["item", "user"])
+@pytest.mark.parametrize("feedback", ["implicit", "explicit"])
+@pytest.mark.parametrize("k,min_nbrs", [(1, 1), (3, 1), (3, 2), (50, 1)])
+def test_knn_block_scores_match_the_definition(tied, kind, feedback, k, min_nbrs):
+    s = _knn(kind, tied, max_nbrs=k, min_nbrs=min_nbrs, feedback=feedback)
+    got = _block(kind, s, tied)
+    ref = (_item_knn_reference if kind == "item" else _user_knn_reference)(s, tied)
+    assert got.dtype == np.float32
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    assert np.allclose(got, ref, rtol=2e-6, atol=2e-6, equal_nan=True)
+    assert np.isfinite(got).mean() > 0.5  # the check is not vacuous
+    sub = _block(kind, s, tied, users=[5, 2])  # any subset, in any order: the same rows
+    assert np.array_equal(sub, got[[5, 2]], equal_nan=True)
+
+
+def test_knn_tie_keeps_the_smaller_item_number():
+    """Explicit item k-NN with weights set by hand: user 2 rated a = 5, b = 1, c = 3, and a and
+    b are equally similar to d (0.5, c: 0.25). With max_nbrs = 1 the tie keeps a."""
+    from lenskit.data.matrix import SparseRowArray
+
+    rows = [(1, 1, 3.0), (1, 2, 3.0), (2, 1, 5.0), (2, 2, 1.0), (2, 3, 3.0), (3, 2, 4.0),
+            (3, 3, 2.0), (4, 3, 4.0), (4, 4, 2.0)]
+    df = pd.DataFrame(rows, columns=["user", "item", "rating"])
+    ds = from_interactions_df(df, user_col="user", item_col="item", rating_col="rating")
+    a, b, c, d = ds.items.numbers([1, 2, 3, 4])
+    S = np.zeros((4, 4), dtype=np.float32)
+    S[a, d] = S[b, d] = 0.5
+    S[c, d] = 0.25
+    mu = {a: 4.0, b: 8 / 3, c: 3.0, d: 2.0}  # the items' training means
+    u2 = ds.users.number(2)
+    for k, expect in [(1, mu[d] + (5 - mu[a])),
+                      (2, mu[d] + (0.5 * (5 - mu[a]) + 0.5 * (1 - mu[b])) / 1.0),
+                      (3, mu[d] + (0.5 * (5 - mu[a]) + 0.5 * (1 - mu[b]) + 0.25 * (3 - mu[c]))
+                       / 1.25)]:
+        s = _knn("item", ds, max_nbrs=k, feedback="explicit")
+        assert np.allclose(s.item_means[[a, b, c, d]], [mu[a], mu[b], mu[c], mu[d]])
+        s.sim_matrix = SparseRowArray.from_scipy(sp.csr_array(S))
+        got = _block("item", s, ds, users=[u2])[0, d]
+        assert got == pytest.approx(expect, rel=1e-6), k
+
+
+def test_knn_scores_equal_lenskit_on_movielens(ml100k):
+    """Against LensKit's own per-user scoring, for every (user, item) of a 120-user slice: equal
+    wherever no tie at the max_nbrs-th neighbour can matter (implicit feedback: everywhere)."""
+    from lenskit.pipeline import topn_pipeline
+
+    from recmeta.data import to_lenskit
+
+    ds = to_lenskit(ml100k.loc[ml100k["user"] <= 120])
+    items = ItemList(item_ids=ds.items.ids())
+    users = np.arange(0, ds.user_count, 3)
+    for kind, feedback, k in [("item", "implicit", 20), ("item", "explicit", 20),
+                              ("user", "implicit", 30), ("user", "explicit", 30)]:
+        s = _knn(kind, ds, max_nbrs=k, feedback=feedback)
+        pipe = topn_pipeline(s, n=10)
+        pipe.train(ds)
+        got = _block(kind, s, ds, users)
+        lk = np.stack([pipe.run("scorer", query=uid, items=items).scores()
+                       for uid in ds.users.ids(users)])
+        assert np.array_equal(np.isnan(got), np.isnan(lk)), (kind, feedback)
+        close = np.isclose(got, lk, rtol=1e-5, atol=1e-5) | np.isnan(lk)
+        if feedback == "implicit" or kind == "user":
+            assert close.all(), (kind, feedback, np.nanmax(np.abs(got - lk)))
+        else:  # explicit item k-NN: a differing score must come with a tie at the k-th weight
+            S = s.sim_matrix.to_scipy().toarray()
+            ui = ds.interactions().matrix().scipy(None, layout="csr")
+            for r, i in zip(*np.nonzero(~close)):
+                u = users[r]
+                w = np.sort(S[ui.indices[ui.indptr[u]:ui.indptr[u + 1]], i])[::-1]
+                assert len(w) > k and w[k - 1] == w[k], (u, i)
+            assert close.mean() > 0.99
+
+
+def test_item_knn_too_large_for_dense_matrices_is_left_to_lenskit(tiny, monkeypatch):
+    from recmeta.components import knn
+
+    s = _knn("item", tiny, max_nbrs=2, feedback="implicit")
+    assert knn.item_matrices_bytes(4) == 4 * 4 * (4 + 2)  # float32 weights + int16 ranks
+    assert knn.item_matrices_bytes(40_000) == 40_000**2 * (4 + 4)  # int32 ranks past 32,766
+    assert knn.knn_scorer(s, tiny) is not None
+    monkeypatch.setattr(knn, "DENSE_BYTES", 95)
+    assert knn.knn_scorer(s, tiny) is None
+    assert knn.knn_scorer(PLSAScorer(), tiny) is None  # not a k-NN scorer

@@ -39,11 +39,13 @@ def _source(app, docname, source) -> None:
     from recmeta.papers import book, store
 
     toc = yaml.safe_load((Path(app.srcdir) / "_toc.yml").read_text())
-    files = [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    # the chapters of the table of contents' "papers" part: the others re-run no paper
+    files = [c["file"] for part in toc.get("parts", [])
+             if "paper" in str(part.get("caption", "")).lower()
+             for c in part.get("chapters", [])]
     titles = {c.name: c.title for c in chapters.discover(app.srcdir)}
     paper_chapters = {f.split("/", 1)[1]: titles[f.split("/", 1)[1]] for f in files
-                      if f.startswith("notebooks/") and f.split("/", 1)[1] in titles
-                      and f.split("/", 1)[1] != "datasets"}
+                      if f.startswith("notebooks/") and f.split("/", 1)[1] in titles}
     frame = store.load(root=_results_root(app))
     text = book.ledger_page(frame, profile=chapters.profile(), chapters=paper_chapters,
                             with_ledger=list(papers.ledgers()))

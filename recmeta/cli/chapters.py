@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import chapters
+from .. import chapters
 
 
 def _run(args: argparse.Namespace) -> int:

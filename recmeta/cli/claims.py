@@ -21,8 +21,8 @@ JSON_KEYS = ("chapter", "claim", "statement", "source", "paper_value", "paper_da
 
 def _known_chapters(stored: pd.DataFrame) -> set[str]:
     """Chapters with a registered ledger, a notebook in the project, or a stored ledger."""
-    from . import papers
-    from .data import project_root
+    from .. import papers
+    from ..data import project_root
 
     notebooks = project_root() / "notebooks"
     names = {p.stem for p in notebooks.glob("*.md") if p.name != "README.md"} if notebooks.is_dir() else set()
@@ -61,7 +61,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _table(frame: pd.DataFrame) -> str:
     """An aligned text table per stored ledger, with the verdict counts under it."""
-    from .papers.ledger import counts, ours_text, paper_text
+    from ..papers.ledger import counts, ours_text, paper_text
 
     blocks = []
     for (chapter, dataset, profile), part in frame.groupby(["chapter", "dataset", "profile"], sort=False):
@@ -80,7 +80,7 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def _claims(args: argparse.Namespace) -> int:
-    from .papers import store
+    from ..papers import store
 
     profile = "quick" if args.quick else "full"
     roots = [args.results] if args.results else store.default_roots()

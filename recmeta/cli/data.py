@@ -1,23 +1,18 @@
-"""The ``recmeta`` command line.
+"""``recmeta data``: list, fetch and describe datasets (registered releases or CSV files).
 
-Each subcommand lives in its own module exposing ``register(subparsers)``, which adds a parser
-and sets ``func`` (called with the parsed arguments; its return value is the exit code).
+    recmeta data list
+    recmeta data fetch ml-100k ml-latest-small [--seed DIR] [--offline]
+    recmeta data stats ml-100k path/to/ratings.csv [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import sys
-
-#: modules that add a subcommand, in the order they appear in ``recmeta --help``
-COMMAND_MODULES = ["recmeta.cli", "recmeta.cli_evaluate", "recmeta.cli_runs", "recmeta.cli_chapters",
-                   "recmeta.cli_claims", "recmeta.cli_compare"]
 
 
 def _data_fetch(args: argparse.Namespace) -> int:
-    from . import data
+    from .. import data
 
     for name in args.names:
         if data.is_path(name):  # one's own file: nothing to download, check that it loads
@@ -31,7 +26,7 @@ def _data_fetch(args: argparse.Namespace) -> int:
 
 
 def _data_stats(args: argparse.Namespace) -> int:
-    from . import data
+    from .. import data
 
     rows = [data.stats(data.load(n, download=not args.offline), data.describe_source(n))
             for n in args.names]
@@ -51,7 +46,7 @@ def _data_stats(args: argparse.Namespace) -> int:
 
 
 def _data_list(args: argparse.Namespace) -> int:
-    from . import data
+    from .. import data
 
     for d in data.REGISTRY.values():
         cached = (data.cache_dir() / d.ratings_path).exists()
@@ -74,27 +69,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=_data_stats)
     ls = dsub.add_parser("list", help="the registry and what is cached")
     ls.set_defaults(func=_data_list)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="recmeta", description="Evaluation of recommender systems, re-derived and re-run."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except (KeyError, ValueError, RuntimeError, FileNotFoundError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"recmeta: error: {msg}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

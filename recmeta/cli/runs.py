@@ -2,7 +2,7 @@
 
     recmeta runs make --dataset ml-100k --split holdout --seed 42 --systems pop,kr-y,plsa-50
     recmeta runs make --dataset ml-100k --split holdout --candidates test --depth 50
-    recmeta runs make --dataset ml-1m --split holdout --use-ray      # LensKit batch on Ray
+    recmeta runs make --dataset ml-1m --split holdout --use-ray      # blocks of users as Ray tasks
     recmeta runs list
     recmeta runs clear --system pop --yes
 
@@ -35,9 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--depth", type=int, default=100, help="list length (default 100)")
     m.add_argument("--engine", choices=["auto", "fast", "lenskit"], default="auto")
     m.add_argument("--use-ray", action="store_true",
-                   help="run LensKit's batch inference on Ray (needs `pip install ray`; "
-                   "connects to RAY_ADDRESS if set)")
-    m.add_argument("--n-jobs", type=int, default=None, help="LensKit batch threads")
+                   help="send the blocks of users to a Ray cluster as tasks (needs "
+                   "`pip install 'recmeta[ray]'`; joins RAY_ADDRESS if set, else starts a "
+                   "local cluster); see the README's Ray section")
+    m.add_argument("--n-jobs", type=int, default=None,
+                   help="with --use-ray, Ray tasks in flight (default: the cluster's CPUs); "
+                   "else LensKit's batch threads")
     m.add_argument("--offline", action="store_true", help="never download the dataset")
     m.set_defaults(func=_make)
 
