@@ -23,7 +23,7 @@ not timed (reading the split, building judgments and runs):
   nDCG@100 (users with a relevant test item), 100,000 permutations;
 * ``curve``: one robustness curve on the robustness chapter's code path
   (:mod:`recmeta.papers.valcarce2018`): 20 shares x 50 samples of the test ratings
-  (``incompleteness.random_ratings``), each scored by the chapter's ``HitScorer`` at @100 for
+  (``incompleteness.random_ratings``), each scored by the engine's ``Subsets`` (as the chapter does) at @100 for
   its seven metrics, then Kendall's tau against the full test set.
 
 Phases after ``runs`` take the 22 roster systems' runs from this benchmark's cache; where fewer
@@ -277,25 +277,23 @@ def _dense_fits(train: pd.DataFrame) -> bool:
 def _curve(judgments, run) -> dict:
     """One robustness curve as the chapter computes it (``valcarce2018.analyse``, sparsity)."""
     from recmeta import agreement, incompleteness
-    from recmeta.assessing import HitScorer
-    from recmeta.papers.valcarce2018 import _nanmean, _per_user
+    from recmeta.metrics import Subsets
 
+    measures = [f"{m}@100" for m in CURVE_METRICS]
     # load the compiled code once, outside the timing
-    warm = {100: HitScorer(judgments, run, 100, infap="pooled")}
-    _per_user(warm, CURVE_METRICS, None)
+    warm = Subsets(judgments, run, measures, infap="pooled")
+    warm.means(np.ones((1, len(judgments.to_frame())), dtype=bool))
     del warm
     with Watch() as w:
-        scorers = {100: HitScorer(judgments, run, 100, infap="pooled")}
-        means = _nanmean(_per_user(scorers, CURVE_METRICS, None))
+        subsets = Subsets(judgments, run, measures, infap="pooled")
+        full = np.stack(list(subsets.score(None).values()))  # measures × systems × users
+        with np.errstate(invalid="ignore"):
+            means = np.nanmean(full, axis=-1)
         test = judgments.to_frame()
         masks = incompleteness.random_ratings(test, incompleteness.sparsity_shares(), 50,
                                               seed=20180702)
-        rows = []
-        for j in range(len(masks)):
-            m_j = (means if masks.keep[j].all()
-                   else _nanmean(_per_user(scorers, CURVE_METRICS, masks.keep[j])))
-            rows.append(agreement.kendall_tau(m_j, means))
-        tau = np.array(rows)
+        sparse = subsets.means(masks.keep)["mean"]  # masks × measures × systems
+        tau = np.array([agreement.kendall_tau(m_j, means) for m_j in sparse])
     return {"_watch": w, "masks": len(masks), "tau_at_5pct_mean": float(
         np.nanmean(tau[masks.share == masks.share.min()]))}
 
