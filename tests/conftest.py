@@ -5,8 +5,8 @@ Tests read the MovieLens releases through recmeta's own cache (``$RECMETA_DATA``
 releases (``$RECMETA_SEED``, default ``../shared/data`` beside the project) — the same path
 ``scripts/bootstrap.sh`` takes — so no test needs the network.
 
-``make test`` runs the tests on one worker per core (pytest-xdist, ``--dist loadgroup``): every
-test that reads the built book is put in one group, so the book is built once, on one worker,
+``make test`` runs the tests on one worker per core (pytest-xdist, ``--dist loadfile``): every
+test that reads the built book is in ``test_book.py``, so the book is built once, on one worker,
 while the other workers run the rest.
 """
 
@@ -56,9 +56,3 @@ def built_book(tmp_path_factory, ml100k, ml_latest_small):
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
     return out / "_build" / "html"
 
-
-def pytest_collection_modifyitems(config, items):
-    """Tests of the built book in one xdist group (a no-op without ``-n``)."""
-    for item in items:
-        if "built_book" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("book"))
