@@ -12,7 +12,8 @@ import pytest
 from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
-from recmeta import expectations, protocols, trec
+from recmeta import expectations, protocols
+from recmeta import metrics as trec  # TREC file reading and writing
 from recmeta.cli import compare as cli_compare
 from recmeta.compare import (
     Sampling,

@@ -12,8 +12,10 @@ Metric names follow ir_measures (``P@10``, ``R@10``, ``F1@10``, ``AP@100``, ``nD
 :func:`known_metrics`. trec_eval's names are read too (``P_10``, ``ndcg_cut_10``,
 ``recip_rank``, ...; :func:`expand_trec_names` for ``P.5,10`` or ``official``). Where trec_eval
 has a metric, values equal trec_eval's (tested against pytrec_eval), and :func:`trec_eval`
-evaluates a run with trec_eval's options and output layout. Every metric at every cut-off comes
-from one compiled pass over the lists (numba, cached on disk after the first compile).
+evaluates a run with trec_eval's options and output layout. TREC files are read and written
+here too (:func:`read_qrels`, :func:`read_run`, :func:`read_runs`, :func:`write_qrels`,
+:func:`write_run`). Every metric at every cut-off comes from one compiled pass over the lists
+(numba, cached on disk after the first compile).
 
 Where papers and libraries read a metric differently the engine takes a named option —
 ``infap=`` (infAP's pool), ``gain=`` (nDCG's gain) and ``ties=`` (the order of tied items) — of
@@ -29,6 +31,7 @@ from ._options import GAINS, INFAP, TIES, OptionError
 from ._runs import Runs, RunsError
 from ._single import score_rankings
 from ._subsets import Subsets
+from ._trec_files import TrecFormatError, read_qrels, read_run, read_runs, write_qrels, write_run
 from ._trec_eval import (
     TREC_EVAL_VERSION,
     TrecEvalError,
@@ -38,6 +41,12 @@ from ._trec_eval import (
 )
 
 __all__ = [
+    "read_qrels",
+    "read_run",
+    "read_runs",
+    "write_qrels",
+    "write_run",
+    "TrecFormatError",
     "Judgments",
     "JudgmentsError",
     "Runs",

@@ -157,7 +157,7 @@ class Judgments:
         negative grade is read as trec_eval reads it (``negative="pooled"``, see
         :meth:`from_frame`).
         """
-        from recmeta.trec import read_qrels
+        from ._trec_files import read_qrels
 
         return cls.from_frame(read_qrels(path), threshold=threshold, negative=negative)
 

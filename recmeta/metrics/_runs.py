@@ -207,7 +207,7 @@ class Runs:
 
         Items are ordered by score, then docno descending, as trec_eval does.
         """
-        from recmeta.trec import read_runs
+        from ._trec_files import read_runs
 
         if isinstance(paths, (str, PathLike)):
             paths = [paths]

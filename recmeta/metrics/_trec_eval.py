@@ -428,7 +428,7 @@ def trec_eval(
 ) -> TrecEvaluation:
     """Evaluate one run as trec_eval 9.0.8 does (see the module docstring).
 
-    ``qrels``: frame user, item, rating (a qrels file as :func:`recmeta.trec.read_qrels` reads
+    ``qrels``: frame user, item, rating (a qrels file as :func:`recmeta.metrics.read_qrels` reads
     it); ``run``: frame user, item, score (and system: the tag of its last row is the run id,
     as trec_eval keeps the tag of the last line). Options: ``level`` (``-l``), ``complete``
     (``-c``), ``max_ret`` (``-M``), ``judged_only`` (``-J``).
