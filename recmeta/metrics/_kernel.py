@@ -570,6 +570,25 @@ def _need_kinds(need):
 
 
 @njit(cache=True, nogil=True)
+def _workspace(size, disc_len, ideal_len, rmax, n_w, n_sys, width):
+    """Scratch arrays of one pass: a user's judgments (``size`` entries), the discounts up to
+    ``disc_len``, ERR's scale per r_max, and each of ``n_sys`` lists' judged positions (``width``)."""
+    n_err = rmax.shape[0]
+    err_scale = np.empty(n_err)
+    for e in range(n_err):
+        err_scale[e] = 2.0 ** rmax[e]
+    return (np.empty(size), np.empty(size), _discounts(disc_len), np.zeros((N_KINDS, max(ideal_len, 1))),
+            np.empty(size), np.empty(size), np.empty(size), np.empty(size), np.empty(size),
+            np.empty(size), np.empty(n_err), np.empty(n_err), err_scale, np.empty(n_w),
+            np.empty(n_w), np.empty(n_w), np.zeros(N_KINDS), np.zeros(6),
+            np.empty((n_sys, width), dtype=np.int64), np.empty((n_sys, width)),
+            np.empty((n_sys, width), dtype=np.int64), np.zeros((n_sys, width), dtype=np.int64),
+            np.zeros((n_sys, width), dtype=np.int64), np.zeros(n_sys, dtype=np.int64),
+            np.zeros(n_sys, dtype=np.int64), np.empty(width, dtype=np.int64), np.empty(width),
+            np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
 def _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, active, n_judged,
                  threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
                  recall_levels, gain_keys, gain_vals, ideal_len, max_entries, max_cut, all_users,
@@ -582,45 +601,15 @@ def _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, a
     """
     n_sys = ranks.shape[0]
     depth = ranks.shape[2]
-    n_err = rmax.shape[0]
-    n_w = weights.shape[0]
-    size = max(max_entries, 1)
     table = np.full(max(n_judged, 1), np.nan)  # grade of each judged item for the current user
-    buf = np.empty(size)
-    gbuf = np.empty(size)
-    disc = _discounts(max(depth, ideal_len))
-    ideal = np.zeros((N_KINDS, max(ideal_len, 1)))
-    levels = np.empty(size)
-    lev_count = np.empty(size)
-    lev_dist = np.empty(size)
-    mu_hits = np.empty(size)
-    mu_sum = np.empty(size)
-    hit_prec = np.empty(size)
-    err_sum = np.empty(n_err)
-    err_reach = np.empty(n_err)
-    err_scale = np.empty(n_err)
-    for e in range(n_err):
-        err_scale[e] = 2.0 ** rmax[e]
-    sw = np.empty(n_w)
-    sw_total = np.empty(n_w)
-    wbuf = np.empty(n_w)
-    gsum = np.zeros(N_KINDS)
-    us = np.zeros(6)
+    (buf, gbuf, disc, ideal, levels, lev_count, lev_dist, mu_hits, mu_sum, hit_prec, err_sum,
+     err_reach, err_scale, sw, sw_total, wbuf, gsum, us, HP, HG, HI, HLO, HHI, NH, LL, tpos, tg,
+     titem, order) = _workspace(
+        max(max_entries, 1), max(depth, ideal_len), ideal_len, rmax, weights.shape[0], n_sys, depth)
     need_kind = _need_kinds(need)
     need_muap = need[MUAP]
     need_err = need[ERR]
     ties = tie_mode != TIE_STORED
-    HP = np.empty((n_sys, depth), dtype=np.int64)
-    HG = np.empty((n_sys, depth))
-    HI = np.empty((n_sys, depth), dtype=np.int64)
-    HLO = np.zeros((n_sys, depth), dtype=np.int64)
-    HHI = np.zeros((n_sys, depth), dtype=np.int64)
-    NH = np.zeros(n_sys, dtype=np.int64)
-    LL = np.zeros(n_sys, dtype=np.int64)
-    tpos = np.empty(depth, dtype=np.int64)
-    tg = np.empty(depth)
-    titem = np.empty(depth, dtype=np.int64)
-    order = np.empty(depth, dtype=np.int64)
 
     for u in range(u0, u1):
         for e in range(indptr[u], indptr[u + 1]):
@@ -749,44 +738,14 @@ def _subset_pass(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit
     A user is excluded (NaN) when no kept judgment is relevant, or with ``all_users`` when the
     user keeps no judgment at all.
     """
-    n_err = rmax.shape[0]
-    n_w = weights.shape[0]
-    size = max(max_entries, 1)
-    hsize = max(max_hits, 1)
-    buf = np.empty(size)
-    gbuf = np.empty(size)
-    disc = _discounts(max(max_cut, ideal_len))
-    ideal = np.zeros((N_KINDS, max(ideal_len, 1)))
-    levels = np.empty(size)
-    lev_count = np.empty(size)
-    lev_dist = np.empty(size)
-    mu_hits = np.empty(size)
-    mu_sum = np.empty(size)
-    hit_prec = np.empty(size)
-    err_sum = np.empty(n_err)
-    err_reach = np.empty(n_err)
-    err_scale = np.empty(n_err)
-    for e in range(n_err):
-        err_scale[e] = 2.0 ** rmax[e]
-    sw = np.empty(n_w)
-    sw_total = np.empty(n_w)
-    wbuf = np.empty(n_w)
-    gsum = np.zeros(N_KINDS)
-    us = np.zeros(6)
+    (buf, gbuf, disc, ideal, levels, lev_count, lev_dist, mu_hits, mu_sum, hit_prec, err_sum,
+     err_reach, err_scale, sw, sw_total, wbuf, gsum, us, HP, HG, HI, HLO, HHI, NH, LL, tpos, tg,
+     titem, order) = _workspace(
+        max(max_entries, 1), max(max_cut, ideal_len), ideal_len, rmax, weights.shape[0], n_sys,
+        max(max_hits, 1))
     need_kind = _need_kinds(need)
     need_muap = need[MUAP]
     ties = tie_mode != TIE_STORED
-    HP = np.empty((n_sys, hsize), dtype=np.int64)
-    HG = np.empty((n_sys, hsize))
-    HI = np.empty((n_sys, hsize), dtype=np.int64)
-    HLO = np.zeros((n_sys, hsize), dtype=np.int64)
-    HHI = np.zeros((n_sys, hsize), dtype=np.int64)
-    NH = np.zeros(n_sys, dtype=np.int64)
-    LL = np.zeros(n_sys, dtype=np.int64)
-    tpos = np.empty(hsize, dtype=np.int64)
-    tg = np.empty(hsize)
-    titem = np.empty(hsize, dtype=np.int64)
-    order = np.empty(hsize, dtype=np.int64)
     for u in range(n_users):
         _setup_user(u, indptr, ent_items, ent_grades, keep, threshold, need_kind, need_muap,
                     ideal_len, disc, weights, gain_keys, gain_vals, buf, gbuf, ideal, levels,
