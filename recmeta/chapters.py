@@ -138,6 +138,30 @@ class Execution:
     started: float
     started_at: str
     runs_before: dict[str, int]
+    estimated: float | None = None
+    estimated_runs: float = 0.0
+
+    def estimate(self, plan, ratings: pd.DataFrame, *, second=None):
+        """Show what the chapter's expensive steps will cost (:func:`recmeta.costs.show`) on
+        ``ratings`` and on the reference sizes, before they run; :meth:`finish` sets the
+        estimate beside the measured time. ``plan`` builds a :class:`recmeta.costs.Plan` for a
+        :class:`recmeta.costs.Size`. ``second``, if given, is ``(name, ratings, plan)`` of the
+        chapter's second dataset: its steps are added at its own size in every column."""
+        from . import costs
+
+        build = plan
+        if second:
+            name, other, other_plan = second
+            part = other_plan(costs.Size.of(other))
+
+            def build(size):
+                return plan(size).include(part, f"second dataset ({name})")
+
+        est = costs.show(build, costs.Size.of(ratings), label=str(self.dataset or "this dataset"))
+        here = est.plans[est.here].frame()
+        self.estimated = float(here["seconds"].sum())
+        self.estimated_runs = float(here.loc[here["group"] == "recommender runs", "seconds"].sum())
+        return est
 
     def facts(self) -> dict[str, object]:
         """The record as a plain mapping (also what :meth:`finish` renders)."""
@@ -160,6 +184,8 @@ class Execution:
             "seconds": time.perf_counter() - self.started,
             "runs_cached": cached,
             "runs_made": made,
+            "estimated": self.estimated,
+            "estimated_runs": self.estimated_runs,
         }
 
     def markdown(self) -> str:
@@ -179,6 +205,14 @@ class Execution:
             parts.append(f"seed: {f['seed']}")
         parts += [f"recmeta {f['recmeta']}", f"LensKit {f['lenskit']}",
                   f"executed {f['executed']} in {wall}", runs_text]
+        if self.estimated is not None:
+            from .costs import duration
+
+            est = f"estimated beforehand: {duration(self.estimated)} of CPU for the steps it models"
+            if self.estimated_runs and int(f["runs_cached"]) > 0:  # type: ignore[arg-type]
+                est += (f" ({duration(self.estimated - self.estimated_runs)} without the "
+                        "recommender runs, which the cache may have served)")
+            parts.append(est)
         return "**How this page was run.** " + " · ".join(parts) + "."
 
     def finish(self):

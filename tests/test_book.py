@@ -39,6 +39,10 @@ def test_every_chapter_page_says_how_it_ran(built_book):
         assert "How this page was run." in text, c.name
         assert "profile: quick" in text, c.name  # the tests build the quick profile
         assert re.search(r"LensKit \d{4}\.\d+", text), c.name
+        if c.name != "datasets":  # every chapter with expensive steps estimates them first
+            assert "What this page will cost." in text, c.name
+            assert "ML-20M shape" in text, c.name
+            assert re.search(r"estimated beforehand: [\d.]+ (s|min|h) of CPU", text), c.name
 
 
 def test_ledger_page_covers_the_paper_chapters_only(built_book):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -50,7 +50,11 @@ from .ledger import (
     value_rule,
 )
 
+if TYPE_CHECKING:
+    from ..costs import Plan, Size
+
 __all__ = [
+    "cost_plan",
     "CHAPTER",
     "LEDGER",
     "Settings",
@@ -64,6 +68,20 @@ __all__ = [
     "direction",
     "PAPER",
 ]
+
+
+def cost_plan(size: Size, settings: Settings) -> Plan:
+    """The expensive steps of :class:`Study` on a dataset of ``size`` that :mod:`recmeta.costs`
+    can estimate: the roster systems' runs, once per roster seed (a lower bound: a split design
+    of its own trains them again). The protocol trials of the non-personalised recommenders are
+    the bulk of the chapter and were not measured by the scale benchmark."""
+    from ..costs import Plan
+
+    return (Plan(size).runs(settings.roster.values(), splits=max(1, len(settings.roster_seeds)))
+            .unmodelled(f"the protocol trials of the non-personalised recommenders on "
+                        f"{len(settings.seeds)} splits per configuration, and the formula checks on "
+                        f"{len(settings.check_seeds)} splits per point"))
+
 
 CHAPTER = "statistical-biases"
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -37,11 +37,28 @@ import pandas as pd
 from . import register
 from .ledger import Estimate, Ledger, Outcome, Verdict, format_number, sign_rule
 
+if TYPE_CHECKING:
+    from ..costs import Plan, Size
+
 __all__ = [
+    "cost_plan",
     "LEDGER", "ToyInputs", "Settings", "TOY_RANKS", "TOY_N", "TOY_M", "TOY_METRICS", "TABLE1", "TABLE2",
     "TABLE3", "TABLE4", "TABLE3_ESTIMATORS", "TABLE4_ESTIMATORS", "PAPER", "table3_frame", "table4_frame",
     "worst_bucket", "evaluate_under", "tie_dependence", "order_text", "recall_consistent_from", "bias_variance",
 ]
+
+
+def cost_plan(size: Size, systems: list[str], *, repetitions: int, m: int) -> Plan:
+    """The steps of the real-data part on a dataset of ``size`` that :mod:`recmeta.costs` can
+    estimate: the runs of ``systems`` (estimated as top-100 runs; the chapter scores candidate
+    items instead, which skips the top-100 selection)."""
+    from ..costs import Plan
+
+    return (Plan(size).runs(systems)
+            .unmodelled(f"{repetitions} sampled evaluations with m = {m} negatives")
+            .unmodelled("the simulations of the running example and of the formula checks "
+                        "(they do not depend on the dataset)"))
+
 
 # --------------------------------------------------------------------------------------------
 # The paper's numbers

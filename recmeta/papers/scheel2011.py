@@ -35,7 +35,7 @@ user-resampled replicates for correlations); exact values for enumerations and i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -54,7 +54,11 @@ from .ledger import (
     value_rule,
 )
 
+if TYPE_CHECKING:
+    from ..costs import Plan, Size
+
 __all__ = [
+    "cost_plan",
     "CHAPTER",
     "LEDGER",
     "PAPER_ITEMS",
@@ -75,6 +79,17 @@ __all__ = [
     "describe_virtual_users",
     "gain_or_levels",
 ]
+
+
+def cost_plan(size: Size, systems: list[str], *, repetitions: int) -> Plan:
+    """The steps of the real-data sections on a dataset of ``size`` that :mod:`recmeta.costs`
+    can estimate: the runs of ``systems`` on the per-user holdout."""
+    from ..costs import Plan
+
+    return (Plan(size).runs(systems)
+            .unmodelled(f"the artificial rankings ({repetitions} per swap count; they do not "
+                        "depend on the dataset) and the bootstrap intervals"))
+
 
 CHAPTER = "multigraded-relevance"
 

@@ -36,6 +36,7 @@ from .. import agreement, incompleteness, significance
 from . import register
 
 if TYPE_CHECKING:
+    from ..costs import Plan, Size
     from ..metrics import Judgments, Runs, Subsets
 from .ledger import (
     Estimate,
@@ -50,6 +51,7 @@ from .ledger import (
 )
 
 __all__ = [
+    "cost_plan",
     "CHAPTER", "PAPER", "METRICS", "LABELS", "CUTOFFS",
     "PAPER_DATASETS", "PAPER_TABLE2", "PAPER_SYSTEMS", "PAPER_PAIRS", "PAPER_PERMUTATIONS",
     "PAPER_MC_ERROR", "PAPER_FIG1", "PAPER_FIG5", "PAPER_TABLE3", "PAPER_CUTOFF_LOWEST",
@@ -237,6 +239,34 @@ def _nanmean(x: np.ndarray) -> np.ndarray:
         seen = np.isfinite(x)
         n = seen.sum(axis=-1)
         return np.where(n > 0, np.where(seen, x, 0.0).sum(axis=-1) / np.maximum(n, 1), np.nan)
+
+
+def cost_plan(
+    size: Size,
+    systems: Sequence[str],
+    *,
+    metrics: Sequence[str] = METRICS,
+    cutoffs: Sequence[int] = CUTOFFS,
+    sparsity_shares: Sequence[float],
+    n_samples: int,
+    popularity_shares: Sequence[float],
+    n_permutations: int,
+    **_: Any,
+) -> Plan:
+    """The expensive steps of :func:`study` on a dataset of ``size`` (:mod:`recmeta.costs`).
+
+    The runs of ``systems``; one compiled pass per incomplete test set (``sparsity_shares`` ×
+    ``n_samples`` random masks and one mask per popularity share) at every metric × cut-off;
+    and the permutation tests of every system pair for every measure. Other settings of
+    :func:`study` are accepted and do not change the estimate.
+    """
+    from ..costs import Plan
+
+    n_sys, measures = len(systems), len(metrics) * len(cutoffs)
+    return (Plan(size).runs(systems)
+            .subsets(len(sparsity_shares) * n_samples + len(popularity_shares), n_sys, measures)
+            .tests(n_sys * (n_sys - 1) // 2 * measures, n_permutations)
+            .unmodelled("the bootstrap intervals and t-tests over resampled users"))
 
 
 def analyse(

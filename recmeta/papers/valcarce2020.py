@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from . import register
+
+if TYPE_CHECKING:
+    from ..costs import Plan, Size
 from .ledger import (
     Estimate,
     Ledger,
@@ -50,6 +53,7 @@ from .ledger import (
 )
 
 __all__ = [
+    "cost_plan",
     "LEDGER",
     "CHAPTER",
     "PAPER",
@@ -73,6 +77,34 @@ __all__ = [
     "half_unit",
     "judged_estimate",
 ]
+
+
+def cost_plan(size: Size, systems: list[str], *, folds: list[int], shares: Mapping[str, list[float]],
+              n_samples: int, n_permutations: int, metrics: Iterable[str] | None = None) -> Plan:
+    """The expensive steps of :func:`recmeta.assessing.run` on a dataset of ``size``
+    (:mod:`recmeta.costs`): the runs of ``systems`` on each of ``folds``; one compiled pass per
+    incomplete test set of the five schemes (``n_samples`` masks per share for the random
+    schemes, one per share for the deterministic ones); and the permutation tests of every pair
+    for every metric, on users and on (fold, user) topics."""
+    from ..assessing import METRICS
+    from ..costs import Plan
+
+    metrics = list(metrics or METRICS)
+    n_sys, n_m = len(systems), len(metrics)
+    deterministic = {"popular", "large-users"}
+    sets = sum(len(v) * (1 if k in deterministic else n_samples) for k, v in shares.items())
+    pairs = n_sys * (n_sys - 1) // 2 * n_m
+    # each fold adds its own lists (users × systems) and test rows: as many incomplete test
+    # sets and topics as one holdout per fold
+    f = len(folds)
+    return (Plan(size).runs(systems, splits=f)
+            .subsets(sets * f, n_sys, n_m, label=f"{sets:,} incomplete test sets × {f} folds × "
+                     f"{n_sys} systems × {n_m} metrics")
+            .tests(pairs, n_permutations, label=f"permutation tests on users: {pairs:,} pairs")
+            .tests(pairs, n_permutations, repeats=f,
+                   label=f"permutation tests on (fold, user) topics: {pairs:,} pairs")
+            .unmodelled("the bootstrap intervals of the ledger"))
+
 
 CHAPTER = "assessing-ranking-metrics"
 PAPER = "valcarce2020assessing"

@@ -1,0 +1,357 @@
+"""What a chapter will cost before it runs: estimates from the scale benchmark's growth fits.
+
+``benchmarks/scale.py`` measured, from ML-100K to a table shaped like ML-20M, the CPU seconds of
+each phase of the book's pipeline: (a) each roster system's runs, (b) the metric engine,
+(c) all-pairs permutation tests and (d) one robustness curve. Its ``fits`` command turns those
+records into power laws ``t ≈ c · users^a · items^b · ratings^g`` (least squares in logs over
+every size measured, real and synthetic: the real tables are denser than the synthetic ones, and
+the three regressors tell density apart), written to :mod:`recmeta._cost_fits`; this module reads
+them. A system measured on five sizes or fewer (the small ones) takes the exponents of its
+family's representative, measured up to the large ones (``FAMILY`` of the benchmark), and its own
+constant.
+
+A chapter describes its expensive steps as a :class:`Plan` (which systems it trains, how many
+permutation tests and incomplete test sets it scores) for a dataset :class:`Size`; :func:`show`
+prints the plan's estimate on the chapter's own dataset and on the three reference sizes of the
+benchmark, before the steps run. The estimate is in CPU seconds of the benchmark's machine (one
+core for the single-threaded phases); each number carries the spread of its fit's residuals,
+and a size beyond the largest one measured for a step is marked as extrapolated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Size", "REFERENCE_SIZES", "Growth", "growth", "Plan", "Step", "Estimate", "duration", "power_fit",
+           "fit_growth", "show", "UNITS"]
+
+
+@dataclass(frozen=True)
+class Size:
+    """The shape of a ratings table: distinct users, distinct items, rows."""
+
+    users: int
+    items: int
+    ratings: int
+
+    @classmethod
+    def of(cls, ratings: pd.DataFrame) -> Size:
+        """The size of a ratings frame (columns ``user``, ``item``)."""
+        return cls(int(ratings["user"].nunique()), int(ratings["item"].nunique()), int(len(ratings)))
+
+    def __str__(self) -> str:
+        return f"{self.users:,} users, {self.items:,} items, {self.ratings:,} ratings"
+
+
+#: the three sizes of the scale benchmark (``benchmarks/scale.md``)
+REFERENCE_SIZES: dict[str, Size] = {
+    "ML-100K": Size(943, 1_682, 100_000),
+    "half-million subset": Size(2_999, 3_615, 487_650),
+    "ML-20M shape": Size(138_493, 26_744, 20_000_263),
+}
+
+#: the work behind each measured phase, in the units a :class:`Plan` counts: (c) 231 pairs ×
+#: 100,000 permutations; (d) 1,000 incomplete test sets × 22 systems, 7 measures; (b) 22 systems
+#: × 11 measures
+UNITS: dict[str, float] = {"tests": 231 * 100_000, "curve": 1_000 * 22, "evaluate": 22 * 11}
+#: measures per incomplete test set of the benchmark's curve, and how the cost of one set grows
+#: with the measures scored in it: ``(measures / 7) ** MEASURES_EXPONENT``. From
+#: ``benchmarks/incomplete.py`` (issue 15's note): 2.97 ms per set for 7 measures against 7.9 ms
+#: for 77 on ML-100K, log(7.9 / 2.97) / log(11) = 0.41.
+CURVE_MEASURES = 7
+MEASURES_EXPONENT = 0.41
+
+
+def power_fit(y: np.ndarray, *xs: np.ndarray) -> dict:
+    """Least squares of ``log y`` on ``[1, log x1, log x2, ...]``: ``y ≈ c · x1^a1 · x2^a2``.
+
+    Returns ``coef`` (log c first), ``se`` (their standard errors; NaN without residual degrees
+    of freedom), ``factor`` (the residuals as factors, measured / fitted), ``n`` and ``dof``.
+    """
+    y = np.asarray(y, dtype=float)
+    X = np.column_stack([np.ones(len(y)), *[np.log(np.asarray(x, dtype=float)) for x in xs]])
+    ly = np.log(y)
+    coef, *_ = np.linalg.lstsq(X, ly, rcond=None)
+    resid = ly - X @ coef
+    dof = len(y) - X.shape[1]
+    se = (np.sqrt(np.diag(resid @ resid / dof * np.linalg.inv(X.T @ X))) if dof > 0
+          else np.full(X.shape[1], np.nan))
+    return {"coef": coef, "se": se, "factor": np.exp(resid), "n": len(y), "dof": dof}
+
+
+@dataclass(frozen=True)
+class Growth:
+    """CPU seconds of one phase: ``exp(log_c) · users^a · items^b · ratings^g``, from ``n`` sizes.
+
+    ``low``/``high``: the smallest and largest residual factor (measured / fitted) over those
+    sizes; ``largest``: the most ratings at which the phase was measured; ``via``: the system
+    whose exponents were borrowed, if any.
+    """
+
+    log_c: float
+    a: float
+    b: float
+    g: float
+    low: float
+    high: float
+    n: int
+    largest: int
+    via: str = ""
+
+    def seconds(self, size: Size) -> float:
+        return float(np.exp(self.log_c + self.a * np.log(size.users) + self.b * np.log(size.items)
+                            + self.g * np.log(size.ratings)))
+
+    def extrapolated(self, size: Size) -> bool:
+        return size.ratings > self.largest
+
+
+def _ok(records: pd.DataFrame) -> pd.DataFrame:
+    return records[(records["status"] == "ok") & (records["cpu_s"] > 0)]
+
+
+#: sizes a phase needs for exponents of its own (four coefficients and two residual degrees of freedom)
+OWN_FIT_SIZES = 6
+
+
+def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dict]:
+    """The growth of every phase in the scale benchmark's ``records`` (CPU seconds).
+
+    Keys: ``run:<system>`` for each roster system, ``evaluate``, ``tests``, ``curve``. A phase
+    measured at :data:`OWN_FIT_SIZES` sizes or more gets its own exponents of users, items and
+    ratings; any other (a system measured on the small sizes only) borrows the exponents of
+    ``family[system]`` and fits its constant on its own sizes. The last record of each (size,
+    phase, system) counts; records that did not finish are left out.
+    """
+    df = pd.DataFrame(list(records))
+    df["system"] = df["system"].fillna("")
+    df = df.drop_duplicates(["size", "phase", "system"], keep="last")
+    names = {"metrics": "evaluate", "tests": "tests", "curve": "curve"}
+    out: dict[str, dict] = {}
+
+    def own(g: pd.DataFrame) -> dict | None:
+        ok = _ok(g)
+        if len(ok) < OWN_FIT_SIZES:
+            return None
+        f = power_fit(ok["cpu_s"], ok["users"], ok["items"], ok["ratings"])
+        a, b, c = (float(x) for x in f["coef"][1:])
+        return {"log_c": float(f["coef"][0]), "a": a, "b": b, "g": c,
+                "low": float(f["factor"].min()), "high": float(f["factor"].max()), "n": int(f["n"]),
+                "largest": int(ok["ratings"].max()), "via": ""}
+
+    groups = [(f"run:{s}", df[(df["phase"] == "runs") & (df["system"] == s)])
+              for s in dict.fromkeys(df.loc[df["phase"] == "runs", "system"])]
+    groups += [(names[p], df[df["phase"] == p]) for p in names if (df["phase"] == p).any()]
+    for key, g in groups:
+        fitted = own(g)
+        if fitted:
+            out[key] = fitted
+    for key, g in groups:
+        if key in out:
+            continue
+        system = key.removeprefix("run:")
+        rep = out.get(f"run:{family.get(system, '')}")
+        if rep is None:
+            raise ValueError(f"{key}: too few synthetic sizes for its own exponents and no "
+                             f"measured family representative in {family}")
+        ok = _ok(g)
+        log_resid = (np.log(ok["cpu_s"].to_numpy(float))
+                     - rep["a"] * np.log(ok["users"].to_numpy(float))
+                     - rep["b"] * np.log(ok["items"].to_numpy(float))
+                     - rep["g"] * np.log(ok["ratings"].to_numpy(float)))
+        log_c = float(log_resid.mean())
+        factor = np.exp(log_resid - log_c)
+        out[key] = {"log_c": log_c, "a": rep["a"], "b": rep["b"], "g": rep["g"],
+                    "low": float(factor.min()),
+                    "high": float(factor.max()), "n": int(len(ok)),
+                    "largest": int(ok["ratings"].max()), "via": family[system]}
+    return dict(sorted(out.items()))
+
+
+def growth(kind: str) -> Growth:
+    """The fitted growth of ``kind`` (``run:<system>``, ``evaluate``, ``tests`` or ``curve``)."""
+    from ._cost_fits import FITS
+
+    if kind not in FITS:
+        systems = sorted(k.removeprefix("run:") for k in FITS if k.startswith("run:"))
+        raise KeyError(f"no measured growth for {kind!r}: the scale benchmark measured the runs of "
+                       f"{', '.join(systems)}, and 'evaluate', 'tests', 'curve'. A system outside "
+                       "the roster needs its own measurement (benchmarks/scale.py bench).")
+    return Growth(**FITS[kind])
+
+
+@dataclass(frozen=True)
+class Step:
+    """One expensive step of a plan: ``kind`` of :func:`growth`, scaled by ``scale``."""
+
+    label: str
+    kind: str
+    scale: float
+    size: Size
+    group: str = ""
+
+    def estimate(self) -> tuple[float, float, float, bool]:
+        """(seconds, low, high, extrapolated) for this step."""
+        g = growth(self.kind)
+        t = g.seconds(self.size) * self.scale
+        return t, t * g.low, t * g.high, g.extrapolated(self.size)
+
+
+@dataclass
+class Plan:
+    """The expensive steps of a chapter on one dataset size, to be estimated before they run.
+
+    Steps are added with :meth:`runs`, :meth:`tests`, :meth:`subsets` and :meth:`evaluate`; a
+    step this module cannot estimate is named with :meth:`unmodelled` and shown as such.
+    """
+
+    size: Size
+    steps: list[Step] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)
+
+    def runs(self, systems: Iterable[str], *, splits: int = 1, group: str = "", size: Size | None = None) -> Plan:
+        """Training and top-100 lists of each roster system on ``splits`` splits (none cached)."""
+        size = size or self.size
+        names = list(systems)
+        for name in names:
+            growth(f"run:{name}")  # an unknown system fails here, with the reason
+        for name in names:
+            self.steps.append(Step(f"runs: {name}" + (f" × {splits} splits" if splits > 1 else ""),
+                                   f"run:{name}", float(splits), size, group or "recommender runs"))
+        return self
+
+    def tests(self, pairs: int, permutations: int, *, repeats: int = 1, label: str = "",
+              size: Size | None = None) -> Plan:
+        """``repeats`` × ``pairs`` paired permutation tests of ``permutations`` each, over the
+        size's users: (c) scaled by pairs × permutations × repeats / (231 × 100,000)."""
+        units = float(pairs) * permutations * repeats
+        self.steps.append(Step(label or f"permutation tests: {pairs * repeats:,} pairs × "
+                               f"{permutations:,}", "tests", units / UNITS["tests"],
+                               size or self.size, "significance"))
+        return self
+
+    def subsets(self, sets: int, systems: int, measures: int, *, label: str = "",
+                size: Size | None = None) -> Plan:
+        """Scoring ``sets`` incomplete test sets for ``systems`` at ``measures`` measures: (d)
+        scaled by sets × systems / (1,000 × 22) × (measures / 7)^0.41."""
+        scale = sets * systems / UNITS["curve"] * (measures / CURVE_MEASURES) ** MEASURES_EXPONENT
+        self.steps.append(Step(label or f"{sets:,} incomplete test sets × {systems} systems × "
+                               f"{measures} measures", "curve", scale, size or self.size,
+                               "incomplete judgments"))
+        return self
+
+    def evaluate(self, systems: int, measures: int, *, repeats: int = 1, label: str = "",
+                 size: Size | None = None) -> Plan:
+        """The metric engine on ``systems`` runs at ``measures`` measures, ``repeats`` times."""
+        scale = systems * measures * repeats / UNITS["evaluate"]
+        self.steps.append(Step(label or f"evaluation: {systems} systems × {measures} measures",
+                               "evaluate", scale, size or self.size, "evaluation"))
+        return self
+
+    def include(self, other: Plan, group: str) -> Plan:
+        """Add ``other``'s steps (another dataset's part of the chapter) under one ``group``.
+
+        Its size stays its own: the part does not grow with this plan's dataset."""
+        self.steps += [Step(s.label, s.kind, s.scale, s.size, group) for s in other.steps]
+        self.others += [o for o in other.others if o not in self.others]
+        return self
+
+    def unmodelled(self, what: str) -> Plan:
+        """A step whose cost the scale benchmark did not measure (shown, not estimated)."""
+        self.others.append(what)
+        return self
+
+    def frame(self) -> pd.DataFrame:
+        """One row per step: group, step, seconds, low, high, extrapolated."""
+        rows = []
+        for s in self.steps:
+            t, lo, hi, ex = s.estimate()
+            rows.append({"group": s.group, "step": s.label, "seconds": t, "low": lo, "high": hi,
+                         "extrapolated": ex})
+        return pd.DataFrame(rows, columns=["group", "step", "seconds", "low", "high", "extrapolated"])
+
+    def seconds(self) -> tuple[float, float, float]:
+        """Total (seconds, low, high)."""
+        f = self.frame()
+        return float(f["seconds"].sum()), float(f["low"].sum()), float(f["high"].sum())
+
+
+def duration(seconds: float) -> str:
+    """A duration for prose: seconds, minutes or hours, two significant figures."""
+    if seconds < 90:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 5_400:
+        return f"{seconds / 60:.2g} min" if seconds < 600 else f"{seconds / 60:.0f} min"
+    return f"{seconds / 3_600:.2g} h" if seconds < 36_000 else f"{seconds / 3_600:.0f} h"
+
+
+@dataclass
+class Estimate:
+    """A chapter's plans at its own size and at the reference sizes (what :func:`show` prints)."""
+
+    here: str
+    plans: dict[str, Plan]
+
+    def table(self) -> pd.DataFrame:
+        """Steps (grouped) × sizes, in seconds; the last row is the total."""
+        cols = {}
+        for name, plan in self.plans.items():
+            f = plan.frame().groupby("group", sort=False)[["seconds", "low", "high"]].sum()
+            cols[name] = f["seconds"]
+        t = pd.DataFrame(cols).fillna(0.0)
+        t.loc["total"] = t.sum()
+        return t
+
+    def seconds(self) -> float:
+        """The estimate for the chapter's own dataset."""
+        return self.plans[self.here].seconds()[0]
+
+    def markdown(self) -> str:
+        heads = list(self.plans)
+        lines = ["| step | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
+        per = {n: p.frame() for n, p in self.plans.items()}
+        groups = list(dict.fromkeys(g for f in per.values() for g in f["group"]))
+        for group in [*groups, "total"]:
+            cells = []
+            for n in heads:
+                f = per[n] if group == "total" else per[n][per[n]["group"] == group]
+                if not len(f):
+                    cells.append("–")
+                    continue
+                t, lo, hi = f["seconds"].sum(), f["low"].sum(), f["high"].sum()
+                mark = " *" if f["extrapolated"].any() else ""
+                cells.append(f"{duration(t)} ({duration(lo)}–{duration(hi)}){mark}")
+            name = "**total**" if group == "total" else group
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+
+def show(plan: Callable[[Size], Plan], here: Size, *, label: str = "this dataset") -> Estimate:
+    """Display the estimate of ``plan`` at ``here`` and at :data:`REFERENCE_SIZES`; return it.
+
+    ``plan`` builds the chapter's plan for a size (the chapter's settings already chosen).
+    """
+    from IPython.display import Markdown, display
+
+    plans = {}
+    if here not in REFERENCE_SIZES.values():
+        plans[f"{label} ({here.users:,} users, {here.items:,} items)"] = plan(here)
+    for name, size in REFERENCE_SIZES.items():
+        plans[f"{name} (this dataset)" if size == here else name] = plan(size)
+    est = Estimate(next(k for k in plans if k not in REFERENCE_SIZES), plans)
+    others = plans[est.here].others
+    extrapolated = any(p.frame()["extrapolated"].any() for p in plans.values())
+    note = (
+        "**What this page will cost.** The chapter's expensive steps with these settings, "
+        "estimated from the growth fits of `benchmarks/scale.py` in CPU seconds of its 2-core "
+        "machine (in parentheses: the range the fits' residuals give). Runs already in the run cache "
+        "cost nothing; the estimate counts every run as new."
+        + (" * extrapolated beyond the largest size measured for a step." if extrapolated else "")
+        + (f" Not estimated: {'; '.join(others)}." if others else "")
+    )
+    display(Markdown(note + "\n\n" + est.markdown()))
+    return est

@@ -1,0 +1,171 @@
+"""Cost estimates (recmeta.costs): the fit against statsmodels, the shipped fits against the
+benchmark's records, and plans counted by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from recmeta import chapters, costs, roster
+from recmeta.papers import valcarce2018, valcarce2020
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = sorted((ROOT / "benchmarks" / "results").glob("scale-*.json"))
+
+
+def _scale_module():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location("scale_bench", ROOT / "benchmarks" / "scale.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def test_power_fit_matches_statsmodels_ols():
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(3)
+    u, i = rng.uniform(1e3, 1e5, 12), rng.uniform(1e3, 3e4, 12)
+    y = 2e-6 * u**1.1 * i**0.3 * np.exp(rng.normal(0, 0.1, 12))
+    f = costs.power_fit(y, u, i)
+    ref = sm.OLS(np.log(y), sm.add_constant(np.column_stack([np.log(u), np.log(i)]))).fit()
+    np.testing.assert_allclose(f["coef"], ref.params, rtol=1e-10)
+    np.testing.assert_allclose(f["se"], ref.bse, rtol=1e-8)
+    np.testing.assert_allclose(np.log(f["factor"]), ref.resid, atol=1e-12)
+
+
+def _records(law, sizes, system="", phase="runs"):
+    return [{"size": f"x{k}", "phase": phase, "system": system, "status": "ok", "users": u,
+             "items": i, "ratings": r, "cpu_s": law(u, i, r)} for k, (u, i, r) in enumerate(sizes)]
+
+
+def test_fit_growth_recovers_known_laws_and_borrows_exponents():
+    sizes = [(1_000, 500, 20_000), (4_000, 500, 60_000), (4_000, 2_000, 300_000),
+             (16_000, 2_000, 500_000), (16_000, 8_000, 4_000_000), (64_000, 8_000, 6_000_000)]
+    rep = _records(lambda u, i, r: 3e-5 * u**0.8 * i**0.5 * r**0.2, sizes, "rep")
+    # a system measured on three small sizes only, 4 times slower than its representative
+    small = _records(lambda u, i, r: 1.2e-4 * u**0.8 * i**0.5 * r**0.2, sizes[:3], "small")
+    tests = _records(lambda u, i, r: 1e-3 * u**1.0, sizes, phase="tests")
+    fits = costs.fit_growth(rep + small + tests, {"small": "rep"})
+    assert set(fits) == {"run:rep", "run:small", "tests"}
+    r = fits["run:rep"]
+    assert (r["a"], r["b"], r["g"]) == pytest.approx((0.8, 0.5, 0.2), abs=1e-9)
+    assert r["log_c"] == pytest.approx(math.log(3e-5)) and r["via"] == ""
+    s = fits["run:small"]
+    assert s["via"] == "rep" and s["log_c"] == pytest.approx(math.log(1.2e-4))
+    assert s["largest"] == 300_000 and s["n"] == 3
+    assert fits["tests"]["a"] == pytest.approx(1.0) and fits["tests"]["b"] == pytest.approx(0.0, abs=1e-9)
+    with pytest.raises(ValueError, match="family representative"):
+        costs.fit_growth(rep + small, {})
+
+
+def test_shipped_fits_are_the_benchmark_records():
+    assert RESULTS, "benchmarks/results/scale-*.json missing"
+    scale = _scale_module()
+    names = ["scale-real-and-small.json", "scale-large.json", "scale-ml20m.json"]
+    files = [str(ROOT / "benchmarks" / "results" / n) for n in names]
+    assert (ROOT / "recmeta" / "_cost_fits.py").read_text() == scale.fits_module(files)
+
+
+def test_every_roster_system_has_a_growth_and_an_unknown_one_is_refused():
+    for name in roster.names():
+        g = costs.growth(f"run:{name}")
+        assert g.low <= 1 <= g.high
+    with pytest.raises(KeyError, match="benchmarks/scale.py bench"):
+        costs.Plan(costs.REFERENCE_SIZES["ML-100K"]).runs(["my-own-model"])
+
+
+def test_plan_scales_steps_as_documented():
+    size = costs.REFERENCE_SIZES["half-million subset"]
+    tests = costs.growth("tests").seconds(size)
+    curve = costs.growth("curve").seconds(size)
+    plan = costs.Plan(size).tests(231, 100_000).tests(462, 50_000, repeats=3)
+    np.testing.assert_allclose(plan.frame()["seconds"], [tests, 3 * tests])
+    plan = costs.Plan(size).subsets(1_000, 22, 7).subsets(500, 11, 77)
+    np.testing.assert_allclose(plan.frame()["seconds"], [curve, curve / 4 * 11**0.41])
+    # a run at the representative's reference size: the fit itself, times the splits
+    plan = costs.Plan(size).runs(["pop", "bias"], splits=2)
+    want = 2 * (costs.growth("run:pop").seconds(size) + costs.growth("run:bias").seconds(size))
+    assert plan.seconds()[0] == pytest.approx(want)
+    assert not plan.frame()["extrapolated"].any()
+    big = costs.Plan(costs.REFERENCE_SIZES["ML-20M shape"]).runs(["iknn-20"])  # measured ≤ half
+    assert big.frame()["extrapolated"].all()
+
+
+def test_fitted_growth_matches_a_measured_record():
+    # pop at ML-20M's shape, measured by the benchmark: the fit's prediction, times the
+    # residual factor range it reports, must cover the measured CPU seconds
+    records = [r for f in RESULTS for r in json.loads(f.read_text())]
+    rec = [r for r in records if r["phase"] == "runs" and r["system"] == "pop" and r["size"] == "s1"
+           and r["status"] == "ok"][-1]
+    g = costs.growth("run:pop")
+    t = g.seconds(costs.Size(rec["users"], rec["items"], rec["ratings"]))
+    assert g.low * t <= rec["cpu_s"] <= g.high * t
+
+
+def test_robustness_plan_counts_by_hand():
+    size = costs.REFERENCE_SIZES["ML-100K"]
+    plan = valcarce2018.cost_plan(size, ["pop", "bias", "wrmf-50"], metrics=["P", "AP"],
+                                  cutoffs=[10, 100], sparsity_shares=[1.0, 0.5],
+                                  n_samples=3, popularity_shares=[1.0, 0.9], n_permutations=1_000,
+                                  threshold=4)
+    f = plan.frame().set_index("group")
+    sets = 2 * 3 + 2
+    want_subsets = costs.growth("curve").seconds(size) * sets * 3 / 22_000 * (4 / 7) ** 0.41
+    assert f.loc["incomplete judgments", "seconds"] == pytest.approx(want_subsets)
+    want_tests = costs.growth("tests").seconds(size) * (3 * 4) * 1_000 / (231 * 100_000)
+    assert f.loc["significance", "seconds"] == pytest.approx(want_tests)
+    assert plan.others
+
+
+def test_assessing_plan_counts_folds():
+    size = costs.REFERENCE_SIZES["ML-100K"]
+    shares = {"ratings": [1, .5], "items": [1, .5], "users": [1, .5], "popular": [1, .9, .8],
+              "large-users": [1, .5]}
+    one = valcarce2020.cost_plan(size, ["pop", "bias"], folds=[0], shares=shares, n_samples=4,
+                                 n_permutations=100).frame()
+    two = valcarce2020.cost_plan(size, ["pop", "bias"], folds=[0, 3], shares=shares, n_samples=4,
+                                 n_permutations=100).frame()
+    sets = 3 * 2 * 4 + 3 + 2
+    curve = costs.growth("curve").seconds(size)
+    assert one.loc[one["group"] == "incomplete judgments", "seconds"].iat[0] == pytest.approx(
+        curve * sets * 2 / 22_000 * (9 / 7) ** 0.41)
+    for group in ("recommender runs", "incomplete judgments"):
+        assert (two.loc[two["group"] == group, "seconds"].sum()
+                == pytest.approx(2 * one.loc[one["group"] == group, "seconds"].sum()))
+
+
+def test_execution_shows_the_estimate_and_sets_it_beside_the_time(monkeypatch, capsys):
+    import pandas as pd
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj.data))
+    ex = chapters.start("robustness", profile="quick", dataset="ml-100k", seed=0)
+    frame = pd.DataFrame({"user": np.arange(10) % 5, "item": np.arange(10), "rating": 4})
+    second = pd.DataFrame({"user": np.arange(30) % 6, "item": np.arange(30), "rating": 4})
+    est = ex.estimate(lambda s: costs.Plan(s).runs(["pop"]).unmodelled("the bootstrap"), frame,
+                      second=("other", second, lambda s: costs.Plan(s).tests(10, 1_000)))
+    assert "What this page will cost" in shown[0] and "Not estimated: the bootstrap" in shown[0]
+    assert "second dataset (other)" in shown[0]
+    table = est.table()
+    assert list(table.columns)[0].startswith("ml-100k (5 users, 10 items)")
+    # the second dataset's part has its own size: the same in every column
+    row = table.loc["second dataset (other)"]
+    assert row.nunique() == 1
+    assert ex.estimated == pytest.approx(est.seconds())
+    assert "estimated beforehand" in ex.markdown()
+
+
+def test_a_reference_size_is_not_shown_twice(monkeypatch):
+    monkeypatch.setattr("IPython.display.display", lambda obj: None)
+    est = costs.show(lambda s: costs.Plan(s).runs(["pop"]), costs.REFERENCE_SIZES["ML-100K"])
+    assert list(est.plans) == ["ML-100K (this dataset)", "half-million subset", "ML-20M shape"]
+    assert est.here == "ML-100K (this dataset)"
