@@ -166,15 +166,15 @@ def _all_runs(work: Path, size: str, train: pd.DataFrame, judgments) -> tuple[ob
     """The roster's runs made at ``size`` as one ``Runs``, topped up to 22 systems by rotating
     the lists of the real ones (:func:`rotated`).
 
-    Each system's frame becomes a ``Runs`` on its own and the item codes are then mapped to one
-    shared item index, which holds one system's rows in memory at a time (one frame of all 22
+    Each system's frame becomes a ``Runs`` on its own before ``Runs.concat`` maps the item codes
+    to one shared index, which holds one system's rows in memory at a time (one frame of all 22
     systems, as ``runs.make`` returns it, takes about 290 bytes per ranked position with
-    ``Runs.from_frame``'s work arrays, measured on the subset: about 82 GiB at ML-20M's shape)."""
+    ``Runs.from_frame``'s work arrays, measured on the subset: about 82 GiB at ML-20M's shape).
+    The rotated copies carry no tie blocks (the phases read the stored order)."""
     import dataclasses
 
     from recmeta import cache, roster
     from recmeta.metrics import Runs
-    from recmeta.metrics._runs import text_order
 
     parts, real = [], []
     for name in roster.names():
@@ -184,22 +184,15 @@ def _all_runs(work: Path, size: str, train: pd.DataFrame, judgments) -> tuple[ob
             real.append(name)
     if not parts:
         raise RuntimeError(f"no runs made at {size} yet: run the 'runs' phase first")
-    extra = pd.Index(pd.unique(np.concatenate([p.items[p.n_judged_items:].to_numpy()
-                                               for p in parts])))
-    extra = extra[np.argsort(text_order(extra), kind="stable")]
-    items = judgments.items.append(extra)
-    ranks = []
-    for p in parts:  # this system's item codes -> codes in the shared index, -1 kept
-        code = np.append(items.get_indexer(p.items), -1).astype(np.int32)
-        ranks.append(code[p.ranks])
-    names, shift = list(real), 1
+    run = Runs.concat(parts)
+    ranks, names, shift = [run.ranks], list(real), 1
     while len(names) < N_SYSTEMS:
         for k in range(min(len(real), N_SYSTEMS - len(names))):
-            ranks.append(rotated(ranks[k][0], shift)[None])
+            ranks.append(rotated(run.ranks[k], shift)[None])
             names.append(f"{real[k]}~{shift}")
         shift += 1
-    run = dataclasses.replace(parts[0], systems=pd.Index(names, name="system"), items=items,
-                              ranks=np.concatenate(ranks))
+    run = dataclasses.replace(run, systems=pd.Index(names, name="system"),
+                              ranks=np.concatenate(ranks), tied=None)
     return run, real
 
 

@@ -67,6 +67,8 @@ import scipy.sparse as sp
 from .roster import TRAINING_ENVIRONMENT, System
 
 __all__ = [
+    "make",
+    "make_runs",
     "Model",
     "train",
     "fast_scorer",
@@ -649,6 +651,30 @@ def make(
         return pd.DataFrame(columns=["system", *RUN_COLUMNS])
     res = pd.concat(out, ignore_index=True)
     return res[["system", *[c for c in res.columns if c != "system"]]]
+
+
+def make_runs(systems: Iterable[System], train_df: pd.DataFrame, judgments, *, ties: str = "trec_eval",
+              **make_options):
+    """The top-N runs of :func:`make`, as the metric engine's ``Runs`` for ``judgments``.
+
+    Each system's frame is read (or made), turned into arrays and dropped before the next one
+    (:meth:`recmeta.metrics.Runs.concat`): memory holds one system's frame at a time, where one
+    frame of every system, as :func:`make` returns it, takes about 290 bytes per ranked position
+    with the conversion's work arrays (``benchmarks/scale.md``). The result equals
+    ``Runs.from_frame(make(systems, train_df, **make_options), judgments, ties=ties)``;
+    ``make_options`` are :func:`make`'s keywords (``dataset`` and ``split`` are required;
+    candidate scores, ``pairs=``, are not lists and are refused).
+    """
+    from .metrics import Runs
+
+    if make_options.get("pairs") is not None:
+        raise ValueError("make_runs builds ranked lists; for candidate scores (pairs=) use make")
+    parts = []
+    for system in systems:
+        frame = make([system], train_df, **make_options)
+        parts.append(Runs.from_frame(frame, judgments, ties=ties))
+        del frame
+    return Runs.concat(parts)
 
 
 def _make_one(system, train_df, key, path, *, seed, depth, candidates, test, pairs, engine,

@@ -181,3 +181,69 @@ def test_lists_follow_the_metric_engines_tie_rule(trained, split):
     by_rank = Runs.from_frame(df.drop(columns="score"), j)
     assert np.array_equal(by_score.ranks, by_rank.ranks)
     assert (by_score.ranks >= 0).sum() > 0
+
+
+# ------------------------------------------------------------------ one system at a time
+def _random_runs_frame(rng, systems, users, items, depth):
+    """Lists with tied scores, unjudged items and one system with shorter lists."""
+    rows = []
+    for k, s in enumerate(systems):
+        d = depth - 3 if k == 1 else depth
+        for u in users:
+            pick = rng.choice(items, size=d, replace=False)
+            rows.append(pd.DataFrame({"system": s, "user": u, "item": pick,
+                                      "score": rng.integers(0, 4, size=d).astype(float)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "item_id"])
+def test_concat_equals_one_frame(ties):
+    from recmeta.metrics import Judgments, Runs
+
+    rng = np.random.default_rng(11)
+    users = np.arange(1, 31)
+    judged = pd.DataFrame({"user": np.repeat(users, 4), "item": rng.integers(0, 40, 120),
+                           "rating": rng.integers(1, 6, 120)}).drop_duplicates(["user", "item"])
+    j = Judgments.from_frame(judged, threshold=4)
+    frame = _random_runs_frame(rng, ["a", "b", "c"], users, np.arange(0, 80), 12)
+    whole = Runs.from_frame(frame, j, ties=ties)
+    parts = Runs.concat([Runs.from_frame(frame[frame["system"] == s], j, ties=ties)
+                         for s in ["a", "b", "c"]])
+    assert list(parts.systems) == list(whole.systems)
+    assert parts.items.equals(whole.items) and parts.ties == whole.ties
+    np.testing.assert_array_equal(parts.ranks, whole.ranks)
+    np.testing.assert_array_equal(parts.tied, whole.tied)
+    assert parts.tied.any()  # the check above compared some tie blocks
+
+
+def test_concat_refuses_mixed_parts():
+    from recmeta.metrics import Judgments, Runs, RunsError
+
+    rng = np.random.default_rng(2)
+    users = np.arange(1, 6)
+    j = Judgments.from_frame(pd.DataFrame({"user": users, "item": users, "rating": 5}), threshold=4)
+    other = Judgments.from_frame(pd.DataFrame({"user": users, "item": users + 1, "rating": 5}), threshold=4)
+    f = _random_runs_frame(rng, ["a"], users, np.arange(20), 4)
+    a = Runs.from_frame(f, j)
+    with pytest.raises(RunsError, match="appears in two parts"):
+        Runs.concat([a, a])
+    with pytest.raises(RunsError, match="same Judgments"):
+        Runs.concat([a, Runs.from_frame(f.assign(system="b"), other)])
+    with pytest.raises(RunsError, match="tie rule"):
+        Runs.concat([a, Runs.from_frame(f.assign(system="b"), j, ties="item_id")])
+    with pytest.raises(RunsError, match="no runs"):
+        Runs.concat([])
+
+
+def test_make_runs_equals_make_then_from_frame(split, tmp_path):
+    from recmeta.metrics import Judgments, Runs
+
+    j = Judgments.from_frame(split.test, threshold=4)
+    systems = [s for s in FAST_SYSTEMS if s.name in ("pop", "bias", "random")]
+    kw = dict(dataset="ml-100k-150", split="holdout", seed=0, depth=20, root=tmp_path)
+    built = runs.make_runs(systems, split.train, j, **kw)
+    ref = Runs.from_frame(runs.make(systems, split.train, **kw), j)
+    assert list(built.systems) == [s.name for s in systems]
+    assert built.items.equals(ref.items)
+    np.testing.assert_array_equal(built.ranks, ref.ranks)
+    np.testing.assert_array_equal(built.tied, ref.tied)

@@ -293,6 +293,51 @@ class Runs:
         runs.validate()
         return runs
 
+    @classmethod
+    def concat(cls, parts: Sequence[Runs]) -> Runs:
+        """The systems of several runs, built for the same judgments, as one ``Runs``.
+
+        Gives what :meth:`from_frame` gives on the parts' frames concatenated: items that appear
+        only in the runs follow the judged ones in text order, lists are padded to the deepest
+        part, tie blocks are kept. Building one system at a time and concatenating holds one
+        system's frame in memory instead of all of them (:func:`recmeta.runs.make_runs`).
+        ``dropped_users`` is the largest of the parts' counts (a lower bound of their union).
+        """
+        parts = list(parts)
+        if not parts:
+            raise RunsError("no runs to concatenate")
+        first = parts[0]
+        names = [n for p in parts for n in p.systems]
+        if len(set(names)) != len(names):
+            raise RunsError(f"a system appears in two parts: {sorted({n for n in names if names.count(n) > 1})}")
+        n_judged = first.n_judged_items
+        for p in parts[1:]:
+            if not (p.users.equals(first.users) and p.n_judged_items == n_judged
+                    and p.items[:n_judged].equals(first.items[:n_judged])):
+                raise RunsError("runs built for other judgments cannot be concatenated; build "
+                                "every part with the same Judgments")
+            if p.ties != first.ties:
+                raise RunsError(f"parts read with different tie rules ({first.ties!r}, {p.ties!r}); "
+                                "build them with one ties= rule")
+        extra = pd.Index(pd.unique(np.concatenate([p.items[n_judged:].to_numpy() for p in parts])))
+        extra = extra[np.argsort(text_order(extra), kind="stable")]
+        items = first.items[:n_judged].append(extra)
+        depth = max(p.depth for p in parts)
+        shape = (len(names), len(first.users), depth)
+        ranks = np.full(shape, -1, dtype=np.int32)
+        with_ties = any(p.tied is not None for p in parts)
+        tied = np.zeros(shape, dtype=bool) if with_ties else None
+        s0 = 0
+        for p in parts:  # the part's item codes -> codes in the shared index; -1 stays -1
+            code = np.append(items.get_indexer(p.items), -1).astype(np.int32)
+            s1 = s0 + len(p.systems)
+            ranks[s0:s1, :, :p.depth] = code[p.ranks]
+            if tied is not None and p.tied is not None:
+                tied[s0:s1, :, :p.depth] = p.tied
+            s0 = s1
+        return cls(pd.Index(names, name="system"), first.users, items, ranks, n_judged,
+                   max(p.dropped_users for p in parts), tied=tied, ties=first.ties)
+
     # ------------------------------------------------------------------ checks and views
     def validate(self) -> None:
         """Check that -1 only pads list ends and no item repeats within a list."""

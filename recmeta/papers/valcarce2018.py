@@ -192,7 +192,7 @@ def study(
     named results the chapter and :data:`LEDGER` read (see :func:`analyse`).
     """
     from .. import data, roster, runs, splits
-    from ..metrics import Judgments, Runs
+    from ..metrics import Judgments
 
     implicit = data.is_implicit(ratings)
     threshold = None if implicit else threshold
@@ -200,10 +200,9 @@ def study(
     if len(names) < 3:
         raise ValueError(f"the study needs at least three systems, got {names}")
     split = splits.holdout_per_user(ratings, test_fraction, seed=split_seed)
-    frame = runs.make(roster.systems(names), split.train, dataset=str(dataset),
-                      split=f"holdout-{test_fraction:g}", seed=split_seed, depth=depth)
     judgments = Judgments.from_frame(split.test, threshold=threshold)
-    run = Runs.from_frame(frame, judgments)
+    run = runs.make_runs(roster.systems(names), split.train, judgments, dataset=str(dataset),
+                         split=f"holdout-{test_fraction:g}", seed=split_seed, depth=depth)
     out = analyse(judgments, run, metrics=metrics, cutoffs=cutoffs,
                   sparsity_shares=sparsity_shares, n_samples=n_samples,
                   popularity_shares=popularity_shares, n_permutations=n_permutations,
