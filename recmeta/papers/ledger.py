@@ -50,6 +50,9 @@ __all__ = [
     "value_rule",
     "sign_rule",
     "order_rule",
+    "rank_rule",
+    "rank_range",
+    "clearly_above",
     "top_set",
     "not_reproduced",
     "format_number",
@@ -509,6 +512,98 @@ def order_rule(
     if hits:
         return Outcome(Verdict.INCONCLUSIVE, estimates[best], f"{tie}; the paper expects {wanted}", detail)
     return Outcome(Verdict.DIFFERS, estimates[best], f"{tie}, without the expected {wanted}", detail)
+
+
+def clearly_above(a: Estimate, b: Estimate) -> bool:
+    """Whether ``a`` lies wholly above ``b`` (intervals that do not touch; no interval: never)."""
+    if a.low is None or a.high is None or b.low is None or b.high is None:
+        return False
+    return a.low > b.high
+
+
+def rank_range(estimates: Mapping[str, Estimate], name: str, higher_is_better: bool = True) -> tuple[int, int]:
+    """The ranks ``name`` can take given the intervals: ``(1 + #clearly better, n − #clearly worse)``.
+
+    "Clearly" means intervals that do not overlap (:func:`clearly_above`), the notion of a tie
+    of :func:`order_rule`; an estimate without interval overlaps everything, so its range is
+    ``(1, n)``.
+    """
+    if name not in estimates:
+        raise ValueError(f"no estimate for {name!r}; estimated: {list(estimates)}")
+    me = estimates[name]
+    others = [e for k, e in estimates.items() if k != name]
+    above = sum(clearly_above(e, me) if higher_is_better else clearly_above(me, e) for e in others)
+    below = sum(clearly_above(me, e) if higher_is_better else clearly_above(e, me) for e in others)
+    return 1 + above, len(estimates) - below
+
+
+def rank_rule(
+    estimates: Mapping[str, Estimate],
+    members: Iterable[str],
+    best: int,
+    worst: int,
+    higher_is_better: bool = True,
+    *,
+    value: Estimate | None = None,
+) -> Outcome:
+    """"The members rank between ``best`` and ``worst``" ("X, Y and Z are the three most
+    robust"; with ``best=1, worst=k`` and k members, "X and Y are the k best").
+
+    With :func:`rank_range` of each member:
+
+    - every member's range lies inside ``[best, worst]`` → **agrees** (whatever the ties);
+    - some member's range lies wholly outside it → **differs**; and when the members are as
+      many as the ranks claimed (an exact set), also when more other items are clearly better
+      than a member than the ``best − 1`` ranks above the set can hold (or clearly worse than
+      the ``n − worst`` ranks below it can hold): one of them would have to enter the set;
+    - otherwise overlapping intervals leave it open → **inconclusive**.
+
+    ``ours`` is ``value`` (e.g. the best item's estimate), else none; ``detail`` gives each
+    member's range and the order by value.
+    """
+    members = list(members)
+    n = len(estimates)
+    if not members or not 1 <= best <= worst <= n:
+        raise ValueError(f"need members and 1 <= best <= worst <= {n}, got {members}, {best}, {worst}")
+    unknown = [m for m in members if m not in estimates]
+    if unknown:
+        raise ValueError(f"member(s) {unknown} have no estimate; estimated: {list(estimates)}")
+    ranges = {m: rank_range(estimates, m, higher_is_better) for m in members}
+    order = _ranked(estimates, higher_is_better)
+    text = ", ".join(f"{m} {lo}–{hi}" if lo != hi else f"{m} {lo}" for m, (lo, hi) in ranges.items())
+    detail = f"ranks {text} of {n}; best first: {', '.join(order)}"
+    want = f"{best}–{worst}" if best != worst else f"{best}"
+    outside = [m for m, (lo, hi) in ranges.items() if hi < best or lo > worst]
+    if outside:
+        m = outside[0]
+        lo, hi = ranges[m]
+        where = f"rank {lo}" if lo == hi else f"only rank {lo}–{hi}"
+        return Outcome(Verdict.DIFFERS, value, f"{m} can {where} of {n}, outside the claimed {want}",
+                       detail)
+    if len(members) == worst - best + 1:
+        rest = [k for k in estimates if k not in members]
+
+        def better(a: str, b: str) -> bool:
+            return (clearly_above(estimates[a], estimates[b]) if higher_is_better
+                    else clearly_above(estimates[b], estimates[a]))
+
+        for m in members:
+            over = [o for o in rest if better(o, m)]
+            under = [o for o in rest if better(m, o)]
+            if len(over) > best - 1 or len(under) > n - worst:
+                o = (over or under)[0]
+                side = "above" if len(over) > best - 1 else "below"
+                return Outcome(Verdict.DIFFERS, value,
+                               f"{o} is separated {side} {m} ({format_estimate(estimates[o])} against "
+                               f"{format_estimate(estimates[m])}), so {', '.join(members)} cannot "
+                               f"hold ranks {want} together", detail)
+    if all(best <= lo and hi <= worst for lo, hi in ranges.values()):
+        return Outcome(Verdict.AGREES, value,
+                       f"{', '.join(members)} rank within {want} of {n} whatever the overlaps", detail)
+    open_ = [m for m, (lo, hi) in ranges.items() if not (best <= lo and hi <= worst)]
+    return Outcome(Verdict.INCONCLUSIVE, value,
+                   f"overlapping intervals leave {', '.join(open_)} free to rank outside {want} "
+                   f"of {n}", detail)
 
 
 # --------------------------------------------------------------------------------------------

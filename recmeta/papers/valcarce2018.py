@@ -46,6 +46,7 @@ from .ledger import (
     format_estimate,
     not_reproduced,
     order_rule,
+    rank_rule,
     sign_rule,
     value_rule,
 )
@@ -693,45 +694,10 @@ def _all_rule(estimates: Mapping[str, Estimate], threshold: float, label: str) -
 
 
 def _group_rule(estimates: Mapping[str, Estimate], expected: Sequence[str], higher_is_better: bool = True) -> Outcome:
-    """"The k expected items are the k best": compare the k best by value with ``expected``.
-
-    - the k best are the expected ones and each of their intervals lies wholly on the better side
-      of every other interval → **agrees**;
-    - the k best are the expected ones but an interval overlaps one of the rest, or an unexpected
-      item is among the k best without being separated from the expected one it displaces →
-      **inconclusive**;
-    - an unexpected item's interval lies wholly on the better side of an expected item's →
-      **differs**.
-    """
-    sign = 1.0 if higher_is_better else -1.0
-    expected = list(expected)
-    names = sorted(estimates, key=lambda n: -sign * estimates[n].value)
-    top = names[:len(expected)]
-    rest = [n for n in names if n not in expected]
-    detail = (" > " if higher_is_better else " < ").join(names)
-
-    def better(a: str, b: str) -> bool:  # a's interval wholly on the better side of b's
-        ea, eb = estimates[a], estimates[b]
-        if None in (ea.low, ea.high, eb.low, eb.high):
-            return False
-        return ea.low > eb.high if higher_is_better else ea.high < eb.low
-
-    beaten = [(o, e) for o in rest for e in expected if better(o, e)]
-    best = estimates[top[0]]
-    if beaten:
-        o, e = beaten[0]
-        return Outcome(Verdict.DIFFERS, best, f"{o} is separated {'above' if higher_is_better else 'below'} "
-                                              f"{e} ({format_estimate(estimates[o])} against "
-                                              f"{format_estimate(estimates[e])})", detail)
-    if set(top) == set(expected) and all(better(e, o) for e in expected for o in rest):
-        return Outcome(Verdict.AGREES, best, f"{' and '.join(expected)} lead, and their intervals "
-                                             f"overlap none of the others'", detail)
-    if set(top) == set(expected):
-        return Outcome(Verdict.INCONCLUSIVE, best, f"{' and '.join(expected)} lead by value, but an "
-                                                   f"interval overlaps one of the others'", detail)
-    return Outcome(Verdict.INCONCLUSIVE, best, f"{' and '.join(top)} lead by value, but no interval "
-                                               f"separates them from the expected {' and '.join(expected)}",
-                   detail)
+    """"The k expected items are the k best": the ledger's :func:`rank_rule` over ranks 1..k,
+    with the best item's estimate as ours."""
+    best = max(estimates, key=lambda n: estimates[n].value if higher_is_better else -estimates[n].value)
+    return rank_rule(estimates, expected, 1, len(expected), higher_is_better, value=estimates[best])
 
 
 def _majority_rule(outcomes: Mapping[str, Outcome], label: str) -> Outcome:

@@ -48,6 +48,8 @@ from .ledger import (
     format_number,
     not_reproduced,
     order_rule,
+    rank_range,
+    rank_rule,
     sign_rule,
     value_rule,
 )
@@ -151,74 +153,6 @@ def _label(metric: str, aggregate: str = "mean") -> str:
 
 
 # ---- rules beyond the ledger's ------------------------------------------------------------------
-
-
-def _clearly(a: Estimate, b: Estimate) -> bool:
-    """Whether ``a`` lies wholly above ``b`` (intervals that do not touch; no interval: never)."""
-    if a.low is None or a.high is None or b.low is None or b.high is None:
-        return False
-    return a.low > b.high
-
-
-def rank_range(estimates: Mapping[str, Estimate], name: str, higher_is_better: bool = True) -> tuple[int, int]:
-    """The ranks ``name`` can take given the intervals: ``(1 + #clearly better, n − #clearly worse)``.
-
-    "Clearly" means intervals that do not overlap, the notion of a tie of :func:`order_rule`;
-    an estimate without interval overlaps everything, so its range is ``(1, n)``.
-    """
-    if name not in estimates:
-        raise ValueError(f"no estimate for {name!r}; estimated: {list(estimates)}")
-    me = estimates[name]
-    others = [e for k, e in estimates.items() if k != name]
-    if higher_is_better:
-        better = sum(_clearly(e, me) for e in others)
-        worse = sum(_clearly(me, e) for e in others)
-    else:
-        better = sum(_clearly(me, e) for e in others)
-        worse = sum(_clearly(e, me) for e in others)
-    return 1 + better, len(estimates) - worse
-
-
-def rank_rule(
-    estimates: Mapping[str, Estimate],
-    members: Iterable[str],
-    best: int,
-    worst: int,
-    higher_is_better: bool = True,
-) -> Outcome:
-    """"The members rank between ``best`` and ``worst``" (e.g. "X, Y and Z are the three most robust").
-
-    With :func:`rank_range` of each member:
-
-    - every member's range lies inside ``[best, worst]`` → **agrees** (whatever the ties);
-    - some member's range lies wholly outside it → **differs**;
-    - otherwise overlapping intervals leave it open → **inconclusive**.
-
-    ``detail`` gives each member's range and the order by value.
-    """
-    members = list(members)
-    n = len(estimates)
-    if not members or not 1 <= best <= worst <= n:
-        raise ValueError(f"need members and 1 <= best <= worst <= {n}, got {members}, {best}, {worst}")
-    ranges = {m: rank_range(estimates, m, higher_is_better) for m in members}
-    order = sorted(estimates, key=lambda k: estimates[k].value, reverse=higher_is_better)
-    text = ", ".join(f"{m} {lo}–{hi}" if lo != hi else f"{m} {lo}" for m, (lo, hi) in ranges.items())
-    detail = f"ranks {text} of {n}; best first: {', '.join(order)}"
-    want = f"{best}–{worst}" if best != worst else f"{best}"
-    outside = [m for m, (lo, hi) in ranges.items() if hi < best or lo > worst]
-    if outside:
-        m = outside[0]
-        lo, hi = ranges[m]
-        where = f"rank {lo}" if lo == hi else f"only rank {lo}–{hi}"
-        return Outcome(Verdict.DIFFERS, None,
-                       f"{m} can {where} of {n}, outside the claimed {want}", detail)
-    if all(best <= lo and hi <= worst for lo, hi in ranges.values()):
-        return Outcome(Verdict.AGREES, None,
-                       f"{', '.join(members)} rank within {want} of {n} whatever the overlaps", detail)
-    open_ = [m for m, (lo, hi) in ranges.items() if not (best <= lo and hi <= worst)]
-    return Outcome(Verdict.INCONCLUSIVE, None,
-                   f"overlapping intervals leave {', '.join(open_)} free to rank outside {want} "
-                   f"of {n}", detail)
 
 
 def all_of(outcomes: Mapping[str, Outcome]) -> Outcome:
