@@ -24,6 +24,7 @@ from recmeta.papers.ledger import (
     format_estimate,
     not_reproduced,
     order_rule,
+    rank_rule,
     sign_rule,
     to_markdown,
     top_set,
@@ -169,6 +170,24 @@ def test_order_rule_unique_best():
     assert order_rule(est, {"nDCG", "P"}).verdict is A
     # lower is better: nDCG is best, clear of R
     assert order_rule(est, "nDCG", higher_is_better=False).verdict is A
+
+
+def test_rank_rule_checks_an_exact_set_jointly():
+    # o1 is clearly above m2, m1 overlaps everything, o2 overlaps m2: each member's range alone
+    # leaves "m1 and m2 are the two best" open, but o1 must then be in the top two: it differs
+    est = {"o1": Estimate(10.0, 9.6, 10.4), "m1": Estimate(7.0, 4.8, 9.8),
+           "m2": Estimate(5.0, 4.6, 5.4), "o2": Estimate(5.2, 4.8, 5.6)}
+    out = rank_rule(est, ["m1", "m2"], 1, 2)
+    assert out.verdict is D and "o1 is separated above m2" in out.reason
+    # the same intervals, a claim that is not an exact set (two members in three ranks): open
+    assert rank_rule(est, ["m1", "m2"], 1, 3).verdict is I
+    # lower is better: the mirror image
+    low = {k: Estimate(-e.value, -e.high, -e.low) for k, e in est.items()}
+    assert rank_rule(low, ["m1", "m2"], 1, 2, higher_is_better=False).verdict is D
+    # and when the members are clear of everyone else, it agrees, with the given value as ours
+    clear = {**est, "o1": Estimate(3.0, 2.8, 3.2), "o2": Estimate(2.0, 1.8, 2.2)}
+    out = rank_rule(clear, ["m1", "m2"], 1, 2, value=clear["m1"])
+    assert out.verdict is A and out.ours == clear["m1"]
 
 
 def test_order_rule_tie_at_the_top():
