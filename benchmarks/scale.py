@@ -262,10 +262,10 @@ def child(work: Path, size: str, phase: str, system: str | None) -> dict:
 
 
 def _dense_fits(train: pd.DataFrame) -> bool:
-    """Whether item k-NN's dense matrices fit ``recmeta.components.knn.DENSE_BYTES`` here."""
+    """Whether item k-NN's dense matrices fit ``recmeta.components.knn.dense_cap()`` here."""
     from recmeta.components import knn
 
-    return knn.item_matrices_bytes(train["item"].nunique()) <= knn.DENSE_BYTES
+    return knn.item_matrices_bytes(train["item"].nunique()) <= knn.dense_cap()
 
 
 def _curve(judgments, run) -> dict:

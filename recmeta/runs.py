@@ -155,7 +155,7 @@ def fast_scorer(model: Model) -> Callable[[np.ndarray], np.ndarray] | None:
     Covered: recmeta's components, popularity, bias, ImplicitMF/BiasedMF with trained user
     embeddings, FunkSVD, BiasedSVD, EASE, FlexMF with trained user embeddings, and LensKit's
     item and user k-NN (:mod:`recmeta.components.knn`; item k-NN only while its dense
-    matrices fit :data:`recmeta.components.knn.DENSE_BYTES`).
+    matrices fit :func:`recmeta.components.knn.dense_cap`).
     """
     s = model.scorer
     if s is None:

@@ -414,5 +414,18 @@ def test_item_knn_too_large_for_dense_matrices_is_left_to_lenskit(tiny, monkeypa
     assert knn.item_matrices_bytes(40_000) == 40_000**2 * (4 + 4)  # int32 ranks past 32,766
     assert knn.knn_scorer(s, tiny) is not None
     monkeypatch.setattr(knn, "DENSE_BYTES", 95)
-    assert knn.knn_scorer(s, tiny) is None
+    with pytest.warns(UserWarning, match="above its cap.*RECMETA_KNN_DENSE_GB="):
+        assert knn.knn_scorer(s, tiny) is None
+    # the environment variable raises the cap again (in GiB), and a bad value is refused
+    monkeypatch.setenv(knn.ENV_DENSE, "0.5")
+    assert knn.dense_cap() == 1 << 29 and knn.knn_scorer(s, tiny) is not None
+    monkeypatch.setenv(knn.ENV_DENSE, "1e-7")  # 107 bytes: the 96 needed fit
+    assert knn.knn_scorer(s, tiny) is not None
+    monkeypatch.setenv(knn.ENV_DENSE, "1e-8")  # 10 bytes: they do not
+    with pytest.warns(UserWarning):
+        assert knn.knn_scorer(s, tiny) is None
+    for bad in ("lots", "-1"):
+        monkeypatch.setenv(knn.ENV_DENSE, bad)
+        with pytest.raises(ValueError, match="RECMETA_KNN_DENSE_GB"):
+            knn.dense_cap()
     assert knn.knn_scorer(PLSAScorer(), tiny) is None  # not a k-NN scorer

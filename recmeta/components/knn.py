@@ -58,7 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-__all__ = ["DENSE_BYTES", "item_knn_scores", "item_matrices_bytes", "knn_scorer", "user_knn_scores"]
+__all__ = ["DENSE_BYTES", "ENV_DENSE", "dense_cap", "item_knn_scores", "item_matrices_bytes", "knn_scorer", "user_knn_scores"]
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -177,9 +177,26 @@ def _user_knn_kernel(sims, self_row, r_ptr, r_cols, r_vals, n_items, k, min_nbrs
 
 # ----------------------------------------------------------------------------- wrappers
 #: largest size (bytes) of the dense item × item similarity and rank matrices of the item k-NN
-#: path; a catalogue that needs more goes through LensKit's per-user path (:func:`knn_scorer`
-#: returns ``None``)
+#: path, unless ``$RECMETA_KNN_DENSE_GB`` sets it (in GiB); a catalogue that needs more goes
+#: through LensKit's per-user path (:func:`knn_scorer` warns and returns ``None``)
 DENSE_BYTES = 2 << 30
+ENV_DENSE = "RECMETA_KNN_DENSE_GB"
+
+
+def dense_cap() -> int:
+    """The cap in bytes: ``$RECMETA_KNN_DENSE_GB`` GiB if set, else :data:`DENSE_BYTES`."""
+    import os
+
+    value = os.environ.get(ENV_DENSE)
+    if not value:
+        return DENSE_BYTES
+    try:
+        gib = float(value)
+    except ValueError:
+        raise ValueError(f"{ENV_DENSE}={value!r} is not a number of GiB (e.g. {ENV_DENSE}=5)") from None
+    if gib <= 0:
+        raise ValueError(f"{ENV_DENSE}={value!r} must be a positive number of GiB")
+    return int(gib * (1 << 30))
 
 
 def _np(a) -> np.ndarray:
@@ -291,12 +308,21 @@ def user_knn_scores(scorer: Any, data: Any, users: np.ndarray, *, _model=None) -
 def knn_scorer(scorer: Any, data: Any) -> Callable[[np.ndarray], np.ndarray] | None:
     """``f(user_numbers) -> scores`` for a trained LensKit k-NN scorer, or ``None``.
 
-    ``None`` for other scorers, and for an item k-NN model whose dense matrices would exceed
-    :data:`DENSE_BYTES`. The model's arrays are prepared once, here, for every later block.
+    ``None`` for other scorers, and, with a warning, for an item k-NN model whose dense
+    matrices would exceed :func:`dense_cap`. The model's arrays are prepared once, here, for
+    every later block.
     """
     names = {c.__name__ for c in type(scorer).__mro__}
     if "ItemKNNScorer" in names:
-        if item_matrices_bytes(len(scorer.items)) > DENSE_BYTES:
+        need, cap = item_matrices_bytes(len(scorer.items)), dense_cap()
+        if need > cap:
+            import warnings
+
+            warnings.warn(
+                f"item k-NN over {len(scorer.items):,} items needs {need / (1 << 30):.1f} GiB for "
+                f"recmeta's fast path, above its cap of {cap / (1 << 30):.1f} GiB: the lists come "
+                f"from LensKit's per-user path, which is much slower. With the memory to spare, "
+                f"raise the cap: {ENV_DENSE}={need / (1 << 30) + 0.5:.0f}", stacklevel=2)
             return None
         model = _item_model(scorer)
         return lambda users: item_knn_scores(scorer, data, users, _model=model)
