@@ -171,6 +171,14 @@ def pool_folds(
         bad = next(f for f, s in enumerate(systems) if s != systems[0])
         raise ValueError(f"fold {bad} has systems {systems[bad]} but fold 0 has {systems[0]}; "
                          "every fold must hold the runs of the same systems")
+    judgments, all_users, pooled_test, topics = _pool_tests(tests, threshold, max_grade)
+    runs = _pool_runs(run_frames, judgments, all_users)
+    return Study(judgments, runs, topics, pooled_test)
+
+
+def _pool_tests(tests: Sequence[pd.DataFrame], threshold: float, max_grade: float | None):
+    """The judgments over (fold, user) topics (topic = fold · |users| + the user's code), the
+    dataset's users, the pooled test frame and the topics frame of :class:`Study`."""
     # dense codes of the dataset's users, shared by all folds
     all_users = pd.Index(pd.unique(np.concatenate([t["user"].to_numpy() for t in tests])))
     n_u = len(all_users)
@@ -184,19 +192,24 @@ def pool_folds(
     if max_grade is None:
         max_grade = float(test["rating"].max())
     judgments = Judgments.from_frame(test, threshold, user_col="topic", max_grade=max_grade)
-    frames = []
-    for f, r in enumerate(run_frames):
-        code = all_users.get_indexer(r["user"])
-        known = code >= 0
-        frames.append(r.loc[known].assign(user=f * n_u + code[known]))
-    runs = Runs.from_frame(pd.concat(frames, ignore_index=True), judgments)
     topic = judgments.users.to_numpy()
     topics = pd.DataFrame({"fold": topic // n_u, "user": all_users[topic % n_u]})
     rows = judgments.to_frame()
     rows_topic = rows["user"].to_numpy()  # to_frame names the topic column "user"
     pooled_test = pd.DataFrame({"fold": rows_topic // n_u, "user": all_users[rows_topic % n_u],
                                 "item": rows["item"].to_numpy(), "rating": rows["rating"].to_numpy()})
-    return Study(judgments, runs, topics, pooled_test)
+    return judgments, all_users, pooled_test, topics
+
+
+def _pool_runs(run_frames: Sequence[pd.DataFrame], judgments: Judgments, all_users: pd.Index) -> Runs:
+    """The folds' runs (``run_frames[f]`` for fold ``f``) over the topics of :func:`_pool_tests`."""
+    n_u = len(all_users)
+    frames = []
+    for f, r in enumerate(run_frames):
+        code = all_users.get_indexer(r["user"])
+        known = code >= 0
+        frames.append(r.loc[known].assign(user=f * n_u + code[known]))
+    return Runs.from_frame(pd.concat(frames, ignore_index=True), judgments)
 
 
 def per_user(matrix: ArrayLike, topics: pd.DataFrame) -> tuple[np.ndarray, pd.Index]:
@@ -673,13 +686,17 @@ def kfold_study(
     bad = [f for f in folds if not 0 <= f < k]
     if bad or not folds or len(set(folds)) != len(folds):
         raise ValueError(f"folds must be distinct numbers in [0, {k}), got {folds}")
-    tests, frames = [], []
-    for f in folds:
-        frames.append(R.make(systems, parts[f].train, dataset=dataset, split=f"{k}fold-{f}",
-                             seed=seed, depth=depth, progress=progress))
-        tests.append(parts[f].test)
-    study = pool_folds(tests, frames, threshold=threshold,
-                       max_grade=float(ratings["rating"].max()))
+    tests = [parts[f].test for f in folds]
+    judgments, all_users, pooled_test, topics = _pool_tests(
+        tests, threshold, float(ratings["rating"].max()))
+    # one system at a time (its folds pooled, then its arrays): memory holds one system's
+    # frames, not every system's (Runs.concat; the same runs as pool_folds on all frames)
+    runs = Runs.concat([
+        _pool_runs([R.make([system], parts[f].train, dataset=dataset, split=f"{k}fold-{f}",
+                           seed=seed, depth=depth, progress=progress) for f in folds],
+                   judgments, all_users)
+        for system in systems])
+    study = Study(judgments, runs, topics, pooled_test)
     # fold numbers as in the split, not positions in ``folds``
     fold_of = np.asarray(folds)
     topics = study.topics.assign(fold=fold_of[study.topics["fold"].to_numpy()])

@@ -490,3 +490,17 @@ def test_kfold_study_trains_once_then_reads_the_cache(ml100k, tmp_path, monkeypa
     np.testing.assert_array_equal(first.runs.ranks, second.runs.ranks)
     with pytest.raises(ValueError, match="folds"):
         assessing.kfold_study(small, systems, dataset="x", k=5, folds=[5])
+
+    # built one system at a time, the study equals pool_folds on every system's frames at once
+    from recmeta import splits
+
+    parts = splits.kfold(small, 5, seed=4)
+    frames = [runs.make(systems, parts[f].train, dataset="ml-100k-small", split=f"5fold-{f}",
+                        seed=4, depth=20) for f in (1, 3)]
+    whole = assessing.pool_folds([parts[1].test, parts[3].test], frames, threshold=4,
+                                 max_grade=float(small["rating"].max()))
+    assert list(first.runs.systems) == list(whole.runs.systems) == ["pop", "bias"]
+    assert first.runs.items.equals(whole.runs.items)
+    np.testing.assert_array_equal(first.runs.ranks, whole.runs.ranks)
+    np.testing.assert_array_equal(first.runs.tied, whole.runs.tied)
+    assert first.judgments.users.equals(whole.judgments.users)
