@@ -257,7 +257,7 @@ class Plan:
 
         Its size stays its own: the part does not grow with this plan's dataset."""
         self.steps += [Step(s.label, s.kind, s.scale, s.size, group) for s in other.steps]
-        self.others += [o for o in other.others if o not in self.others]
+        self.others += [f"{o} ({group})" for o in other.others if o not in self.others]
         return self
 
     def unmodelled(self, what: str) -> Plan:

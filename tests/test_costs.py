@@ -169,3 +169,21 @@ def test_a_reference_size_is_not_shown_twice(monkeypatch):
     est = costs.show(lambda s: costs.Plan(s).runs(["pop"]), costs.REFERENCE_SIZES["ML-100K"])
     assert list(est.plans) == ["ML-100K (this dataset)", "half-million subset", "ML-20M shape"]
     assert est.here == "ML-100K (this dataset)"
+
+
+def test_statistical_biases_plan_counts_the_roster_trainings():
+    from recmeta.papers import bellogin2017 as b17
+
+    size = costs.REFERENCE_SIZES["ML-100K"]
+    # quick: wrmf-50 on the coin-flip and uniform splits of one seed, and on the simulated data
+    # of α = 0 and 2 (every other α and the last): 4 trainings, as the run cache of a quick run
+    # holds; full: 3 systems × (2 × 3 seeds + 5 of the 9 α)
+    quick = b17.cost_plan(size, b17.Settings.resolve("quick", seed=0)).frame()
+    assert list(quick["step"]) == ["runs: wrmf-50 × 4 splits"]
+    full = b17.cost_plan(size, b17.Settings.resolve("full", seed=0)).frame()
+    assert sorted(full["step"]) == ["runs: plsa-50 × 11 splits", "runs: uknn-30 × 11 splits",
+                                    "runs: wrmf-50 × 11 splits"]
+    want = 11 * sum(costs.growth(f"run:{n}").seconds(size) for n in ("plsa-50", "uknn-30", "wrmf-50"))
+    assert full["seconds"].sum() == pytest.approx(want)
+    # the second dataset's quick run trains no roster system
+    assert b17.cost_plan(size, b17.Settings.resolve("quick", secondary=True, seed=0)).frame().empty

@@ -72,15 +72,25 @@ __all__ = [
 
 def cost_plan(size: Size, settings: Settings) -> Plan:
     """The expensive steps of :class:`Study` on a dataset of ``size`` that :mod:`recmeta.costs`
-    can estimate: the roster systems' runs, once per roster seed (a lower bound: a split design
-    of its own trains them again). The protocol trials of the non-personalised recommenders are
-    the bulk of the chapter and were not measured by the scale benchmark."""
+    can estimate: the roster systems' runs (each scores every training user × item pair), on two
+    splits per roster seed (the coin-flip and the uniform-test split) and on the simulated data of
+    every other α and the last (:meth:`Study.simulation`). The protocol trials of the
+    non-personalised recommenders are the bulk of the chapter and were not measured by the scale
+    benchmark."""
     from ..costs import Plan
 
-    return (Plan(size).runs(settings.roster.values(), splits=max(1, len(settings.roster_seeds)))
-            .unmodelled(f"the protocol trials of the non-personalised recommenders on "
-                        f"{len(settings.seeds)} splits per configuration, and the formula checks on "
-                        f"{len(settings.check_seeds)} splits per point"))
+    n_alpha = len(settings.alphas)
+    simulated = sum(1 for k in range(n_alpha) if k % 2 == 0 or k == n_alpha - 1)
+    splits = 2 * len(settings.roster_seeds) + (simulated if settings.sim_seeds else 0)
+    plan = Plan(size)
+    if settings.roster and splits:
+        plan.runs(settings.roster.values(), splits=splits)
+    def splits_(n: int) -> str:
+        return f"{n} split" + ("s" if n != 1 else "")
+
+    return plan.unmodelled(f"the protocol trials of the non-personalised recommenders on "
+                           f"{splits_(len(settings.seeds))} per configuration, and the formula "
+                           f"checks on {splits_(len(settings.check_seeds))} per point")
 
 
 CHAPTER = "statistical-biases"
