@@ -156,8 +156,9 @@ def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dic
         system = key.removeprefix("run:")
         rep = out.get(f"run:{family.get(system, '')}")
         if rep is None:
-            raise ValueError(f"{key}: too few synthetic sizes for its own exponents and no "
-                             f"measured family representative in {family}")
+            raise ValueError(f"{key}: measured at {len(_ok(g))} sizes, fewer than the "
+                             f"{OWN_FIT_SIZES} its own exponents need, and no measured family "
+                             f"representative in {family}")
         ok = _ok(g)
         log_resid = (np.log(ok["cpu_s"].to_numpy(float))
                      - rep["a"] * np.log(ok["users"].to_numpy(float))
@@ -201,6 +202,13 @@ class Step:
         return t, t * g.low, t * g.high, g.extrapolated(self.size)
 
 
+def _count(name: str, value: int, least: int = 0) -> int:
+    """``value`` as a whole number of at least ``least``, or an error naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
+    return int(value)
+
+
 @dataclass
 class Plan:
     """The expensive steps of a chapter on one dataset size, to be estimated before they run.
@@ -216,6 +224,7 @@ class Plan:
     def runs(self, systems: Iterable[str], *, splits: int = 1, group: str = "", size: Size | None = None) -> Plan:
         """Training and top-100 lists of each roster system on ``splits`` splits (none cached)."""
         size = size or self.size
+        splits = _count("splits", splits, 1)
         names = list(systems)
         for name in names:
             growth(f"run:{name}")  # an unknown system fails here, with the reason
@@ -228,7 +237,8 @@ class Plan:
               size: Size | None = None) -> Plan:
         """``repeats`` × ``pairs`` paired permutation tests of ``permutations`` each, over the
         size's users: (c) scaled by pairs × permutations × repeats / (231 × 100,000)."""
-        units = float(pairs) * permutations * repeats
+        units = float(_count("pairs", pairs)) * _count("permutations", permutations) * _count(
+            "repeats", repeats, 1)
         self.steps.append(Step(label or f"permutation tests: {pairs * repeats:,} pairs × "
                                f"{permutations:,}", "tests", units / UNITS["tests"],
                                size or self.size, "significance"))
@@ -238,6 +248,8 @@ class Plan:
                 size: Size | None = None) -> Plan:
         """Scoring ``sets`` incomplete test sets for ``systems`` at ``measures`` measures: (d)
         scaled by sets × systems / (1,000 × 22) × (measures / 7)^0.41."""
+        sets, systems = _count("sets", sets), _count("systems", systems)
+        measures = _count("measures", measures, 1)
         scale = sets * systems / UNITS["curve"] * (measures / CURVE_MEASURES) ** MEASURES_EXPONENT
         self.steps.append(Step(label or f"{sets:,} incomplete test sets × {systems} systems × "
                                f"{measures} measures", "curve", scale, size or self.size,
@@ -247,7 +259,8 @@ class Plan:
     def evaluate(self, systems: int, measures: int, *, repeats: int = 1, label: str = "",
                  size: Size | None = None) -> Plan:
         """The metric engine on ``systems`` runs at ``measures`` measures, ``repeats`` times."""
-        scale = systems * measures * repeats / UNITS["evaluate"]
+        scale = (_count("systems", systems) * _count("measures", measures) * _count("repeats", repeats, 1)
+                 / UNITS["evaluate"])
         self.steps.append(Step(label or f"evaluation: {systems} systems × {measures} measures",
                                "evaluate", scale, size or self.size, "evaluation"))
         return self

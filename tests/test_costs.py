@@ -98,6 +98,11 @@ def test_plan_scales_steps_as_documented():
     assert not plan.frame()["extrapolated"].any()
     big = costs.Plan(costs.REFERENCE_SIZES["ML-20M shape"]).runs(["iknn-20"])  # measured ≤ half
     assert big.frame()["extrapolated"].all()
+    # counts that are not whole numbers, or negative, are refused by name
+    for bad in (lambda p: p.tests(-1, 10), lambda p: p.tests(3, 2.5), lambda p: p.runs(["pop"], splits=0),
+                lambda p: p.subsets(10, 3, 0), lambda p: p.evaluate(True, 3)):
+        with pytest.raises(ValueError, match="must be a whole number"):
+            bad(costs.Plan(size))
 
 
 def test_fitted_growth_matches_a_measured_record():
