@@ -160,7 +160,8 @@ class Execution:
         est = costs.show(build, costs.Size.of(ratings), label=str(self.dataset or "this dataset"))
         here = est.plans[est.here].frame()
         self.estimated = float(here["seconds"].sum())
-        self.estimated_runs = float(here.loc[here["group"] == "recommender runs", "seconds"].sum())
+        # every dataset's runs, whatever their group: the part the run cache may serve
+        self.estimated_runs = float(here.loc[here["kind"].str.startswith("run:"), "seconds"].sum())
         return est
 
     def facts(self) -> dict[str, object]:

@@ -279,13 +279,14 @@ class Plan:
         return self
 
     def frame(self) -> pd.DataFrame:
-        """One row per step: group, step, seconds, low, high, extrapolated."""
+        """One row per step: group, step, kind (of :func:`growth`), seconds, low, high, extrapolated."""
         rows = []
         for s in self.steps:
             t, lo, hi, ex = s.estimate()
-            rows.append({"group": s.group, "step": s.label, "seconds": t, "low": lo, "high": hi,
-                         "extrapolated": ex})
-        return pd.DataFrame(rows, columns=["group", "step", "seconds", "low", "high", "extrapolated"])
+            rows.append({"group": s.group, "step": s.label, "kind": s.kind, "seconds": t, "low": lo,
+                         "high": hi, "extrapolated": ex})
+        return pd.DataFrame(rows, columns=["group", "step", "kind", "seconds", "low", "high",
+                                           "extrapolated"])
 
     def seconds(self) -> tuple[float, float, float]:
         """Total (seconds, low, high)."""

@@ -167,6 +167,13 @@ def test_execution_shows_the_estimate_and_sets_it_beside_the_time(monkeypatch, c
     assert row.nunique() == 1
     assert ex.estimated == pytest.approx(est.seconds())
     assert "estimated beforehand" in ex.markdown()
+    # the runs' share counts every dataset's runs (the second dataset's part has tests only)
+    here = est.plans[est.here].frame()
+    assert ex.estimated_runs == pytest.approx(here.loc[here["kind"] == "run:pop", "seconds"].sum())
+    ex2 = chapters.start("robustness", profile="quick", dataset="ml-100k", seed=0)
+    ex2.estimate(lambda s: costs.Plan(s).tests(10, 1_000), frame,
+                 second=("other", second, lambda s: costs.Plan(s).runs(["bias"])))
+    assert ex2.estimated_runs > 0 and ex2.estimated_runs < ex2.estimated
 
 
 def test_a_reference_size_is_not_shown_twice(monkeypatch):
