@@ -42,7 +42,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .metrics import GMEAN_FLOOR, Judgments, Runs, Subsets
-from .papers.ledger import Estimate
+from .ledger import Estimate
 
 __all__ = [
     "METRICS",

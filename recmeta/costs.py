@@ -20,7 +20,7 @@ and a size beyond the largest one measured for a step is marked as extrapolated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np

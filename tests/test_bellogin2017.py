@@ -15,8 +15,8 @@ from recmeta import papers
 from recmeta import popularity as pop
 from recmeta import protocols
 from recmeta.papers import bellogin2017 as b17
-from recmeta.papers import prose
-from recmeta.papers.ledger import Verdict
+from recmeta.ledger import prose
+from recmeta.ledger import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "notebooks" / "statistical-biases.md"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from recmeta import chapters
-from recmeta.papers import prose
+from recmeta.ledger import prose
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import pytest
 
 from recmeta import papers, sampled
 from recmeta.papers import krichene2020 as kr
-from recmeta.papers import prose
+from recmeta.ledger import prose
 from recmeta.sampled import study as real
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 from recmeta import cli, papers
-from recmeta.papers import store
-from recmeta.papers.ledger import (
+from recmeta.ledger import store
+from recmeta.ledger import (
     COLUMNS,
     Claim,
     Estimate,
@@ -330,7 +330,7 @@ def test_registry(registered):
 def test_paper_modules_are_imported_lazily(tmp_path, monkeypatch):
     (tmp_path / "demo_paper_module.py").write_text(textwrap.dedent("""
         from recmeta import papers
-        from recmeta.papers.ledger import Ledger, not_reproduced, Claim
+        from recmeta.ledger import Ledger, not_reproduced, Claim
 
         LEDGER = papers.register(Ledger("lazy-chapter"))
         LEDGER.add(Claim("lazy.c1", "lazy-chapter", "s", "src", "rule", lambda r: not_reproduced("x")))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recmeta.papers import book
-from recmeta.papers.ledger import COLUMNS
+from recmeta.ledger import page as book
+from recmeta.ledger import COLUMNS
 
 
 def _row(chapter, claim, dataset, verdict, ours, profile="full"):
@@ -47,7 +47,7 @@ def test_ledger_page_without_stored_ledgers_says_so():
 def test_claims_read_the_newest_of_the_project_and_book_stores(tmp_path, monkeypatch):
     import time
 
-    from recmeta.papers import store
+    from recmeta.ledger import store
 
     a, b = tmp_path / "a", tmp_path / "b"
     old = pd.DataFrame([_row("robustness", "x", "ml-100k", "differs", 0.1)])

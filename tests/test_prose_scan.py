@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from recmeta.papers.prose import Found, scan_chapters, typed_numbers
+from recmeta.ledger.prose import Found, scan_chapters, typed_numbers
 
 
 def _texts(md: str) -> list[str]:

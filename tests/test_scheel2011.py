@@ -17,8 +17,9 @@ import pytest
 
 from recmeta import multigraded as mg
 from recmeta.metrics import score_rankings
-from recmeta.papers import prose, scheel2011 as sch
-from recmeta.papers.ledger import Verdict
+from recmeta.ledger import prose
+from recmeta.papers import scheel2011 as sch
+from recmeta.ledger import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED

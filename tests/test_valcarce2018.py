@@ -12,9 +12,9 @@ from scipy import stats
 
 from recmeta import agreement, significance
 from recmeta.metrics import Judgments, Runs, aggregate, score_matrices
-from recmeta.papers import prose
+from recmeta.ledger import prose
 from recmeta.papers import valcarce2018 as v
-from recmeta.papers.ledger import Estimate, Verdict
+from recmeta.ledger import Estimate, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED

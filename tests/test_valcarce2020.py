@@ -16,9 +16,9 @@ from scipy import stats
 
 from recmeta import assessing, papers
 from recmeta.data import project_root
-from recmeta.papers import prose
+from recmeta.ledger import prose
 from recmeta.papers import valcarce2020 as v20
-from recmeta.papers.ledger import Estimate, Verdict
+from recmeta.ledger import Estimate, Verdict
 
 A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
 METRICS = assessing.METRICS

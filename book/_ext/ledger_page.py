@@ -3,7 +3,7 @@
 While the book executes its chapters, each stores its evaluated ledger; this extension points the
 store at the build folder (``<build>/results``, so a book build and a reader's own ``recmeta
 run`` never mix), re-reads the ledger page on every build, and replaces the marker
-``<!-- ledger -->`` in it with the tables of :func:`recmeta.papers.book.ledger_page`.
+``<!-- ledger -->`` in it with the tables of :func:`recmeta.ledger.page.ledger_page`.
 
 Sphinx reads documents in sorted order and MyST-NB executes a chapter when it reads it, so the
 page lives in a folder that sorts after ``notebooks/`` (``replication/``).
@@ -36,7 +36,7 @@ def _source(app, docname, source) -> None:
     import yaml
 
     from recmeta import chapters, papers
-    from recmeta.papers import book, store
+    from recmeta.ledger import page as book, store
 
     toc = yaml.safe_load((Path(app.srcdir) / "_toc.yml").read_text())
     # the chapters of the table of contents' "papers" part: the others re-run no paper

@@ -1,6 +1,6 @@
 """``recmeta claims``: print the stored ledgers (the papers' claims and our verdicts).
 
-The ledgers are those the chapters stored when they last ran (see :mod:`recmeta.papers.store`);
+The ledgers are those the chapters stored when they last ran (see :mod:`recmeta.ledger.store`);
 nothing is recomputed. ``--quick`` reads the quick profile's, otherwise the full profile's.
 """
 
@@ -61,7 +61,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _table(frame: pd.DataFrame) -> str:
     """An aligned text table per stored ledger, with the verdict counts under it."""
-    from ..papers.ledger import counts, ours_text, paper_text
+    from ..ledger import counts, ours_text, paper_text
 
     blocks = []
     for (chapter, dataset, profile), part in frame.groupby(["chapter", "dataset", "profile"], sort=False):
@@ -80,7 +80,7 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def _claims(args: argparse.Namespace) -> int:
-    from ..papers import store
+    from ..ledger import store
 
     profile = "quick" if args.quick else "full"
     roots = [args.results] if args.results else store.default_roots()

@@ -13,14 +13,14 @@ A chapter's last cells evaluate its ledger on the results it computed, store the
     frame = papers.report("robustness", results, dataset=dataset, profile=profile)
 
 The prose of a chapter takes every result number from computed values (myst-nb ``glue``), the
-paper's printed values included: :mod:`recmeta.papers.prose` finds numbers typed into the text.
+paper's printed values included: :mod:`recmeta.ledger.prose` finds numbers typed into the text.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from .ledger import (
+from ..ledger import (
     COLUMNS,
     Claim,
     Estimate,
@@ -124,10 +124,10 @@ def report(chapter: str, results, *, dataset: str, profile: str, show: bool = Tr
            root=None):
     """Evaluate ``chapter``'s ledger on ``results``, store it, and display its table.
 
-    The stored copy (:func:`recmeta.papers.store.save`, keyed by chapter, dataset and profile)
+    The stored copy (:func:`recmeta.ledger.store.save`, keyed by chapter, dataset and profile)
     is what ``recmeta claims`` prints and what the book's ledger page gathers. Returns the frame.
     """
-    from . import store
+    from ..ledger import store
 
     frame = get(chapter).evaluate(results, dataset=str(dataset), profile=profile)
     store.save(frame, chapter=chapter, dataset=str(dataset), profile=profile, root=root)

@@ -36,7 +36,7 @@ from .. import popularity as pop
 from .. import protocols
 from ..protocols import Protocol
 from . import register
-from .ledger import (
+from ..ledger import (
     Estimate,
     Ledger,
     Outcome,

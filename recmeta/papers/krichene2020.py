@@ -2,7 +2,7 @@
 
 The ledger of the sampled-metrics chapter. It holds the paper's printed numbers (the running
 example's Tables 1–2, the MovieLens Tables 3–4, the counts of Fig. 5, the thresholds of Figs. 2
-and 6) and one :class:`~recmeta.papers.ledger.Claim` per statement, each with a function
+and 6) and one :class:`~recmeta.ledger.Claim` per statement, each with a function
 computing our value, its uncertainty and a verdict from the chapter's results:
 
 - ``"toy"``: :class:`ToyInputs` (the running example and the chapter's sampling settings);
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from . import register
-from .ledger import Estimate, Ledger, Outcome, Verdict, format_number, sign_rule
+from ..ledger import Estimate, Ledger, Outcome, Verdict, format_number, sign_rule
 
 if TYPE_CHECKING:
     from ..costs import Plan, Size
@@ -724,7 +724,7 @@ def _fig5_x_top(r):
     st, s = r["real"], r["settings"]
     if (no := _needs_xyz(st)) is not None:
         return no
-    from .ledger import value_rule
+    from ..ledger import value_rule
 
     hit = (st.ranks()["X"] <= 100).astype(float)
     est = Estimate.bootstrap_mean(hit, s.level, s.seed, s.n_resamples, ci_method="percentile")

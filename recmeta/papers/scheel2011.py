@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from . import register
-from .ledger import (
+from ..ledger import (
     Estimate,
     Ledger,
     Outcome,

@@ -38,7 +38,7 @@ from . import register
 if TYPE_CHECKING:
     from ..costs import Plan, Size
     from ..metrics import Judgments, Runs, Subsets
-from .ledger import (
+from ..ledger import (
     Estimate,
     Ledger,
     Outcome,
@@ -1257,7 +1257,7 @@ def verdict(frame: pd.DataFrame, claim: str, *, paper: bool = True) -> str:
     ``"0.911 [0.867, 0.956] against the paper's 0.9 (ML-1M): **inconclusive**"``; with
     ``paper=False`` the paper's part is left out.
     """
-    from .ledger import ours_text, paper_text
+    from ..ledger import ours_text, paper_text
 
     rows = frame[frame["claim"] == claim]
     if rows.empty:

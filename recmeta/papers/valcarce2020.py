@@ -33,13 +33,12 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import register
 
 if TYPE_CHECKING:
     from ..costs import Plan, Size
-from .ledger import (
+from ..ledger import (
     Estimate,
     Ledger,
     Outcome,

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .ledger import COLUMNS
+from .table import COLUMNS
 
 __all__ = ["ENV_VAR", "results_dir", "default_roots", "dataset_key", "path_for", "save", "load",
            "load_newest", "available"]

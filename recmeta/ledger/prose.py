@@ -3,7 +3,7 @@
 A chapter's text must take every result from computed values — myst-nb ``glue`` roles such as
 {glue:text}`tau_p:.3f`, or Markdown generated in a cell — so that a re-run on another dataset
 cannot leave a false sentence behind. The paper's printed values go the same way: they live in
-the chapter's ledger (:mod:`recmeta.papers.ledger`) and reach the text through ``glue``.
+the chapter's ledger (:mod:`recmeta.ledger`) and reach the text through ``glue``.
 :func:`typed_numbers` lists the numbers that break this rule in a MyST Markdown notebook.
 
 *Flagged*: decimal numbers (``0.58``, ``.58``, ``3.4``, ``1,234.5``, ``2.5e-3``) and

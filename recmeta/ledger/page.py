@@ -1,6 +1,6 @@
 """The book's "Replication ledger" page: every claim of the five papers, generated at build time.
 
-The chapters store their evaluated ledgers (:mod:`recmeta.papers.store`) while the book executes
+The chapters store their evaluated ledgers (:mod:`recmeta.ledger.store`) while the book executes
 them; :func:`ledger_page` turns what is stored for one profile into the page's Markdown: verdict
 counts per chapter and dataset, then one table per chapter with the paper's value beside ours on
 each dataset. A chapter whose claims are not yet in the ledger, or that stored nothing in this
@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from .ledger import Verdict, _cell, ours_text, paper_text
+from .rules import Verdict
+from .table import cell as _cell
+from .table import ours_text, paper_text
 
 __all__ = ["DATASETS", "ledger_page"]
 

@@ -1,0 +1,57 @@
+"""The ledger: claims as code, our estimates, the verdict rules, and the stored tables.
+
+- :mod:`~recmeta.ledger.estimate`: :class:`Estimate` (our value and its interval) and number
+  formatting;
+- :mod:`~recmeta.ledger.rules`: :class:`Verdict`, :class:`Outcome` and the rules that give them;
+- :mod:`~recmeta.ledger.claims`: :class:`Claim` and :class:`Ledger`;
+- :mod:`~recmeta.ledger.table`: the ledger as a table and its Markdown;
+- :mod:`~recmeta.ledger.store`: evaluated ledgers on disk, for ``recmeta claims``;
+- :mod:`~recmeta.ledger.page`: the book's "Replication ledger" page;
+- :mod:`~recmeta.ledger.prose`: the scanner that finds numbers typed into a chapter's text.
+
+The papers' own ledgers live with their studies in :mod:`recmeta.papers`.
+"""
+
+from __future__ import annotations
+
+from .claims import PROFILES, Claim, Ledger, MissingResult
+from .estimate import Estimate, format_estimate, format_number, format_paper
+from .rules import (
+    Outcome,
+    Verdict,
+    clearly_above,
+    not_reproduced,
+    order_rule,
+    rank_range,
+    rank_rule,
+    sign_rule,
+    top_set,
+    value_rule,
+)
+from .table import COLUMNS, counts, ours_text, paper_text, to_markdown
+
+__all__ = [
+    "PROFILES",
+    "Estimate",
+    "Verdict",
+    "Outcome",
+    "Claim",
+    "Ledger",
+    "MissingResult",
+    "COLUMNS",
+    "value_rule",
+    "sign_rule",
+    "order_rule",
+    "rank_rule",
+    "rank_range",
+    "clearly_above",
+    "top_set",
+    "not_reproduced",
+    "format_number",
+    "format_estimate",
+    "format_paper",
+    "ours_text",
+    "paper_text",
+    "to_markdown",
+    "counts",
+]

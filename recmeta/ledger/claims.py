@@ -1,0 +1,243 @@
+"""Claims and ledgers: a paper's claim in our words, and how the chapter's results decide it.
+
+A :class:`Claim` holds the statement, its source in the paper, the paper's printed value and
+dataset, the rule in words, the results it ``needs`` and the function computing its
+:class:`~recmeta.ledger.rules.Outcome`. A :class:`Ledger` is the ordered claims of one chapter;
+:meth:`Ledger.evaluate` gives one row per claim (columns :data:`COLUMNS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .rules import Outcome, not_reproduced
+from .table import COLUMNS, counts, to_markdown
+
+__all__ = ["PROFILES", "MissingResult", "Claim", "Ledger"]
+
+#: the book's profiles: ``full`` (the book's default) and ``quick`` (small sizes, for CI)
+PROFILES = ("full", "quick")
+
+class MissingResult(LookupError):
+    """A claim read a result it did not declare in ``needs``."""
+
+
+class _Needed(Mapping[str, Any]):
+    """Read-only view of the results a claim declared; reading any other name is an error."""
+
+    def __init__(self, results: Mapping[str, Any], claim: Claim) -> None:
+        self._results = results
+        self._claim = claim
+
+    def _check(self, key: str) -> None:
+        if key not in self._claim.needs:
+            raise MissingResult(
+                f"claim {self._claim.id!r} reads result {key!r}, which is not among its needs "
+                f"{self._claim.needs}; add it there"
+            )
+
+    def __getitem__(self, key: str) -> Any:
+        self._check(key)
+        return self._results[key]
+
+    def __contains__(self, key: object) -> bool:
+        self._check(str(key))
+        return key in self._results
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._check(key)
+        return self._results.get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._claim.needs if k in self._results)
+
+    def __len__(self) -> int:
+        return sum(k in self._results for k in self._claim.needs)
+
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper and how to check it on the chapter's results.
+
+    ``evaluate`` receives the chapter's named results restricted to ``needs`` and returns an
+    :class:`Outcome`; ``rule`` says the verdict rule in words for the reader. ``paper_value`` is
+    the number or text as the paper prints it, ``paper_dataset`` the data it was measured on.
+    """
+
+    id: str
+    chapter: str
+    statement: str
+    source: str
+    rule: str
+    evaluate: Callable[[Mapping[str, Any]], Outcome] = field(repr=False)
+    paper_value: float | str | None = None
+    paper_dataset: str | None = None
+    needs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not _ID.match(self.id):
+            raise ValueError(f"claim id {self.id!r} must be non-empty letters, digits and . _ : + -")
+        for name in ("chapter", "statement", "source", "rule"):
+            if not str(getattr(self, name)).strip():
+                raise ValueError(f"claim {self.id!r} needs a non-empty {name}")
+        if not callable(self.evaluate):
+            raise TypeError(f"claim {self.id!r}: evaluate must be callable")
+        object.__setattr__(self, "needs", tuple(self.needs))
+
+    def missing(self, results: Mapping[str, Any]) -> list[str]:
+        """The needed results that are absent (or ``None``) in ``results``."""
+        return [n for n in self.needs if results.get(n) is None]
+
+    def outcome(self, results: Mapping[str, Any], *, strict: bool = True) -> Outcome:
+        """Evaluate the claim.
+
+        A needed result that is absent gives **not reproduced here**, naming it. With
+        ``strict=False`` an error raised by ``evaluate`` is recorded as **not reproduced here**
+        with the error as the reason, instead of propagating.
+        """
+        missing = self.missing(results)
+        if missing:
+            names = ", ".join(repr(m) for m in missing)
+            return not_reproduced(
+                f"result {names} was not computed in this run (e.g. skipped by the profile)"
+                if len(missing) == 1 else
+                f"results {names} were not computed in this run (e.g. skipped by the profile)"
+            )
+        try:
+            out = self.evaluate(_Needed(results, self))
+            if not isinstance(out, Outcome):
+                raise TypeError(f"claim {self.id!r}: evaluate returned {type(out).__name__}, not an Outcome")
+        except Exception as exc:
+            if strict:
+                raise
+            return not_reproduced(f"evaluation failed: {type(exc).__name__}: {exc}")
+        return out
+
+
+def _nan(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+class Ledger:
+    """The ordered claims of one chapter (one paper).
+
+    Register claims with :meth:`add` or the :meth:`claim` decorator::
+
+        ledger = Ledger("robustness", paper="valcarce2018robustness")
+
+        @ledger.claim("valcarce2018.fig5.precision-most-robust", statement=..., source="§5.1, Fig. 5a",
+                      paper_value="P", paper_dataset="ML-1M", rule="order rule on mean τ",
+                      needs=("tau_sparsity",))
+        def _(results):
+            return order_rule(..., expected_best="P")
+    """
+
+    def __init__(self, chapter: str, *, paper: str | None = None, title: str | None = None) -> None:
+        if not chapter or not chapter.strip():
+            raise ValueError("a ledger needs a chapter name")
+        self.chapter = chapter
+        self.paper = paper
+        self.title = title or chapter
+        self._claims: dict[str, Claim] = {}
+
+    def __repr__(self) -> str:
+        return f"Ledger({self.chapter!r}, {len(self)} claims)"
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+    def __iter__(self) -> Iterator[Claim]:
+        return iter(self._claims.values())
+
+    def __getitem__(self, claim_id: str) -> Claim:
+        try:
+            return self._claims[claim_id]
+        except KeyError:
+            known = ", ".join(self._claims)
+            raise KeyError(f"no claim {claim_id!r} in ledger {self.chapter!r}; claims: {known}") from None
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._claims)
+
+    def add(self, claim: Claim) -> Claim:
+        """Append ``claim``; its chapter must be the ledger's and its id new."""
+        if claim.chapter != self.chapter:
+            raise ValueError(f"claim {claim.id!r} belongs to chapter {claim.chapter!r}, not {self.chapter!r}")
+        if claim.id in self._claims:
+            raise ValueError(f"ledger {self.chapter!r} already has a claim {claim.id!r}")
+        self._claims[claim.id] = claim
+        return claim
+
+    def claim(
+        self,
+        id: str,
+        *,
+        statement: str,
+        source: str,
+        rule: str,
+        paper_value: float | str | None = None,
+        paper_dataset: str | None = None,
+        needs: Iterable[str] = (),
+    ) -> Callable[[Callable[[Mapping[str, Any]], Outcome]], Callable[[Mapping[str, Any]], Outcome]]:
+        """Decorator registering the decorated function as the ``evaluate`` of a new claim."""
+
+        def register(fn: Callable[[Mapping[str, Any]], Outcome]) -> Callable[[Mapping[str, Any]], Outcome]:
+            self.add(Claim(id=id, chapter=self.chapter, statement=statement, source=source,
+                           rule=rule, evaluate=fn, paper_value=paper_value,
+                           paper_dataset=paper_dataset, needs=tuple(needs)))
+            return fn
+
+        return register
+
+    def evaluate(
+        self,
+        results: Mapping[str, Any],
+        *,
+        dataset: str,
+        profile: str,
+        strict: bool = True,
+    ) -> pd.DataFrame:
+        """Evaluate every claim on ``results``: one row per claim, columns :data:`COLUMNS`.
+
+        ``ours``/``low``/``high`` are floats (NaN when absent), ``ours_text`` our result as text
+        when it is not a number, ``verdict`` the :class:`Verdict`'s value. See
+        :meth:`Claim.outcome` for absent results and ``strict``.
+        """
+        if profile not in PROFILES:
+            raise ValueError(f"profile {profile!r} is not one of {PROFILES}")
+        rows = []
+        for c in self:
+            out = c.outcome(results, strict=strict)
+            est = out.ours
+            rows.append({
+                "chapter": self.chapter, "claim": c.id, "statement": c.statement, "source": c.source,
+                "paper_value": c.paper_value, "paper_dataset": c.paper_dataset, "rule": c.rule,
+                "ours": _nan(est.value if est else None),
+                "low": _nan(est.low if est else None), "high": _nan(est.high if est else None),
+                "ours_text": out.detail or "", "method": est.method if est else "",
+                "verdict": out.verdict.value, "reason": out.reason,
+                "dataset": str(dataset), "profile": profile,
+            })
+        frame = pd.DataFrame(rows, columns=list(COLUMNS))
+        frame[["ours", "low", "high"]] = frame[["ours", "low", "high"]].astype(float)
+        frame["paper_value"] = frame["paper_value"].astype(object)
+        return frame
+
+    @staticmethod
+    def to_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
+        """See :func:`recmeta.ledger.table.to_markdown`."""
+        return to_markdown(frame, digits)
+
+    @staticmethod
+    def counts(frame: pd.DataFrame) -> pd.Series:
+        """See :func:`recmeta.ledger.table.counts`."""
+        return counts(frame)

@@ -1,0 +1,311 @@
+"""Verdicts and the rules that give them: a value, a sign, an order, a rank.
+
+Each rule is a small pure function from our :class:`~recmeta.ledger.estimate.Estimate` (and the
+paper's value) to an :class:`Outcome`: a :class:`Verdict` with one computed sentence saying why.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
+
+from .estimate import Estimate, format_estimate, format_number, format_paper
+
+__all__ = ["Verdict", "Outcome", "not_reproduced", "value_rule", "sign_rule", "order_rule",
+           "rank_rule", "rank_range", "clearly_above", "top_set"]
+
+class Verdict(str, Enum):
+    """How our result stands to the paper's claim."""
+
+    AGREES = "agrees"
+    DIFFERS = "differs"
+    INCONCLUSIVE = "inconclusive"
+    NOT_REPRODUCED = "not reproduced here"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A verdict with our estimate and one computed sentence saying why.
+
+    ``detail`` holds our result as text when it is not a number (an order such as
+    ``"P > R > nDCG"``); ``ours`` may then still carry the estimate the verdict rests on.
+    """
+
+    verdict: Verdict
+    ours: Estimate | None
+    reason: str
+    detail: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
+        if not self.reason or not self.reason.strip():
+            raise ValueError("an Outcome needs a reason")
+
+
+def not_reproduced(reason: str) -> Outcome:
+    """Verdict for a claim this book does not test (other data, other systems, a skipped study)."""
+    return Outcome(Verdict.NOT_REPRODUCED, None, reason)
+
+
+def _tolerance(paper: float, tolerance: float, relative: bool) -> float:
+    if tolerance < 0 or not math.isfinite(tolerance):
+        raise ValueError(f"tolerance must be finite and >= 0, got {tolerance!r}")
+    return tolerance * abs(paper) if relative else tolerance
+
+
+def value_rule(
+    paper: float,
+    ours: Estimate,
+    tolerance: float = 0.0,
+    relative: bool = False,
+    *,
+    max_width: float | None = None,
+    label: str = "ours",
+) -> Outcome:
+    """Compare the paper's number with ours.
+
+    With ``tol = tolerance`` (or ``tolerance · |paper|`` when ``relative``), e.g. half a unit of
+    the paper's last printed digit:
+
+    - our interval ``[low, high]`` widened by ``tol`` contains ``paper`` → **agrees**; but if
+      ``max_width`` is given and ``high - low > max_width``, the interval is too wide to tell →
+      **inconclusive**;
+    - ``paper`` lies outside ``[low - tol, high + tol]`` (``paper ± tol`` misses our interval
+      entirely) → **differs**;
+    - no interval: ``|paper - value| <= tol`` → **agrees** (true whatever the interval);
+      otherwise → **inconclusive** (a difference is never called without an interval).
+
+    So a difference inside our band never reads "differs".
+    """
+    paper = float(paper)
+    if not math.isfinite(paper):
+        raise ValueError(f"the paper's value must be finite, got {paper!r}")
+    tol = _tolerance(paper, tolerance, relative)
+    p = format_paper(paper)
+    widened = f" widened by {format_number(tol)}" if tol > 0 else ""
+    if ours.low is None or ours.high is None:
+        gap = ours.value - paper
+        if abs(gap) <= tol:
+            return Outcome(Verdict.AGREES, ours,
+                           f"{label} {format_estimate(ours)} is within {format_number(tol)} of the paper's {p}")
+        side = "above" if gap > 0 else "below"
+        return Outcome(Verdict.INCONCLUSIVE, ours,
+                       f"{label} {format_estimate(ours)} lies {side} the paper's {p} by "
+                       f"{format_number(abs(gap))}, but has no interval to judge the difference")
+    if ours.low - tol <= paper <= ours.high + tol:
+        if max_width is not None and ours.high - ours.low > max_width:
+            return Outcome(Verdict.INCONCLUSIVE, ours,
+                           f"the paper's {p} lies inside {label} {format_estimate(ours)}, but that "
+                           f"interval is wider than {format_number(max_width)}: too wide to tell")
+        return Outcome(Verdict.AGREES, ours,
+                       f"the paper's {p} lies inside {label} {format_estimate(ours)}{widened}")
+    side = "below" if ours.high + tol < paper else "above"
+    by = f", by more than the tolerance {format_number(tol)}" if tol > 0 else ""
+    return Outcome(Verdict.DIFFERS, ours,
+                   f"{label} {format_estimate(ours)} lies {side} the paper's {p}{by}")
+
+
+def sign_rule(
+    ours: Estimate,
+    expected: Literal["positive", "negative"],
+    *,
+    label: str = "ours",
+) -> Outcome:
+    """A direction claim, as the sign of a difference or slope (``A - B``, ``τ(5 %) - τ(100 %)``).
+
+    - the whole interval lies on the expected side of 0 (``low > 0`` for positive, ``high < 0``
+      for negative) → **agrees**;
+    - the whole interval lies on the other side → **differs**;
+    - the interval contains 0 (including touching it), or there is no interval → **inconclusive**.
+    """
+    if expected not in ("positive", "negative"):
+        raise ValueError(f"expected must be 'positive' or 'negative', got {expected!r}")
+    text = f"{label} {format_estimate(ours)}"
+    if ours.low is None or ours.high is None:
+        sign = "positive" if ours.value > 0 else "negative" if ours.value < 0 else "zero"
+        return Outcome(Verdict.INCONCLUSIVE, ours,
+                       f"{text} is {sign} but has no interval, so its sign is not established "
+                       f"(expected {expected})")
+    if ours.low > 0 or ours.high < 0:
+        side = "positive" if ours.low > 0 else "negative"
+        where = "above" if side == "positive" else "below"
+        if side == expected:
+            return Outcome(Verdict.AGREES, ours, f"{text} lies wholly {where} 0, as expected ({expected})")
+        return Outcome(Verdict.DIFFERS, ours, f"{text} lies wholly {where} 0; the paper expects {expected}")
+    return Outcome(Verdict.INCONCLUSIVE, ours,
+                   f"{text} contains 0, so the direction is not established (expected {expected})")
+
+
+def _overlap(a: Estimate, b: Estimate) -> bool:
+    """Whether two intervals share a point; an estimate without interval overlaps everything."""
+    if a.low is None or a.high is None or b.low is None or b.high is None:
+        return True
+    return a.low <= b.high and b.low <= a.high
+
+
+def _ranked(estimates: Mapping[str, Estimate], higher_is_better: bool) -> list[str]:
+    if len(estimates) < 2:
+        raise ValueError(f"an order needs at least two items, got {list(estimates)}")
+    names = list(estimates)
+    values = np.array([estimates[n].value for n in names])
+    order = np.argsort(-values if higher_is_better else values, kind="stable")
+    return [names[i] for i in order]
+
+
+def top_set(estimates: Mapping[str, Estimate], higher_is_better: bool = True) -> tuple[str, ...]:
+    """Items tied at the top: the best by value, then every item whose interval overlaps the best's.
+
+    Ties between equal values keep the mapping's order. An estimate without interval overlaps
+    every other, so it is tied with the best (and, as the best, ties with everything).
+    """
+    ranked = _ranked(estimates, higher_is_better)
+    best = estimates[ranked[0]]
+    return (ranked[0], *(n for n in ranked[1:] if _overlap(best, estimates[n])))
+
+
+def _join(names: Iterable[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def order_rule(
+    estimates: Mapping[str, Estimate],
+    expected_best: str | Iterable[str],
+    higher_is_better: bool = True,
+) -> Outcome:
+    """"X is the best": compare the top of our order with the paper's expected best item(s).
+
+    The *top set* (:func:`top_set`) is the best item by value plus every item whose interval
+    overlaps the best's interval (a conservative notion of a tie: intervals that overlap do not
+    show a difference; for a paired test use :func:`sign_rule` on
+    :meth:`Estimate.bootstrap_diff`).
+
+    - the top set is a single item and it is expected → **agrees**;
+    - the top set holds several items and one of them is expected → **inconclusive**;
+    - no expected item is in the top set → **differs**.
+
+    ``ours`` is the best item's estimate; ``detail`` gives the order by value, ``≈`` joining the
+    items tied at the top (``"P ≈ R > nDCG"``).
+    """
+    expected = {expected_best} if isinstance(expected_best, str) else set(expected_best)
+    if not expected:
+        raise ValueError("expected_best names no item")
+    unknown = expected - set(estimates)
+    if unknown:
+        raise ValueError(f"expected item(s) {sorted(unknown)} have no estimate; estimated: {list(estimates)}")
+    ranked = _ranked(estimates, higher_is_better)
+    top = top_set(estimates, higher_is_better)
+    rest = [n for n in ranked if n not in top]
+    detail = " > ".join([" ≈ ".join(top), *rest])
+    best = ranked[0]
+    wanted = _join(sorted(expected))
+    hits = [n for n in top if n in expected]
+    if len(top) == 1:
+        text = f"{best} is best ({format_estimate(estimates[best])}) and its interval overlaps no other's"
+        if hits:
+            return Outcome(Verdict.AGREES, estimates[best], text, detail)
+        return Outcome(Verdict.DIFFERS, estimates[best], f"{text}; the paper expects {wanted}", detail)
+    tie = f"{_join(top)} tie at the top (overlapping intervals)"
+    if hits:
+        return Outcome(Verdict.INCONCLUSIVE, estimates[best], f"{tie}; the paper expects {wanted}", detail)
+    return Outcome(Verdict.DIFFERS, estimates[best], f"{tie}, without the expected {wanted}", detail)
+
+
+def clearly_above(a: Estimate, b: Estimate) -> bool:
+    """Whether ``a`` lies wholly above ``b`` (intervals that do not touch; no interval: never)."""
+    if a.low is None or a.high is None or b.low is None or b.high is None:
+        return False
+    return a.low > b.high
+
+
+def rank_range(estimates: Mapping[str, Estimate], name: str, higher_is_better: bool = True) -> tuple[int, int]:
+    """The ranks ``name`` can take given the intervals: ``(1 + #clearly better, n − #clearly worse)``.
+
+    "Clearly" means intervals that do not overlap (:func:`clearly_above`), the notion of a tie
+    of :func:`order_rule`; an estimate without interval overlaps everything, so its range is
+    ``(1, n)``.
+    """
+    if name not in estimates:
+        raise ValueError(f"no estimate for {name!r}; estimated: {list(estimates)}")
+    me = estimates[name]
+    others = [e for k, e in estimates.items() if k != name]
+    above = sum(clearly_above(e, me) if higher_is_better else clearly_above(me, e) for e in others)
+    below = sum(clearly_above(me, e) if higher_is_better else clearly_above(e, me) for e in others)
+    return 1 + above, len(estimates) - below
+
+
+def rank_rule(
+    estimates: Mapping[str, Estimate],
+    members: Iterable[str],
+    best: int,
+    worst: int,
+    higher_is_better: bool = True,
+    *,
+    value: Estimate | None = None,
+) -> Outcome:
+    """"The members rank between ``best`` and ``worst``" ("X, Y and Z are the three most
+    robust"; with ``best=1, worst=k`` and k members, "X and Y are the k best").
+
+    With :func:`rank_range` of each member:
+
+    - every member's range lies inside ``[best, worst]`` → **agrees** (whatever the ties);
+    - some member's range lies wholly outside it → **differs**; and when the members are as
+      many as the ranks claimed (an exact set), also when more other items are clearly better
+      than a member than the ``best − 1`` ranks above the set can hold (or clearly worse than
+      the ``n − worst`` ranks below it can hold): one of them would have to enter the set;
+    - otherwise overlapping intervals leave it open → **inconclusive**.
+
+    ``ours`` is ``value`` (e.g. the best item's estimate), else none; ``detail`` gives each
+    member's range and the order by value.
+    """
+    members = list(members)
+    n = len(estimates)
+    if not members or not 1 <= best <= worst <= n:
+        raise ValueError(f"need members and 1 <= best <= worst <= {n}, got {members}, {best}, {worst}")
+    unknown = [m for m in members if m not in estimates]
+    if unknown:
+        raise ValueError(f"member(s) {unknown} have no estimate; estimated: {list(estimates)}")
+    ranges = {m: rank_range(estimates, m, higher_is_better) for m in members}
+    order = _ranked(estimates, higher_is_better)
+    text = ", ".join(f"{m} {lo}–{hi}" if lo != hi else f"{m} {lo}" for m, (lo, hi) in ranges.items())
+    detail = f"ranks {text} of {n}; best first: {', '.join(order)}"
+    want = f"{best}–{worst}" if best != worst else f"{best}"
+    outside = [m for m, (lo, hi) in ranges.items() if hi < best or lo > worst]
+    if outside:
+        m = outside[0]
+        lo, hi = ranges[m]
+        where = f"rank {lo}" if lo == hi else f"only rank {lo}–{hi}"
+        return Outcome(Verdict.DIFFERS, value, f"{m} can {where} of {n}, outside the claimed {want}",
+                       detail)
+    if len(members) == worst - best + 1:
+        rest = [k for k in estimates if k not in members]
+
+        def better(a: str, b: str) -> bool:
+            return (clearly_above(estimates[a], estimates[b]) if higher_is_better
+                    else clearly_above(estimates[b], estimates[a]))
+
+        for m in members:
+            over = [o for o in rest if better(o, m)]
+            under = [o for o in rest if better(m, o)]
+            if len(over) > best - 1 or len(under) > n - worst:
+                o = (over or under)[0]
+                side = "above" if len(over) > best - 1 else "below"
+                return Outcome(Verdict.DIFFERS, value,
+                               f"{o} is separated {side} {m} ({format_estimate(estimates[o])} against "
+                               f"{format_estimate(estimates[m])}), so {', '.join(members)} cannot "
+                               f"hold ranks {want} together", detail)
+    if all(best <= lo and hi <= worst for lo, hi in ranges.values()):
+        return Outcome(Verdict.AGREES, value,
+                       f"{', '.join(members)} rank within {want} of {n} whatever the overlaps", detail)
+    open_ = [m for m, (lo, hi) in ranges.items() if not (best <= lo and hi <= worst)]
+    return Outcome(Verdict.INCONCLUSIVE, value,
+                   f"overlapping intervals leave {', '.join(open_)} free to rank outside {want} "
+                   f"of {n}", detail)

@@ -1,0 +1,77 @@
+"""A ledger as a table: its columns, our result and the paper's as text, the Markdown table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from .estimate import Estimate, format_estimate, format_paper
+from .rules import Verdict
+
+__all__ = ["COLUMNS", "ours_text", "paper_text", "cell", "to_markdown", "counts"]
+
+#: columns of :meth:`recmeta.ledger.Ledger.evaluate`'s frame, in order
+COLUMNS = (
+    "chapter", "claim", "statement", "source", "paper_value", "paper_dataset", "rule",
+    "ours", "low", "high", "ours_text", "method", "verdict", "reason", "dataset", "profile",
+)
+
+
+def _row_estimate(row: Mapping[str, Any]) -> Estimate | None:
+    value, low, high = (row.get(k) for k in ("ours", "low", "high"))
+    if value is None or pd.isna(value):
+        return None
+    both = low is not None and high is not None and not pd.isna(low) and not pd.isna(high)
+    return Estimate(value, low if both else None, high if both else None, str(row.get("method") or ""))
+
+
+def ours_text(row: Mapping[str, Any], digits: int = 3) -> str:
+    """Our result of one ledger row as text: ``ours_text`` if given, else ``value [low, high]``."""
+    text = row.get("ours_text")
+    if isinstance(text, str) and text:
+        return text
+    return format_estimate(_row_estimate(row), digits)
+
+
+def paper_text(row: Mapping[str, Any]) -> str:
+    """The paper's value of one ledger row with its dataset: ``0.0077 (ML-1M)``."""
+    value = format_paper(row.get("paper_value"))
+    ds = row.get("paper_dataset")
+    return f"{value} ({ds})" if isinstance(ds, str) and ds else value
+
+
+def cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
+    """The ledger table a chapter ends with: claim (source), paper (value, dataset), ours
+    (``value [low, high]`` or text), verdict, reason.
+
+    A chapter column is added when the frame spans several chapters, a dataset/profile column
+    when it spans several runs.
+    """
+    records = frame.to_dict("records")
+    multi_chapter = frame["chapter"].nunique() > 1 if len(frame) else False
+    multi_run = frame[["dataset", "profile"]].drop_duplicates().shape[0] > 1 if len(frame) else False
+    head = [*(["Chapter"] if multi_chapter else []), "Claim", "Paper", "Ours", "Verdict", "Why",
+            *(["Run"] if multi_run else [])]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in records:
+        cells = [
+            *([r["chapter"]] if multi_chapter else []),
+            f"{r['statement']} ({r['source']})", paper_text(r), ours_text(r, digits),
+            r["verdict"], r["reason"],
+            *([f"{r['dataset']}, {r['profile']}"] if multi_run else []),
+        ]
+        lines.append("| " + " | ".join(cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def counts(frame: pd.DataFrame) -> pd.Series:
+    """Number of claims per verdict, every verdict listed (zeros included), in :class:`Verdict` order."""
+    order = [v.value for v in Verdict]
+    return frame["verdict"].astype(str).value_counts().reindex(order, fill_value=0).rename("claims")
