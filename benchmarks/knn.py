@@ -11,8 +11,8 @@ to a CSV with the header ``user,item,rating,timestamp`` in a temporary folder an
 reader loads their own data (``recmeta.data.load(path)``). Split: per-user 80/20 holdout, seed 0.
 
 Part 1 (k-NN): for each of the roster's six k-NN systems, train once, then make the top-100
-lists over AllItems for every user twice in a row, with ``recmeta.runs.top_n`` on the fast path
-(``engine="fast"``, :mod:`recmeta.components.knn`) and on LensKit's per-user path
+lists over AllItems for every user twice in a row, with ``recmeta.recommenders.top_n`` on the fast path
+(``engine="fast"``, :mod:`recmeta.recommenders.components.knn`) and on LensKit's per-user path
 (``engine="lenskit"``, ``lenskit.batch`` with LensKit's default threads), and compare the lists.
 Wall and CPU seconds of this process; the speed-up is the ratio of wall times measured side by
 side, so both paths see the same machine load.
@@ -86,19 +86,20 @@ def agreement(fast: pd.DataFrame, slow: pd.DataFrame) -> dict[str, float]:
 
 
 def part_knn(label: str, split, systems: list[str], depth: int) -> pd.DataFrame:
-    from recmeta import roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import roster
 
     rows = []
     for name in systems:
         with Clock() as tr:
-            model = runs.train(roster.get(name), split.train, seed=0, n=depth)
-        runs.top_n(model, users=split.train["user"].iloc[:1], depth=depth, engine="fast",
+            model = recommenders.train(roster.get(name), split.train, seed=0, n=depth)
+        recommenders.top_n(model, users=split.train["user"].iloc[:1], depth=depth, engine="fast",
                    progress=False)  # load the compiled kernels once, outside the timing
         load0 = _load()
         with Clock() as fa:
-            fast = runs.top_n(model, depth=depth, engine="fast", progress=False)
+            fast = recommenders.top_n(model, depth=depth, engine="fast", progress=False)
         with Clock() as lk:
-            slow = runs.top_n(model, depth=depth, engine="lenskit", progress=False)
+            slow = recommenders.top_n(model, depth=depth, engine="lenskit", progress=False)
         agree = agreement(fast, slow)
         rows.append({"data": label, "system": name, "train s": tr.wall,
                      "LensKit s": lk.wall, "LensKit CPU s": lk.cpu,
@@ -112,13 +113,14 @@ def part_knn(label: str, split, systems: list[str], depth: int) -> pd.DataFrame:
 
 
 def part_roster(label: str, split, depth: int) -> pd.DataFrame:
-    from recmeta import roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import roster
 
     rows = []
     with tempfile.TemporaryDirectory() as root, Clock() as total:
         for s in roster.systems("all"):
             with Clock() as c:
-                runs.make([s], split.train, dataset=label, split="holdout-0.2", seed=0,
+                recommenders.make([s], split.train, dataset=label, split="holdout-0.2", seed=0,
                           depth=depth, root=root, progress=False)
             rows.append({"system": s.name, "wall s": c.wall, "CPU s": c.cpu})
             print(f"  {s.name:<16} {c.wall:7.1f}s", flush=True)
@@ -130,7 +132,8 @@ def part_roster(label: str, split, depth: int) -> pd.DataFrame:
 def part_ray(label: str, split, systems: list[str], depth: int, cpus: int) -> pd.DataFrame:
     import ray
 
-    from recmeta import roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import roster
 
     with Clock() as start:
         ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
@@ -138,16 +141,16 @@ def part_ray(label: str, split, systems: list[str], depth: int, cpus: int) -> pd
     rows = []
     try:
         for name in systems:
-            model = runs.train(roster.get(name), split.train, seed=0, n=depth)
+            model = recommenders.train(roster.get(name), split.train, seed=0, n=depth)
             for engine in ("fast", "lenskit"):
-                runs.top_n(model, depth=depth, engine=engine, progress=False)  # warm-up
+                recommenders.top_n(model, depth=depth, engine=engine, progress=False)  # warm-up
                 with Clock() as here:
-                    a = runs.top_n(model, depth=depth, engine=engine, progress=False)
+                    a = recommenders.top_n(model, depth=depth, engine=engine, progress=False)
                 with Clock() as first:  # the first call ships the model to the workers
-                    b = runs.top_n(model, depth=depth, engine=engine, use_ray=True,
+                    b = recommenders.top_n(model, depth=depth, engine=engine, use_ray=True,
                                    progress=False)
                 with Clock() as again:
-                    runs.top_n(model, depth=depth, engine=engine, use_ray=True, progress=False)
+                    recommenders.top_n(model, depth=depth, engine=engine, use_ray=True, progress=False)
                 agree = agreement(a, b)
                 rows.append({"data": label, "system": name, "engine": engine,
                              "local s": here.wall, "Ray s (first)": first.wall,

@@ -3,11 +3,11 @@
     .venv/bin/python benchmarks/runs.py                  # whole roster, then the comparison
     .venv/bin/python benchmarks/runs.py --systems pop,wrmf-50 --depth 100
 
-Phase 1 makes the roster's runs as a user would (``recmeta.runs.make`` into an empty temporary
+Phase 1 makes the roster's runs as a user would (``recmeta.recommenders.make`` into an empty temporary
 cache: train every system on the per-user 80/20 split, top-100 over AllItems) and reports the
 wall time per system, the total and the process's peak resident memory. Phase 2 times, on the
 same trained pipelines, ``lenskit.batch.recommend`` (n=depth, all users) against
-``recmeta.runs.top_n`` and checks that both give the same lists up to tied scores.
+``recmeta.recommenders.top_n`` and checks that both give the same lists up to tied scores.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def main() -> None:
 
     from lenskit.batch import recommend
 
-    from recmeta import data, roster, runs, splits
+    from recmeta import data, recommenders, splits
+    from recmeta.recommenders import roster
 
     df = data.load(args.dataset, download=False)
     split = splits.holdout_per_user(df, 0.2, seed=args.seed)
@@ -52,18 +53,18 @@ def main() -> None:
         t_all = time.perf_counter()
         for s in systems:
             t0 = time.perf_counter()
-            m = runs.train(s, split.train, seed=args.seed, n=args.depth)
+            m = recommenders.train(s, split.train, seed=args.seed, n=args.depth)
             t1 = time.perf_counter()
-            out = runs.top_n(m, depth=args.depth, progress=False)
+            out = recommenders.top_n(m, depth=args.depth, progress=False)
             t2 = time.perf_counter()
-            from recmeta import cache
+            from recmeta.recommenders import cache
 
             key = cache.RunKey(args.dataset, "holdout-0.2", args.seed, s.name, s.config_key(),
                                f"top-all-{args.depth}", cache.fingerprint(split.train))
             cache.write_frame(out, key.path(root), key)
             t3 = time.perf_counter()
             models[s.name] = (m, out)
-            fast = runs.fast_scorer(m) is not None
+            fast = recommenders.fast_scorer(m) is not None
             rows.append({"system": s.name, "path": "fast" if fast else "lenskit",
                          "train_s": t1 - t0, "lists_s": t2 - t1, "total_s": t3 - t0})
             print(f"  {s.name:<16} train {t1 - t0:6.2f}s  lists {t2 - t1:6.2f}s ({rows[-1]['path']})",
@@ -77,13 +78,13 @@ def main() -> None:
         return
     ratios = []
     for name, (m, ours) in models.items():
-        if runs.fast_scorer(m) is None:
+        if recommenders.fast_scorer(m) is None:
             continue
         t0 = time.perf_counter()
         recs = recommend(m.pipeline, list(m.data.users.ids()), n=args.depth, n_jobs=args.n_jobs)
         t1 = time.perf_counter()
         lk = recs.to_df().rename(columns={"user_id": "user", "item_id": "item"})
-        lk = runs.rank_frame(lk[["user", "item", "score"]], args.depth)
+        lk = recommenders.rank_frame(lk[["user", "item", "score"]], args.depth)
         same = ours.merge(lk, on=["user", "rank"], suffixes=("", "_lk"))
         agree = float((same["item"] == same["item_lk"]).mean())
         dmax = float(np.max(np.abs(same["score"] - same["score_lk"])))

@@ -15,7 +15,7 @@ separates the two exponents.
 Phases, each in a fresh process per size (and per system for the runs), after a setup that is
 not timed (reading the split, building judgments and runs):
 
-* ``runs``: ``recmeta.runs.make`` of one roster system into an empty cache folder of this
+* ``runs``: ``recmeta.recommenders.make`` of one roster system into an empty cache folder of this
   benchmark: train on the per-user 80/20 holdout (seed 0), top-100 over AllItems, write;
 * ``metrics``: ``recmeta.metrics.evaluate`` of 22 systems' runs at the book's metrics (P, R,
   nDCG, AP at 10 and 100, RR, bpref@100, infAP@100; relevant = rating >= 4);
@@ -154,7 +154,7 @@ class Watch:
 
 
 def _run_key_path(work: Path, size: str, name: str, train: pd.DataFrame) -> Path:
-    from recmeta import cache, roster
+    from recmeta.recommenders import cache, roster
 
     s = roster.get(name)
     key = cache.RunKey(size, SPLIT, 0, s.name, s.config_key(), "top-all-100",
@@ -168,12 +168,12 @@ def _all_runs(work: Path, size: str, train: pd.DataFrame, judgments) -> tuple[ob
 
     Each system's frame becomes a ``Runs`` on its own before ``Runs.concat`` maps the item codes
     to one shared index, which holds one system's rows in memory at a time (one frame of all 22
-    systems, as ``runs.make`` returns it, takes about 290 bytes per ranked position with
+    systems, as ``recommenders.make`` returns it, takes about 290 bytes per ranked position with
     ``Runs.from_frame``'s work arrays, measured on the subset: about 82 GiB at ML-20M's shape).
     The rotated copies carry no tie blocks (the phases read the stored order)."""
     import dataclasses
 
-    from recmeta import cache, roster
+    from recmeta.recommenders import cache, roster
     from recmeta.metrics import Runs
 
     parts, real = [], []
@@ -208,7 +208,8 @@ def rotated(ranks: np.ndarray, shift: int) -> np.ndarray:
 
 def child(work: Path, size: str, phase: str, system: str | None) -> dict:
     """Run one phase at one size in this process; returns the measurements."""
-    from recmeta import roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import roster
     from recmeta.metrics import Judgments
 
     t0 = time.perf_counter()
@@ -220,7 +221,7 @@ def child(work: Path, size: str, phase: str, system: str | None) -> dict:
             path.unlink()
         setup = time.perf_counter() - t0
         with Watch() as w:
-            frame = runs.make([roster.get(system)], train, dataset=size, split=SPLIT, seed=0,
+            frame = recommenders.make([roster.get(system)], train, dataset=size, split=SPLIT, seed=0,
                               depth=100, root=size_dir(work, size) / "runs", progress=False)
         out["rows"] = int(len(frame))
         if system.startswith("iknn"):  # item k-NN's fast path needs dense item x item matrices
@@ -262,8 +263,8 @@ def child(work: Path, size: str, phase: str, system: str | None) -> dict:
 
 
 def _dense_fits(train: pd.DataFrame) -> bool:
-    """Whether item k-NN's dense matrices fit ``recmeta.components.knn.dense_cap()`` here."""
-    from recmeta.components import knn
+    """Whether item k-NN's dense matrices fit ``recmeta.recommenders.components.knn.dense_cap()`` here."""
+    from recmeta.recommenders.components import knn
 
     return knn.item_matrices_bytes(train["item"].nunique()) <= knn.dense_cap()
 
@@ -356,7 +357,7 @@ def run_child(work: Path, size: str, phase: str, system: str | None, timeout: fl
 
 
 def bench(args) -> None:
-    from recmeta import roster
+    from recmeta.recommenders import roster
 
     work = Path(args.work)
     out = Path(args.out)

@@ -163,11 +163,12 @@ def synthetic_runs(train, judgments, n_systems: int, seed: int):
 
 def roster_runs(train, judgments, n_systems: int, split_seed: int):
     """The first ``n_systems`` systems of the roster, from the run cache (trained if absent)."""
-    from recmeta import roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import roster
     from recmeta.metrics import Runs
 
     systems = roster.systems(roster.names()[:n_systems])
-    frame = runs.make(systems, train, dataset="ml-100k", split="holdout-0.2", seed=split_seed)
+    frame = recommenders.make(systems, train, dataset="ml-100k", split="holdout-0.2", seed=split_seed)
     return Runs.from_frame(frame, judgments)
 
 

@@ -678,7 +678,7 @@ def kfold_study(
     :func:`recmeta.runs.make` (split ``"{k}fold-{f}"``, ``seed``): a second call trains nothing.
     ERR's r_max is the largest rating of the dataset.
     """
-    from . import runs as R
+    from . import recommenders
     from . import splits
 
     parts = splits.kfold(ratings, k, seed=seed)
@@ -692,7 +692,7 @@ def kfold_study(
     # one system at a time (its folds pooled, then its arrays): memory holds one system's
     # frames, not every system's (Runs.concat; the same runs as pool_folds on all frames)
     runs = Runs.concat([
-        _pool_runs([R.make([system], parts[f].train, dataset=dataset, split=f"{k}fold-{f}",
+        _pool_runs([recommenders.make([system], parts[f].train, dataset=dataset, split=f"{k}fold-{f}",
                            seed=seed, depth=depth, progress=progress) for f in folds],
                    judgments, all_users)
         for system in systems])

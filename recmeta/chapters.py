@@ -36,7 +36,7 @@ __all__ = [
     "ChapterError",
 ]
 
-PROFILES = ("full", "quick")
+from .ledger import PROFILES  # noqa: E402  (one definition, in the ledger)
 ENV_VAR = "RECMETA_PROFILE"
 
 
@@ -168,12 +168,12 @@ class Execution:
         """The record as a plain mapping (also what :meth:`finish` renders)."""
         import time
 
-        from . import runs
+        from . import recommenders
 
         import importlib.metadata as md
 
-        cached = runs.RUN_COUNTS["cached"] - self.runs_before["cached"]
-        made = runs.RUN_COUNTS["made"] - self.runs_before["made"]
+        cached = recommenders.RUN_COUNTS["cached"] - self.runs_before["cached"]
+        made = recommenders.RUN_COUNTS["made"] - self.runs_before["made"]
         return {
             "chapter": self.chapter,
             "profile": self.profile,
@@ -236,12 +236,12 @@ def start(chapter: str, *, profile: str, dataset: object = None, seed: object = 
     import datetime
     import time
 
-    from . import data, runs
+    from . import data, recommenders
 
     name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
     os.environ["RECMETA_CHAPTER"] = chapter
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return Execution(chapter, profile, name, seed, time.perf_counter(), now, dict(runs.RUN_COUNTS))
+    return Execution(chapter, profile, name, seed, time.perf_counter(), now, dict(recommenders.RUN_COUNTS))
 
 
 @dataclass(frozen=True)

@@ -502,9 +502,9 @@ def random_scores(sets: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """(user, item, score) of the random recommender: a seeded hash of (seed, user, item).
 
     The score of a pair does not depend on the other candidates, so one random system ranks the
-    same pair consistently in every target set (as :mod:`recmeta.components.random`).
+    same pair consistently in every target set (as :mod:`recmeta.recommenders.components.random`).
     """
-    from .components.random import pair_uniform
+    from .recommenders.components.random import pair_uniform
 
     pairs = candidate_pairs(sets)
     return pairs.assign(score=pair_uniform(seed, pairs["user"].to_numpy(), pairs["item"].to_numpy()))
@@ -895,7 +895,7 @@ def roster_scorer(name: str, *, dataset: str, split: str = "protocols", root=Non
     """A system of :mod:`recmeta.roster` as a :data:`Scorer`, trained on each split's training data.
 
     The system scores every (training user, training item) pair once per split, through
-    :func:`recmeta.runs.make`, which caches the run on disk (keyed by dataset, ``split`` label,
+    :func:`recmeta.recommenders.make`, which caches the run on disk (keyed by dataset, ``split`` label,
     seed, the system's configuration and a fingerprint of the training data), so every protocol
     built on the same split reuses one trained model and one cached run. Candidate pairs outside
     that grid (items or users without training data) and pairs the model cannot score come back
@@ -903,12 +903,13 @@ def roster_scorer(name: str, *, dataset: str, split: str = "protocols", root=Non
     """
 
     def score(train: pd.DataFrame, sets: pd.DataFrame, split_seed: int | None = None) -> pd.DataFrame:
-        from . import roster, runs
+        from . import recommenders
+        from .recommenders import roster
 
         users = np.unique(train["user"].to_numpy())
         items = np.unique(train["item"].to_numpy())
         grid = pd.DataFrame({"user": np.repeat(users, len(items)), "item": np.tile(items, len(users))})
-        run = runs.make(
+        run = recommenders.make(
             [roster.get(name)], train, dataset=dataset, split=split, seed=split_seed or 0, pairs=grid,
             root=root, progress=False,
         )

@@ -471,7 +471,7 @@ def test_dp_tests_users_with_their_scores_averaged_over_the_folds(two_folds):
 
 
 def test_kfold_study_trains_once_then_reads_the_cache(ml100k, tmp_path, monkeypatch):
-    from recmeta import roster, runs
+    from recmeta.recommenders import cached, roster
 
     monkeypatch.setenv("RECMETA_CACHE", str(tmp_path))
     small = ml100k[ml100k["user"] <= 60]
@@ -484,7 +484,7 @@ def test_kfold_study_trains_once_then_reads_the_cache(ml100k, tmp_path, monkeypa
     def no_training(*args, **kwargs):
         raise AssertionError("a model was trained although its runs are cached")
 
-    monkeypatch.setattr(runs, "train", no_training)
+    monkeypatch.setattr(cached, "train", no_training)
     second = assessing.kfold_study(small, systems, dataset="ml-100k-small", k=5, folds=[1, 3],
                                    seed=4, depth=20)
     np.testing.assert_array_equal(first.runs.ranks, second.runs.ranks)
@@ -495,7 +495,7 @@ def test_kfold_study_trains_once_then_reads_the_cache(ml100k, tmp_path, monkeypa
     from recmeta import splits
 
     parts = splits.kfold(small, 5, seed=4)
-    frames = [runs.make(systems, parts[f].train, dataset="ml-100k-small", split=f"5fold-{f}",
+    frames = [cached.make(systems, parts[f].train, dataset="ml-100k-small", split=f"5fold-{f}",
                         seed=4, depth=20) for f in (1, 3)]
     whole = assessing.pool_folds([parts[1].test, parts[3].test], frames, threshold=4,
                                  max_grade=float(small["rating"].max()))

@@ -7,18 +7,18 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import cache, runs, splits
-from recmeta.roster import System
+from recmeta import recommenders, splits
+from recmeta.recommenders import cache, cached, lists
+from recmeta.recommenders.roster import System
 
 POP = System("pop", "lenskit.basic:PopScorer", {"score": "count"})
-KRZ = System("kr-z", "recmeta.components.itemcf:ItemCFScorer", {"q": 1.0, "k_prime": 10})
+KRZ = System("kr-z", "recmeta.recommenders.components.itemcf:ItemCFScorer", {"q": 1.0, "k_prime": 10})
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_kill_mid_write_leaves_old_file_intact(tmp_path):
     child = textwrap.dedent(f"""
         import os, sys, time
         import numpy as np, pandas as pd
-        from recmeta import cache
+        from recmeta.recommenders import cache
         real = os.fsync
         def stall(fd):
             real(fd)
@@ -96,7 +96,7 @@ def test_kill_mid_write_leaves_old_file_intact(tmp_path):
 
 
 def test_make_caches_and_reuses(tmp_path, split, monkeypatch):
-    a = runs.make([POP, KRZ], split.train, dataset="ml-100k", split="holdout", seed=1, depth=10,
+    a = recommenders.make([POP, KRZ], split.train, dataset="ml-100k", split="holdout", seed=1, depth=10,
                   root=tmp_path, progress=False)
     assert a.columns.tolist() == ["system", "user", "item", "rank", "score"]
     assert set(a["system"]) == {"pop", "kr-z"}
@@ -106,18 +106,18 @@ def test_make_caches_and_reuses(tmp_path, split, monkeypatch):
     def no_training(*args, **kw):
         raise AssertionError("a cached run was recomputed")
 
-    monkeypatch.setattr(runs, "train", no_training)
-    b = runs.make([POP, KRZ], split.train, dataset="ml-100k", split="holdout", seed=1, depth=10,
+    monkeypatch.setattr(cached, "train", no_training)
+    b = recommenders.make([POP, KRZ], split.train, dataset="ml-100k", split="holdout", seed=1, depth=10,
                   root=tmp_path, progress=False)
     pd.testing.assert_frame_equal(a, b)
     with pytest.raises(AssertionError, match="recomputed"):  # another depth is another run
-        runs.make([POP], split.train, dataset="ml-100k", split="holdout", seed=1, depth=11,
+        recommenders.make([POP], split.train, dataset="ml-100k", split="holdout", seed=1, depth=11,
                   root=tmp_path, progress=False)
 
 
 def test_candidate_runs_are_cached(tmp_path, split):
     pairs = split.test[["user", "item"]].reset_index(drop=True)
-    a = runs.make([KRZ], split.train, dataset="ml-100k", split="holdout", pairs=pairs,
+    a = recommenders.make([KRZ], split.train, dataset="ml-100k", split="holdout", pairs=pairs,
                   root=tmp_path, progress=False)
     assert len(a) == len(pairs) and (a[["user", "item"]].values == pairs.values).all()
     assert cache.entries(tmp_path)["kind"].tolist() == ["candidates"]
@@ -125,9 +125,9 @@ def test_candidate_runs_are_cached(tmp_path, split):
 
 def test_interrupted_run_resumes_where_it_stopped(tmp_path, split, monkeypatch):
     kw = dict(dataset="ml-100k", split="holdout", seed=1, depth=10, block=16, progress=False)
-    fresh = runs.make([KRZ], split.train, root=tmp_path / "fresh", **kw)
+    fresh = recommenders.make([KRZ], split.train, root=tmp_path / "fresh", **kw)
 
-    real = runs._fast_block
+    real = lists._fast_block
     calls = {"n": 0}
 
     def failing(*args, **kwargs):
@@ -136,10 +136,10 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path, split, monkeypatch):
             raise KeyboardInterrupt  # as if the user pressed Ctrl-C in block 4
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runs, "_fast_block", failing)
+    monkeypatch.setattr(lists, "_fast_block", failing)
     root = tmp_path / "resumed"
     with pytest.raises(KeyboardInterrupt):
-        runs.make([KRZ], split.train, root=root, **kw)
+        recommenders.make([KRZ], split.train, root=root, **kw)
     listed = cache.entries(root)
     assert listed["status"].tolist() == ["interrupted (3 blocks)"]
     assert listed["system"].tolist() == ["kr-z"]
@@ -150,8 +150,8 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path, split, monkeypatch):
         seen.extend(ids.tolist())
         return real(model, f, ids, *args, **kwargs)
 
-    monkeypatch.setattr(runs, "_fast_block", counting)
-    resumed = runs.make([KRZ], split.train, root=root, **kw)
+    monkeypatch.setattr(lists, "_fast_block", counting)
+    resumed = recommenders.make([KRZ], split.train, root=root, **kw)
     n_users = split.train["user"].nunique()
     assert len(seen) == n_users - 3 * 16  # only the users not done before
     pd.testing.assert_frame_equal(resumed, fresh)
@@ -159,7 +159,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path, split, monkeypatch):
 
 
 def test_clear_by_system_and_all(tmp_path, split):
-    runs.make([POP, KRZ], split.train, dataset="ml-100k", split="holdout", depth=5,
+    recommenders.make([POP, KRZ], split.train, dataset="ml-100k", split="holdout", depth=5,
               root=tmp_path, progress=False)
     assert cache.clear(tmp_path, system="pop") == 1
     assert cache.entries(tmp_path)["system"].tolist() == ["kr-z"]
@@ -195,9 +195,10 @@ def test_cli_runs_make_list_clear(tmp_path, monkeypatch, capsys, ml100k):
 
 def _make_pop_run(args):
     root, ratings = args
-    from recmeta import roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import roster
 
-    return len(runs.make([roster.get("pop")], ratings, dataset="tiny", split="all", root=root,
+    return len(recommenders.make([roster.get("pop")], ratings, dataset="tiny", split="all", root=root,
                          block=2, progress=False))
 
 

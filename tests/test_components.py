@@ -12,9 +12,9 @@ from lenskit.data import ItemList, from_interactions_df
 from lenskit.pipeline import topn_pipeline
 from lenskit.training import TrainingOptions
 
-from recmeta.components.itemcf import ItemCFScorer, similarity
-from recmeta.components.plsa import PLSAScorer, em_step, log_likelihood
-from recmeta.components.random import RandomScorer, pair_uniform
+from recmeta.recommenders.components.itemcf import ItemCFScorer, similarity
+from recmeta.recommenders.components.plsa import PLSAScorer, em_step, log_likelihood
+from recmeta.recommenders.components.random import RandomScorer, pair_uniform
 
 R6, R3 = np.sqrt(6.0), np.sqrt(3.0)
 
@@ -232,7 +232,7 @@ def _knn(kind, ds, **config):
 
 
 def _block(kind, s, ds, users=None):
-    from recmeta.components import knn
+    from recmeta.recommenders.components import knn
 
     users = np.arange(ds.user_count) if users is None else np.asarray(users)
     f = knn.item_knn_scores if kind == "item" else knn.user_knn_scores
@@ -407,7 +407,7 @@ def test_knn_scores_equal_lenskit_on_movielens(ml100k):
 
 
 def test_item_knn_too_large_for_dense_matrices_is_left_to_lenskit(tiny, monkeypatch):
-    from recmeta.components import knn
+    from recmeta.recommenders.components import knn
 
     s = _knn("item", tiny, max_nbrs=2, feedback="implicit")
     assert knn.item_matrices_bytes(4) == 4 * 4 * (4 + 2)  # float32 weights + int16 ranks

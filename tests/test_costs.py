@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recmeta import chapters, costs, roster
+from recmeta import chapters, costs
+from recmeta.recommenders import roster
 from recmeta.papers import valcarce2018, valcarce2020
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -232,13 +232,14 @@ def test_random_reference_precision_is_bellogins_rho():
 
 
 def test_popularity_reference_equals_lenskit_popscorer():
-    from recmeta import roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import roster
 
     train, test = _split(seed=2)
     j = Judgments.from_frame(test, threshold=4)
     ours = popularity_runs(j, train, depth=15)
-    model = runs.train(roster.get("pop"), train)
-    theirs = runs.top_n(model, depth=15, progress=False)
+    model = recommenders.train(roster.get("pop"), train)
+    theirs = recommenders.top_n(model, depth=15, progress=False)
     lk = Runs.from_frame(theirs.drop(columns="score"), j, system="pop", depth=15)
     mine = ours.to_frame().sort_values(["user", "rank"]).reset_index(drop=True)
     other = lk.to_frame().sort_values(["user", "rank"]).reset_index(drop=True)

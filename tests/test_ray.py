@@ -13,7 +13,8 @@ import os
 import numpy as np
 import pytest
 
-from recmeta import roster, runs, splits
+from recmeta import recommenders, splits
+from recmeta.recommenders import lists, roster
 
 from .test_runs import assert_same_lists
 
@@ -44,8 +45,8 @@ def test_runs_on_ray_equal_local_runs(cluster, split, tmp_path):
     systems = roster.systems(SYSTEMS)
     kw = dict(dataset="ml-100k-300", split="holdout-0.2", seed=4, depth=50, block=64,
               progress=False)
-    local = runs.make(systems, split.train, root=tmp_path / "local", **kw)
-    on_ray = runs.make(systems, split.train, root=tmp_path / "ray", use_ray=True, **kw)
+    local = recommenders.make(systems, split.train, root=tmp_path / "local", **kw)
+    on_ray = recommenders.make(systems, split.train, root=tmp_path / "ray", use_ray=True, **kw)
     assert set(on_ray["system"]) == set(SYSTEMS)
     for name in SYSTEMS:
         a = local.loc[local["system"] == name].drop(columns="system").reset_index(drop=True)
@@ -54,11 +55,11 @@ def test_runs_on_ray_equal_local_runs(cluster, split, tmp_path):
         assert_same_lists(b, a)
     # the blocks really ran in Ray's worker processes: the workers hold the shipped model,
     # this process never fetched one
-    assert not runs._WORKER_MODELS
+    assert not lists._WORKER_MODELS
 
     @ray.remote(num_cpus=1)
     def held() -> tuple[int, int]:
-        return os.getpid(), len(runs._WORKER_MODELS)
+        return os.getpid(), len(lists._WORKER_MODELS)
 
     seen = ray.get([held.remote() for _ in range(4)])
     assert all(pid != os.getpid() for pid, _ in seen)
@@ -67,19 +68,19 @@ def test_runs_on_ray_equal_local_runs(cluster, split, tmp_path):
 
 def test_lenskit_pipeline_on_ray_equals_the_fast_path(cluster, split):
     """LensKit's own per-user pipeline, run in the Ray workers, against our k-NN kernel here."""
-    model = runs.train(roster.get("uknn-30"), split.train, seed=4, n=20)
-    fast = runs.top_n(model, depth=20, progress=False)
-    lenskit = runs.top_n(model, depth=20, engine="lenskit", use_ray=True, block=100,
+    model = recommenders.train(roster.get("uknn-30"), split.train, seed=4, n=20)
+    fast = recommenders.top_n(model, depth=20, progress=False)
+    lenskit = recommenders.top_n(model, depth=20, engine="lenskit", use_ray=True, block=100,
                          progress=False)
     assert_same_lists(fast, lenskit)
     assert np.array_equal(np.sort(fast["user"].unique()), np.sort(lenskit["user"].unique()))
 
 
 def test_candidate_scores_on_ray(cluster, split):
-    model = runs.train(roster.get("iknn-imp-20"), split.train, seed=4)
+    model = recommenders.train(roster.get("iknn-imp-20"), split.train, seed=4)
     pairs = split.test[["user", "item"]].reset_index(drop=True)
-    here = runs.score_candidates(model, pairs, block=64, progress=False)
-    there = runs.score_candidates(model, pairs, block=64, use_ray=True, progress=False)
+    here = recommenders.score_candidates(model, pairs, block=64, progress=False)
+    there = recommenders.score_candidates(model, pairs, block=64, use_ray=True, progress=False)
     assert there[["user", "item"]].equals(here[["user", "item"]])
     assert np.allclose(there["score"], here["score"], rtol=1e-6, equal_nan=True)
     assert here["score"].notna().mean() > 0.9

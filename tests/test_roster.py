@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from recmeta import roster
+from recmeta.recommenders import roster
 
 
 def test_roster_is_large_and_diverse():

@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import roster, runs, splits
-from recmeta.roster import System
+from recmeta import recommenders, splits
+from recmeta.recommenders import roster
+from recmeta.recommenders.roster import System
 
 TOL = 2e-5
 
@@ -32,9 +33,9 @@ FAST_SYSTEMS = [
     System("flex", "lenskit.flexmf:FlexMFImplicitScorer",
            {"embedding_size": 8, "epochs": 2, "loss": "logistic", "user_embeddings": "prefer"}),
     System("flex-exp", "lenskit.flexmf:FlexMFExplicitScorer", {"embedding_size": 8, "epochs": 2}),
-    System("plsa", "recmeta.components.plsa:PLSAScorer", {"topics": 5, "iterations": 5}),
-    System("kr-z", "recmeta.components.itemcf:ItemCFScorer", {"q": 1.0, "k_prime": 10}),
-    System("random", "recmeta.components.random:RandomScorer", {"seed": 1}),
+    System("plsa", "recmeta.recommenders.components.plsa:PLSAScorer", {"topics": 5, "iterations": 5}),
+    System("kr-z", "recmeta.recommenders.components.itemcf:ItemCFScorer", {"q": 1.0, "k_prime": 10}),
+    System("random", "recmeta.recommenders.components.random:RandomScorer", {"seed": 1}),
     # k-NN: implicit feedback (ties at the k-th neighbour cannot change a score) and user k-NN
     # (its ties are rare); explicit item k-NN is compared score by score in test_components
     System("iknn-imp", "lenskit.knn:ItemKNNScorer", {"max_nbrs": 20, "feedback": "implicit"}),
@@ -66,15 +67,15 @@ def assert_same_lists(fast: pd.DataFrame, slow: pd.DataFrame, tol: float = TOL) 
 
 @pytest.fixture(scope="module")
 def trained(split):
-    return {s.name: runs.train(s, split.train, seed=11) for s in FAST_SYSTEMS}
+    return {s.name: recommenders.train(s, split.train, seed=11) for s in FAST_SYSTEMS}
 
 
 @pytest.mark.parametrize("name", [s.name for s in FAST_SYSTEMS])
 def test_fast_path_equals_lenskit(trained, name):
     m = trained[name]
-    assert runs.fast_scorer(m) is not None
-    fast = runs.top_n(m, depth=20, engine="fast", block=64, progress=False)
-    slow = runs.top_n(m, depth=20, engine="lenskit", progress=False)
+    assert recommenders.fast_scorer(m) is not None
+    fast = recommenders.top_n(m, depth=20, engine="fast", block=64, progress=False)
+    slow = recommenders.top_n(m, depth=20, engine="lenskit", progress=False)
     assert_same_lists(fast, slow)
     assert fast["user"].nunique() == m.data.user_count
 
@@ -83,7 +84,7 @@ def test_training_items_never_in_allitems_lists(trained, split):
     train_pairs = set(zip(split.train["user"], split.train["item"]))
     for name in ("pop", "kr-z"):
         for engine in ("fast", "lenskit"):
-            df = runs.top_n(trained[name], depth=200, engine=engine, progress=False)
+            df = recommenders.top_n(trained[name], depth=200, engine=engine, progress=False)
             assert not set(zip(df["user"], df["item"])) & train_pairs
             n_items = trained[name].data.item_count
             per_user = df.groupby("user").size()
@@ -97,13 +98,13 @@ def test_testitems_lists_hold_only_unrated_test_items(trained, split):
     test_items = set(split.test["item"])
     train_pairs = set(zip(split.train["user"], split.train["item"]))
     m = trained["bias"]
-    fast = runs.top_n(m, depth=30, candidates="test", test=split.test, engine="fast", progress=False)
+    fast = recommenders.top_n(m, depth=30, candidates="test", test=split.test, engine="fast", progress=False)
     assert set(fast["item"]) <= test_items
     assert not set(zip(fast["user"], fast["item"])) & train_pairs
-    slow = runs.top_n(m, depth=30, candidates="test", test=split.test, engine="lenskit", progress=False)
+    slow = recommenders.top_n(m, depth=30, candidates="test", test=split.test, engine="lenskit", progress=False)
     assert_same_lists(fast, slow)
     with pytest.raises(ValueError, match="needs the test frame"):
-        runs.top_n(m, candidates="test")
+        recommenders.top_n(m, candidates="test")
 
 
 def test_candidate_scores_exactly_the_candidates(trained, split):
@@ -115,20 +116,20 @@ def test_candidate_scores_exactly_the_candidates(trained, split):
     pairs.loc[pairs.index[:3], "item"] = 10**6  # unknown items: NaN, not dropped
     for name in ("wrmf", "kr-z", "random"):
         m = trained[name]
-        fast = runs.score_candidates(m, pairs, engine="fast", block=50, progress=False)
+        fast = recommenders.score_candidates(m, pairs, engine="fast", block=50, progress=False)
         assert fast[["user", "item"]].equals(pairs[["user", "item"]].reset_index(drop=True))
         assert fast["score"].isna().sum() == (0 if name == "random" else 3)
-        slow = runs.score_candidates(m, pairs, engine="lenskit", progress=False)
+        slow = recommenders.score_candidates(m, pairs, engine="lenskit", progress=False)
         assert np.allclose(fast["score"], slow["score"], rtol=TOL, atol=TOL, equal_nan=True)
     with pytest.raises(ValueError, match="repeat"):
-        runs.score_candidates(m, pd.concat([pairs.head(2)] * 2))
+        recommenders.score_candidates(m, pd.concat([pairs.head(2)] * 2))
 
 
 def test_same_seed_same_lists(split):
     s = FAST_SYSTEMS[2]  # implicit ALS, random initialisation
-    a = runs.top_n(runs.train(s, split.train, seed=5), depth=10, progress=False)
-    b = runs.top_n(runs.train(s, split.train, seed=5), depth=10, progress=False)
-    c = runs.top_n(runs.train(s, split.train, seed=6), depth=10, progress=False)
+    a = recommenders.top_n(recommenders.train(s, split.train, seed=5), depth=10, progress=False)
+    b = recommenders.top_n(recommenders.train(s, split.train, seed=5), depth=10, progress=False)
+    c = recommenders.top_n(recommenders.train(s, split.train, seed=6), depth=10, progress=False)
     pd.testing.assert_frame_equal(a, b)
     assert not a.equals(c)
 
@@ -136,29 +137,29 @@ def test_same_seed_same_lists(split):
 def test_rank_frame_tie_rule_is_text_descending():
     df = pd.DataFrame({"user": [1] * 5 + [2], "item": [9, 10, 100, 2, 3, 5],
                        "score": [0.5, 0.5, 0.5, 0.9, np.nan, 0.1]})
-    out = runs.rank_frame(df, depth=None)
+    out = recommenders.rank_frame(df, depth=None)
     # "9" > "2" > "100" > "10" as text; 2 has the top score; NaN (item 3) is not ranked
     assert out.loc[out.user == 1, "item"].tolist() == [2, 9, 100, 10]
     assert out.loc[out.user == 1, "rank"].tolist() == [1, 2, 3, 4]
-    assert runs.rank_frame(df, depth=2).groupby("user").size().tolist() == [2, 1]
+    assert recommenders.rank_frame(df, depth=2).groupby("user").size().tolist() == [2, 1]
 
 
 def test_bad_requests_raise(trained):
     m = trained["pop"]
     with pytest.raises(ValueError, match="no training data"):
-        runs.top_n(m, users=[10**7], progress=False)
+        recommenders.top_n(m, users=[10**7], progress=False)
     with pytest.raises(ValueError, match="candidates must be"):
-        runs.top_n(m, candidates="everything", progress=False)
+        recommenders.top_n(m, candidates="everything", progress=False)
     # ALS that re-solves each user's embedding from the history has no one-product path
     solve = System("als", "lenskit.als:ImplicitMFScorer", {"embedding_size": 4, "epochs": 1})
     with pytest.raises(ValueError, match="no fast path"):
-        runs.top_n(runs.train(solve, m.train), engine="fast", progress=False)
+        recommenders.top_n(recommenders.train(solve, m.train), engine="fast", progress=False)
     with pytest.raises(ValueError, match="lacks column"):
-        runs.train(solve, m.train.drop(columns="item"))
+        recommenders.train(solve, m.train.drop(columns="item"))
     implicit = m.train.drop(columns="rating")  # a system that learns from ratings says so by name
     with pytest.raises(ValueError, match="'bias' learns from rating values"):
-        runs.train(roster.get("bias"), implicit)
-    assert runs.top_n(runs.train(roster.get("pop"), implicit), depth=5, progress=False)["rank"].max() == 5
+        recommenders.train(roster.get("bias"), implicit)
+    assert recommenders.top_n(recommenders.train(roster.get("pop"), implicit), depth=5, progress=False)["rank"].max() == 5
 
 
 def test_use_ray_without_ray_says_how_to_install(trained, monkeypatch):
@@ -166,7 +167,7 @@ def test_use_ray_without_ray_says_how_to_install(trained, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     with pytest.raises(RuntimeError, match="pip install 'recmeta\\[ray\\]'"):
-        runs.top_n(trained["pop"], use_ray=True, progress=False)
+        recommenders.top_n(trained["pop"], use_ray=True, progress=False)
     # Ray itself is exercised in tests/test_ray.py (slow: it starts a cluster)
 
 
@@ -174,7 +175,7 @@ def test_lists_follow_the_metric_engines_tie_rule(trained, split):
     """recmeta.metrics re-sorts a frame by score with its own tie rule; our ranks must agree."""
     from recmeta.metrics import Judgments, Runs
 
-    df = pd.concat([runs.top_n(trained[n], depth=50, progress=False).assign(system=n)
+    df = pd.concat([recommenders.top_n(trained[n], depth=50, progress=False).assign(system=n)
                     for n in ("pop", "kr-z")])
     j = Judgments.from_frame(split.test, threshold=4)
     by_score = Runs.from_frame(df, j)
@@ -241,8 +242,8 @@ def test_make_runs_equals_make_then_from_frame(split, tmp_path):
     j = Judgments.from_frame(split.test, threshold=4)
     systems = [s for s in FAST_SYSTEMS if s.name in ("pop", "bias", "random")]
     kw = dict(dataset="ml-100k-150", split="holdout", seed=0, depth=20, root=tmp_path)
-    built = runs.make_runs(systems, split.train, j, **kw)
-    ref = Runs.from_frame(runs.make(systems, split.train, **kw), j)
+    built = recommenders.make_runs(systems, split.train, j, **kw)
+    ref = Runs.from_frame(recommenders.make(systems, split.train, **kw), j)
     assert list(built.systems) == [s.name for s in systems]
     assert built.items.equals(ref.items)
     np.testing.assert_array_equal(built.ranks, ref.ranks)

@@ -275,9 +275,10 @@ def test_study_scores_match_the_engine_and_infap_is_eq8(small_study, subset):
     # an independent recomputation with the metric engine (trec_eval semantics) on the same split
     split = splits.holdout_per_user(subset, 0.2, seed=0)
     j = Judgments.from_frame(split.test, threshold=4)
-    from recmeta import roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import roster
 
-    frame = runs.make(roster.systems(FAST), split.train, dataset="ml-100k-300", split="holdout-0.2", seed=0,
+    frame = recommenders.make(roster.systems(FAST), split.train, dataset="ml-100k-300", split="holdout-0.2", seed=0,
                       depth=100, root=None)
     run = Runs.from_frame(frame, j)
     mats = score_matrices(j, run, ["AP@100", "P@10", "infAP@100", "nDCG@50"])

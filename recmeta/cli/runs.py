@@ -72,11 +72,12 @@ def _split(args: argparse.Namespace):
 
 
 def _make(args: argparse.Namespace) -> int:
-    from recmeta import cache, roster, runs
+    from recmeta import recommenders
+    from recmeta.recommenders import cache, roster
 
     systems = roster.systems(args.systems)
     split, name = _split(args)
-    df = runs.make(
+    df = recommenders.make(
         systems, split.train, dataset=args.dataset, split=name, seed=args.seed, depth=args.depth,
         candidates=args.candidates, test=split.test, engine=args.engine, use_ray=args.use_ray,
         n_jobs=args.n_jobs,
@@ -87,7 +88,7 @@ def _make(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from recmeta import cache
+    from recmeta.recommenders import cache
 
     table = cache.entries()
     if table.empty:
@@ -99,7 +100,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _clear(args: argparse.Namespace) -> int:
-    from recmeta import cache
+    from recmeta.recommenders import cache
 
     table = cache.entries()
     if args.dataset:

@@ -187,12 +187,13 @@ def study(
     A per-user holdout of ``test_fraction`` (Sec. 5: 80/20 per user, ``split_seed``), the
     roster's ``systems`` (:mod:`recmeta.roster`; those that learn from rating values are left out
     on implicit feedback) trained on the training part, and top-``depth`` lists over the items
-    seen in training that the user has not rated in training (``runs.make(candidates="all")``).
+    seen in training that the user has not rated in training (``recommenders.make(candidates="all")``).
     A rating ``>= threshold`` is relevant; a lower one is judged non-relevant; on implicit
     feedback (no rating column) every test interaction is relevant. Returns the mapping of
     named results the chapter and :data:`LEDGER` read (see :func:`analyse`).
     """
-    from .. import data, roster, runs, splits
+    from .. import data, recommenders, splits
+    from ..recommenders import roster
     from ..metrics import Judgments
 
     implicit = data.is_implicit(ratings)
@@ -202,7 +203,7 @@ def study(
         raise ValueError(f"the study needs at least three systems, got {names}")
     split = splits.holdout_per_user(ratings, test_fraction, seed=split_seed)
     judgments = Judgments.from_frame(split.test, threshold=threshold)
-    run = runs.make_runs(roster.systems(names), split.train, judgments, dataset=str(dataset),
+    run = recommenders.make_runs(roster.systems(names), split.train, judgments, dataset=str(dataset),
                          split=f"holdout-{test_fraction:g}", seed=split_seed, depth=depth)
     out = analyse(judgments, run, metrics=metrics, cutoffs=cutoffs,
                   sparsity_shares=sparsity_shares, n_samples=n_samples,

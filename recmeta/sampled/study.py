@@ -9,7 +9,7 @@ the exact metrics under every tie rule, the repeated sampled evaluations (shared
 independent negatives), the order study over a grid of m, and, beyond the paper, the study with
 several held-out items per user.
 
-Recommender runs come from :func:`recmeta.runs.make` (cached on disk); each system's scores are
+Recommender runs come from :func:`recmeta.recommenders.make` (cached on disk); each system's scores are
 read, classified and dropped in turn, so a catalogue of ten thousand items fits in memory.
 """
 
@@ -124,15 +124,16 @@ def paper_points(n_mean: float, n_min: int, replace: bool, bv: str = "BV 0.1") -
 def _scores_by_system(systems: Sequence[str], labels: Mapping[str, str], train: pd.DataFrame, *,
                       dataset: str, split: str, seed: int, pairs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Candidate scores per system (label), from the run cache (one fingerprint of the frames)."""
-    from .. import roster, runs
+    from .. import recommenders
+    from ..recommenders import roster
 
-    frame = runs.make([roster.get(name) for name in systems], train, dataset=dataset, split=split, seed=seed,
+    frame = recommenders.make([roster.get(name) for name in systems], train, dataset=dataset, split=split, seed=seed,
                       pairs=pairs, progress=False)
     P = len(pairs)
     sys_col = frame["system"]
     if len(frame) == P * len(systems) and all(
             sys_col.iat[k * P] == name and sys_col.iat[(k + 1) * P - 1] == name for k, name in enumerate(systems)):
-        # runs.make stacks the systems' frames in order, one row per pair each: slice, do not group
+        # recommenders.make stacks the systems' frames in order, one row per pair each: slice, do not group
         cols = frame[["user", "item", "score"]]
         return {labels.get(name, name): cols.iloc[k * P:(k + 1) * P] for k, name in enumerate(systems)}
     return {labels.get(name, name): g[["user", "item", "score"]]

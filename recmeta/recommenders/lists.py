@@ -1,4 +1,4 @@
-r"""Recommender runs for a split: top-N lists and candidate scores, from trained LensKit pipelines.
+r"""Recommendation lists for a split: top-N lists and candidate scores, from trained LensKit pipelines.
 
 Three protocols (Bellogín et al. 2017, §3):
 
@@ -18,7 +18,7 @@ Two engines give the same lists:
 
 * ``"fast"``: for scorers whose scores for many users at once are one matrix product (MF
   embeddings, EASE, biases, popularity, recmeta's components) or one compiled pass (LensKit's
-  item and user k-NN, :mod:`recmeta.components.knn`), score a block of users at once, mask the
+  item and user k-NN, :mod:`recmeta.recommenders.components.knn`), score a block of users at once, mask the
   excluded items and select the top N with the tie rule, all vectorised;
 * ``"lenskit"``: LensKit's per-user pipeline via ``lenskit.batch``; its lists are re-ordered by
   the tie rule, but where a tie straddles the cut-off the items kept are LensKit's choice.
@@ -27,7 +27,7 @@ Two engines give the same lists:
 rule of its own: where a user's ``max_nbrs``-th neighbour ties with others, it keeps the
 neighbour with the smaller item (or user) number, where LensKit keeps whichever it met first;
 this can change an explicit-feedback k-NN score, never an implicit one (see
-:mod:`recmeta.components.knn`). "Equal up to ties" covers both rules.
+:mod:`recmeta.recommenders.components.knn`). "Equal up to ties" covers both rules.
 
 Scaling out with Ray. ``use_ray=True`` sends the blocks of users to a Ray cluster as tasks
 (one CPU each, at most ``n_jobs`` in flight, default the cluster's CPU count): the trained
@@ -56,191 +56,19 @@ Candidate scoring (:func:`score_candidates`) sends its fast-path blocks the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
-from .roster import TRAINING_ENVIRONMENT, System
+from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, fast_scorer
 
-__all__ = [
-    "make",
-    "make_runs",
-    "Model",
-    "train",
-    "fast_scorer",
-    "top_n",
-    "score_candidates",
-    "rank_frame",
-    "Candidates",
-    "Engine",
-]
-
-#: how many runs :func:`make` read from the cache and how many it made, in this process
-RUN_COUNTS: dict[str, int] = {"cached": 0, "made": 0}
-
-Candidates = Literal["all", "test"]
-Engine = Literal["auto", "fast", "lenskit"]
-RUN_COLUMNS = ["user", "item", "rank", "score"]
-
-
-@dataclass
-class Model:
-    """A system trained on one training frame."""
-
-    name: str
-    pipeline: Any  # lenskit.pipeline.Pipeline
-    data: Any  # lenskit.data.Dataset of the training frame
-    train: pd.DataFrame
-
-    @property
-    def scorer(self):
-        return self.pipeline.component("scorer")
-
-
-def _check_frame(df: pd.DataFrame, what: str, cols: Iterable[str]) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what} lacks column(s) {missing}; it has {list(df.columns)}")
-
-
-def train(system: System | Any, train_df: pd.DataFrame, *, seed: int = 0, n: int = 100) -> Model:
-    """Train ``system`` (a roster :class:`System` or a LensKit pipeline) on ``train_df``."""
-    from lenskit.training import TrainingOptions
-
-    from .data import to_lenskit
-
-    _check_frame(train_df, "the training frame", ["user", "item"])
-    if len(train_df) == 0:
-        raise ValueError("the training frame is empty")
-    if isinstance(system, System) and system.needs_ratings and "rating" not in train_df.columns:
-        raise ValueError(
-            f"system {system.name!r} learns from rating values and the training frame has none "
-            "(implicit feedback); choose systems with roster.for_implicit(names, True)."
-        )
-    data = to_lenskit(train_df)
-    if isinstance(system, System):
-        pipe, name = system.pipeline(n=n), system.name
-    else:
-        pipe, name = system, getattr(system, "name", None) or "pipeline"
-    pipe.train(data, TrainingOptions(rng=seed, environment=dict(TRAINING_ENVIRONMENT)))
-    return Model(name, pipe, data, train_df)
-
-
-# ----------------------------------------------------------------------------- fast scoring
-def _float(a) -> np.ndarray:
-    import torch
-
-    if isinstance(a, torch.Tensor):
-        a = a.detach().cpu().numpy()
-    return np.asarray(a, dtype=np.float64)
-
-
-def _bias_terms(bias, users: np.ndarray) -> np.ndarray:
-    """global + item bias + user bias of LensKit's ``BiasModel`` (users × items)."""
-    n_items = len(bias.items) if bias.items is not None else 0
-    item = _float(bias.item_biases) if bias.item_biases is not None else np.zeros(n_items)
-    user = _float(bias.user_biases)[users] if bias.user_biases is not None else np.zeros(len(users))
-    return bias.global_bias + item[None, :] + user[:, None]
-
-
-def fast_scorer(model: Model) -> Callable[[np.ndarray], np.ndarray] | None:
-    """``f(user_numbers) -> scores (users × items)`` equal to the scorer's own, or ``None``.
-
-    Covered: recmeta's components, popularity, bias, ImplicitMF/BiasedMF with trained user
-    embeddings, FunkSVD, BiasedSVD, EASE, FlexMF with trained user embeddings, and LensKit's
-    item and user k-NN (:mod:`recmeta.components.knn`; item k-NN only while its dense
-    matrices fit :func:`recmeta.components.knn.dense_cap`).
-    """
-    s = model.scorer
-    if s is None:
-        return None
-    # dispatch on class names along the MRO: no need to import every LensKit model family
-    is_a = {c.__name__ for c in type(s).__mro__ if c.__module__.startswith(("lenskit", "recmeta"))}
-    if "RandomScorer" in is_a:
-        u_ids, i_ids = model.data.users.ids(), model.data.items.ids()
-        return lambda u: _rand(s.config.seed, u_ids[u], i_ids)
-    if hasattr(s, "score_matrix"):
-        return s.score_matrix
-    if "PopScorer" in is_a:
-        row = _float(s.item_scores)
-        return lambda u: np.broadcast_to(row, (len(u), len(row))).copy()
-    if "BiasScorer" in is_a:
-        return lambda u: _bias_terms(s.model, u)
-    if is_a & {"ImplicitMFScorer", "BiasedMFScorer"}:
-        if s.config.user_embeddings != "prefer" or s.user_embeddings is None:
-            return None
-        U, V = s.user_embeddings, s.item_embeddings
-        if "BiasedMFScorer" in is_a:
-            return lambda u: (U[u] @ V.T).astype(np.float64) + _bias_terms(s.bias, u)
-        return lambda u: U[u] @ V.T
-    if "FunkSVDScorer" in is_a:
-        U, V = s.user_embeddings, s.item_embeddings
-        return lambda u: U[u] @ V.T + _bias_terms(s.bias, u)
-    if "BiasedSVDScorer" in is_a:
-        return lambda u: (
-            s.factorization.inverse_transform(s.user_components[u]) + _bias_terms(s.bias, u)
-        )
-    if "EASEScorer" in is_a:
-        ui = model.data.interactions().matrix().scipy(layout="csr")
-        W = s.weights
-        return lambda u: _dense(sp.csr_array(ui[u], dtype=np.float32) @ W)
-    if is_a & {"FlexMFImplicitScorer", "FlexMFExplicitScorer"}:
-        if "FlexMFImplicitScorer" in is_a and s.config.user_embeddings != "prefer":
-            return None
-        return _flexmf(s)
-    if is_a & {"ItemKNNScorer", "UserKNNScorer"}:
-        from .components.knn import knn_scorer
-
-        return knn_scorer(s, model.data)
-    return None
-
-
-def _rand(seed: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
-    from .components.random import pair_uniform
-
-    return pair_uniform(seed, users[:, None], items[None, :])
-
-
-def _dense(a) -> np.ndarray:
-    return a.toarray() if sp.issparse(a) else np.asarray(a)
-
-
-def _flexmf(s) -> Callable[[np.ndarray], np.ndarray]:
-    """FlexMF's forward pass (bias + inner product, convolution layers pooled) as one product."""
-    import torch
-
-    mdl = s.model
-    with torch.inference_mode():
-        if mdl.u_layers is not None:
-            U = mdl.u_layers.sum(0) * mdl._layer_scale
-            V = mdl.i_layers.sum(0) * mdl._layer_scale
-        else:
-            U, V = mdl.u_embed.weight, mdl.i_embed.weight
-        U, V = U.detach().cpu().numpy(), V.detach().cpu().numpy()
-        ub = mdl.u_bias.weight.detach().cpu().numpy().ravel() if mdl.u_bias is not None else None
-        ib = mdl.i_bias.weight.detach().cpu().numpy().ravel() if mdl.i_bias is not None else None
-    shift = float(getattr(s, "global_bias", 0.0) or 0.0)
-
-    def score(u: np.ndarray) -> np.ndarray:
-        out = (U[u] @ V.T).astype(np.float64) + shift
-        if ub is not None:
-            out += ub[u][:, None]
-        if ib is not None:
-            out += ib[None, :]
-        return out
-
-    return score
-
+__all__ = ["top_n", "score_candidates", "rank_frame"]
 
 # ----------------------------------------------------------------------------- ranking
 def _text_key(ids: np.ndarray) -> np.ndarray:
-    from .metrics._runs import text_order
+    from ..metrics._runs import text_order
 
     return text_order(ids)
 
@@ -250,7 +78,7 @@ def rank_frame(df: pd.DataFrame, depth: int | None = 100) -> pd.DataFrame:
 
     Rows with NaN score are dropped (not ranked). Returns user, item, rank, score.
     """
-    _check_frame(df, "the scored frame", ["user", "item", "score"])
+    check_frame(df, "the scored frame", ["user", "item", "score"])
     score = df["score"].to_numpy(dtype=np.float32)
     keep = ~np.isnan(score)
     df, score = df.loc[keep], score[keep]
@@ -333,7 +161,7 @@ def _allowed_items(model: Model, candidates: Candidates, test: pd.DataFrame | No
     if candidates == "test":
         if test is None:
             raise ValueError("candidates='test' needs the test frame: top_n(..., test=split.test)")
-        _check_frame(test, "the test frame", ["user", "item"])
+        check_frame(test, "the test frame", ["user", "item"])
         nums = np.asarray(model.data.items.numbers(pd.unique(test["item"]), missing="negative"))
         ok = np.zeros(n_items, dtype=bool)
         ok[nums[nums >= 0]] = True
@@ -480,7 +308,7 @@ def score_candidates(
     """
     from tqdm import tqdm
 
-    _check_frame(pairs, "the candidate pairs", ["user", "item"])
+    check_frame(pairs, "the candidate pairs", ["user", "item"])
     if pairs.duplicated(["user", "item"]).any():
         raise ValueError("candidate pairs repeat a (user, item); deduplicate them first")
     _check_ray(use_ray)
@@ -591,123 +419,3 @@ def _on_ray(model: Model, tasks: list[tuple], n_jobs: int | None):
             yield ray.get(pending.popleft())
     while pending:
         yield ray.get(pending.popleft())
-
-
-# ----------------------------------------------------------------------------- cached runs
-def make(
-    systems: Iterable[System],
-    train_df: pd.DataFrame,
-    *,
-    dataset: str,
-    split: str,
-    seed: int = 0,
-    depth: int = 100,
-    candidates: Candidates = "all",
-    test: pd.DataFrame | None = None,
-    pairs: pd.DataFrame | None = None,
-    engine: Engine = "auto",
-    use_ray: bool = False,
-    n_jobs: int | None = None,
-    block: int = 256,
-    root=None,
-    progress: bool | None = None,
-) -> pd.DataFrame:
-    """Runs of several systems on one split, from the cache where present, else made and cached.
-
-    ``dataset``, ``split`` and ``seed`` name the split in the cache key (with a fingerprint of
-    the frames, so two different frames never share an entry). Without ``pairs``: top-``depth``
-    lists over ``candidates`` (``"test"`` needs ``test``); with ``pairs`` (user, item): candidate
-    scores. Returns one frame with a ``system`` column first. A run interrupted part-way resumes
-    at its first unfinished block of users (the model is trained again with the same seed).
-    """
-    from . import cache
-
-    if pairs is not None:
-        _check_frame(pairs, "the candidate pairs", ["user", "item"])
-        kind, frames = "candidates", (train_df, pairs)
-    else:
-        kind = f"top-{candidates}-{depth}"
-        frames = (train_df, test if candidates == "test" else None)
-    fp = cache.fingerprint(*frames)
-    out = []
-    for system in systems:
-        key = cache.RunKey(dataset, split, seed, system.name, system.config_key(), kind, fp)
-        path = key.path(root)
-        if path.exists():
-            df = cache.read_frame(path)
-            RUN_COUNTS["cached"] += 1
-        else:
-            with cache.lock(path):  # another process may be making the same run
-                if path.exists():
-                    df = cache.read_frame(path)
-                    RUN_COUNTS["cached"] += 1
-                else:
-                    df = _make_one(system, train_df, key, path, seed=seed, depth=depth,
-                                   candidates=candidates, test=test, pairs=pairs, engine=engine,
-                                   use_ray=use_ray, n_jobs=n_jobs, block=block, progress=progress)
-                    RUN_COUNTS["made"] += 1
-        out.append(df.assign(system=system.name))
-    if not out:
-        return pd.DataFrame(columns=["system", *RUN_COLUMNS])
-    res = pd.concat(out, ignore_index=True)
-    return res[["system", *[c for c in res.columns if c != "system"]]]
-
-
-def make_runs(systems: Iterable[System], train_df: pd.DataFrame, judgments, *, ties: str = "trec_eval",
-              **make_options):
-    """The top-N runs of :func:`make`, as the metric engine's ``Runs`` for ``judgments``.
-
-    Each system's frame is read (or made), turned into arrays and dropped before the next one
-    (:meth:`recmeta.metrics.Runs.concat`): memory holds one system's frame at a time, where one
-    frame of every system, as :func:`make` returns it, takes about 290 bytes per ranked position
-    with the conversion's work arrays (``benchmarks/scale.md``). The result equals
-    ``Runs.from_frame(make(systems, train_df, **make_options), judgments, ties=ties)``;
-    ``make_options`` are :func:`make`'s keywords (``dataset`` and ``split`` are required;
-    candidate scores, ``pairs=``, are not lists and are refused).
-    """
-    from .metrics import Runs
-
-    if make_options.get("pairs") is not None:
-        raise ValueError("make_runs builds ranked lists; for candidate scores (pairs=) use make")
-    parts = []
-    for system in systems:
-        frame = make([system], train_df, **make_options)
-        parts.append(Runs.from_frame(frame, judgments, ties=ties))
-        del frame
-    return Runs.concat(parts)
-
-
-def _make_one(system, train_df, key, path, *, seed, depth, candidates, test, pairs, engine,
-              use_ray, n_jobs, block, progress) -> pd.DataFrame:
-    from . import cache
-
-    model = train(system, train_df, seed=seed, n=depth)
-    if pairs is not None:
-        df = score_candidates(model, pairs, engine=engine, use_ray=use_ray, n_jobs=n_jobs,
-                              block=block, progress=progress)
-        cache.write_frame(df, path, key)
-        return df
-    return _resumable_top_n(model, key, path, depth=depth, candidates=candidates, test=test,
-                            engine=engine, use_ray=use_ray, n_jobs=n_jobs, block=block,
-                            progress=progress)
-
-
-def _resumable_top_n(model: Model, key, path, **kw) -> pd.DataFrame:
-    from .cache import Parts
-
-    parts = Parts(path, key)
-    done = parts.users_done()
-    users = np.asarray(model.data.users.ids())
-    todo = users[~np.isin(users, done)]
-    state = {"start": 0}
-    block = kw["block"]
-
-    def save(frame: pd.DataFrame) -> None:
-        s = state["start"]
-        n = min(block, len(todo) - s)
-        parts.add(frame, todo[s : s + n])
-        state["start"] = s + n
-
-    if len(todo):
-        top_n(model, todo, on_block=save, **kw)
-    return parts.finish(["user", "rank"])

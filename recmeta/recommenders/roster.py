@@ -28,7 +28,7 @@ Choices worth knowing:
   :math:`r = \lambda (1 + \alpha) / \alpha`. So X = ImplicitMF(d=16, w=5, r=60), whose scores
   are X's times 1 + α — the same rankings.
 * ``kr-y`` and ``kr-z`` are their item-based CF Y (q = 3, no sparsification) and Z (q = 1,
-  k' = 10), :mod:`recmeta.components.itemcf`.
+  k' = 10), :mod:`recmeta.recommenders.components.itemcf`.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ _PREFER = {"user_embeddings": "prefer"}
 ROSTER: dict[str, System] = {
     s.name: s
     for s in [
-        _s("random", "recmeta.components.random:RandomScorer", "baseline",
+        _s("random", "recmeta.recommenders.components.random:RandomScorer", "baseline",
            "random scores, a seeded hash of (user, item)", seed=0),
         _s("pop", "lenskit.basic:PopScorer", "baseline", "most popular (training counts)",
            score="count"),
@@ -131,11 +131,11 @@ ROSTER: dict[str, System] = {
            embedding_size=50, epochs=2, batch_size=8192),
         _s("flexmf-logistic", _FLEX, "mf", "FlexMF, logistic loss, 50 factors", loss="logistic",
            embedding_size=50, epochs=10, batch_size=8192, **_PREFER),
-        _s("plsa-50", "recmeta.components.plsa:PLSAScorer", "latent",
+        _s("plsa-50", "recmeta.recommenders.components.plsa:PLSAScorer", "latent",
            "pLSA (Hofmann 2004), 50 topics, 50 EM iterations", topics=50, iterations=50),
-        _s("kr-y", "recmeta.components.itemcf:ItemCFScorer", "item-cf",
+        _s("kr-y", "recmeta.recommenders.components.itemcf:ItemCFScorer", "item-cf",
            "Krichene & Rendle's Y: cosine^3 item CF, no sparsification", q=3.0),
-        _s("kr-z", "recmeta.components.itemcf:ItemCFScorer", "item-cf",
+        _s("kr-z", "recmeta.recommenders.components.itemcf:ItemCFScorer", "item-cf",
            "Krichene & Rendle's Z: cosine item CF, 10 neighbours per item", q=1.0, k_prime=10),
     ]
 }

@@ -1,0 +1,142 @@
+"""Cached runs: a system's lists for a split, trained once and read from the run cache after.
+
+:func:`make` trains a system on a split's training frame and makes its top-N lists (or candidate
+scores), or reads them from :mod:`recmeta.recommenders.cache` when the same key was made before;
+an interrupted run resumes from the blocks already written. :func:`make_runs` gives the metric
+engine's :class:`~recmeta.metrics.Runs` of several systems.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from .lists import score_candidates, top_n
+from .roster import System
+from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, train
+
+__all__ = ["make", "make_runs", "RUN_COUNTS"]
+
+#: how many runs :func:`make` read from the cache and how many it made, in this process
+RUN_COUNTS: dict[str, int] = {"cached": 0, "made": 0}
+
+# ----------------------------------------------------------------------------- cached runs
+def make(
+    systems: Iterable[System],
+    train_df: pd.DataFrame,
+    *,
+    dataset: str,
+    split: str,
+    seed: int = 0,
+    depth: int = 100,
+    candidates: Candidates = "all",
+    test: pd.DataFrame | None = None,
+    pairs: pd.DataFrame | None = None,
+    engine: Engine = "auto",
+    use_ray: bool = False,
+    n_jobs: int | None = None,
+    block: int = 256,
+    root=None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Runs of several systems on one split, from the cache where present, else made and cached.
+
+    ``dataset``, ``split`` and ``seed`` name the split in the cache key (with a fingerprint of
+    the frames, so two different frames never share an entry). Without ``pairs``: top-``depth``
+    lists over ``candidates`` (``"test"`` needs ``test``); with ``pairs`` (user, item): candidate
+    scores. Returns one frame with a ``system`` column first. A run interrupted part-way resumes
+    at its first unfinished block of users (the model is trained again with the same seed).
+    """
+    from . import cache
+
+    if pairs is not None:
+        check_frame(pairs, "the candidate pairs", ["user", "item"])
+        kind, frames = "candidates", (train_df, pairs)
+    else:
+        kind = f"top-{candidates}-{depth}"
+        frames = (train_df, test if candidates == "test" else None)
+    fp = cache.fingerprint(*frames)
+    out = []
+    for system in systems:
+        key = cache.RunKey(dataset, split, seed, system.name, system.config_key(), kind, fp)
+        path = key.path(root)
+        if path.exists():
+            df = cache.read_frame(path)
+            RUN_COUNTS["cached"] += 1
+        else:
+            with cache.lock(path):  # another process may be making the same run
+                if path.exists():
+                    df = cache.read_frame(path)
+                    RUN_COUNTS["cached"] += 1
+                else:
+                    df = _make_one(system, train_df, key, path, seed=seed, depth=depth,
+                                   candidates=candidates, test=test, pairs=pairs, engine=engine,
+                                   use_ray=use_ray, n_jobs=n_jobs, block=block, progress=progress)
+                    RUN_COUNTS["made"] += 1
+        out.append(df.assign(system=system.name))
+    if not out:
+        return pd.DataFrame(columns=["system", *RUN_COLUMNS])
+    res = pd.concat(out, ignore_index=True)
+    return res[["system", *[c for c in res.columns if c != "system"]]]
+
+
+def make_runs(systems: Iterable[System], train_df: pd.DataFrame, judgments, *, ties: str = "trec_eval",
+              **make_options):
+    """The top-N runs of :func:`make`, as the metric engine's ``Runs`` for ``judgments``.
+
+    Each system's frame is read (or made), turned into arrays and dropped before the next one
+    (:meth:`recmeta.metrics.Runs.concat`): memory holds one system's frame at a time, where one
+    frame of every system, as :func:`make` returns it, takes about 290 bytes per ranked position
+    with the conversion's work arrays (``benchmarks/scale.md``). The result equals
+    ``Runs.from_frame(make(systems, train_df, **make_options), judgments, ties=ties)``;
+    ``make_options`` are :func:`make`'s keywords (``dataset`` and ``split`` are required;
+    candidate scores, ``pairs=``, are not lists and are refused).
+    """
+    from ..metrics import Runs
+
+    if make_options.get("pairs") is not None:
+        raise ValueError("make_runs builds ranked lists; for candidate scores (pairs=) use make")
+    parts = []
+    for system in systems:
+        frame = make([system], train_df, **make_options)
+        parts.append(Runs.from_frame(frame, judgments, ties=ties))
+        del frame
+    return Runs.concat(parts)
+
+
+def _make_one(system, train_df, key, path, *, seed, depth, candidates, test, pairs, engine,
+              use_ray, n_jobs, block, progress) -> pd.DataFrame:
+    from . import cache
+
+    model = train(system, train_df, seed=seed, n=depth)
+    if pairs is not None:
+        df = score_candidates(model, pairs, engine=engine, use_ray=use_ray, n_jobs=n_jobs,
+                              block=block, progress=progress)
+        cache.write_frame(df, path, key)
+        return df
+    return _resumable_top_n(model, key, path, depth=depth, candidates=candidates, test=test,
+                            engine=engine, use_ray=use_ray, n_jobs=n_jobs, block=block,
+                            progress=progress)
+
+
+def _resumable_top_n(model: Model, key, path, **kw) -> pd.DataFrame:
+    from .cache import Parts
+
+    parts = Parts(path, key)
+    done = parts.users_done()
+    users = np.asarray(model.data.users.ids())
+    todo = users[~np.isin(users, done)]
+    state = {"start": 0}
+    block = kw["block"]
+
+    def save(frame: pd.DataFrame) -> None:
+        s = state["start"]
+        n = min(block, len(todo) - s)
+        parts.add(frame, todo[s : s + n])
+        state["start"] = s + n
+
+    if len(todo):
+        top_n(model, todo, on_block=save, **kw)
+    return parts.finish(["user", "rank"])
