@@ -2,7 +2,7 @@
 
 The inputs of the robustness chapter on ML-100K: a per-user 80/20 holdout (seed 0, 20,000
 judged entries, 943 users, relevant >= 4), 20 systems with top-100 lists, and random subsets of
-the test ratings (:func:`recmeta.incompleteness.random_ratings` over the chapter's 20 shares,
+the test ratings (:func:`recmeta.metaeval.incompleteness.random_ratings` over the chapter's 20 shares,
 ``--samples`` masks per share). The runs are the seeded synthetic rankings of
 ``benchmarks/significance.py`` (popularity-tilted, training items excluded); ``--roster`` takes
 the first 20 roster systems from the run cache instead.
@@ -116,7 +116,7 @@ def routes(judgments, runs, keep, workload: str):
 
         out["HitScorer"] = hits
     if workload == "curve" and not hasattr(M, "Subsets"):
-        from recmeta import incompleteness
+        from recmeta.metaeval import incompleteness
 
         out["Judgments.subset + score_matrices"] = lambda: (
             incompleteness.score_masks(judgments, runs, keep, names),)
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workloads", default="curve,chapter,assessing")
     args = parser.parse_args(argv)
 
-    from recmeta import incompleteness
+    from recmeta.metaeval import incompleteness
 
     judgments, runs, source = _data(args.roster, args.seed)
     masks = incompleteness.random_ratings(judgments.to_frame(), incompleteness.sparsity_shares(),

@@ -18,7 +18,7 @@ default (threads for large inputs) and in the calling thread only. Construction 
 library's inputs is timed apart from evaluation. Compilation is timed apart: ranx's numba JIT
 on a tiny input; recmeta's compiled pass in fresh processes with an empty numba cache (the cold
 compile, once per machine) and then with that cache filled (what every later process pays).
-``--masks N`` also times :func:`recmeta.incompleteness.score_masks` on N random subsets of the
+``--masks N`` also times :func:`recmeta.metaeval.incompleteness.score_masks` on N random subsets of the
 judgments (the meta-evaluation workload). CPU seconds are the process's (all its threads) over
 the phase, scaled like the times; peak memory is the largest increase of the process resident
 set size over the phase, sampled every 5 ms.
@@ -229,7 +229,7 @@ def ranx_eval(rq, rr):
 
 def time_masks(j, runs, n_masks, seed=0):
     """Seconds per incomplete test set for score_masks (7 metrics at @100, random shares)."""
-    from recmeta import incompleteness
+    from recmeta.metaeval import incompleteness
 
     rng = np.random.default_rng(seed)
     shares = np.linspace(1.0, 0.05, n_masks)

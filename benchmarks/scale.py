@@ -19,7 +19,7 @@ not timed (reading the split, building judgments and runs):
   benchmark: train on the per-user 80/20 holdout (seed 0), top-100 over AllItems, write;
 * ``metrics``: ``recmeta.metrics.evaluate`` of 22 systems' runs at the book's metrics (P, R,
   nDCG, AP at 10 and 100, RR, bpref@100, infAP@100; relevant = rating >= 4);
-* ``tests``: ``recmeta.significance.permutation_test`` on all 231 pairs of the 22 systems' per-user
+* ``tests``: ``recmeta.metaeval.significance.permutation_test`` on all 231 pairs of the 22 systems' per-user
   nDCG@100 (users with a relevant test item), 100,000 permutations;
 * ``curve``: one robustness curve on the robustness chapter's code path
   (:mod:`recmeta.papers.valcarce2018`): 20 shares x 50 samples of the test ratings
@@ -242,7 +242,7 @@ def child(work: Path, size: str, phase: str, system: str | None) -> dict:
                 res = evaluate(judgments, run, BOOK_METRICS)
             out["values"] = int(len(res))
         elif phase == "tests":
-            from recmeta import significance
+            from recmeta.metaeval import significance
             from recmeta.metrics import score_matrix
 
             scores = significance.evaluated_users(score_matrix(judgments, run, "nDCG@100"))
@@ -271,7 +271,7 @@ def _dense_fits(train: pd.DataFrame) -> bool:
 
 def _curve(judgments, run) -> dict:
     """One robustness curve as the chapter computes it (``valcarce2018.analyse``, sparsity)."""
-    from recmeta import agreement, incompleteness
+    from recmeta.metaeval import agreement, incompleteness
     from recmeta.metrics import Subsets
 
     measures = [f"{m}@100" for m in CURVE_METRICS]

@@ -1,6 +1,6 @@
 """Benchmark: paired permutation tests over all system pairs.
 
-recmeta's :func:`recmeta.significance.permutation_test` against ``scipy.stats.permutation_test``
+recmeta's :func:`recmeta.metaeval.significance.permutation_test` against ``scipy.stats.permutation_test``
 and ranx's Fisher randomisation test (``ranx.statistical_tests.fisher_randomization_test``, the
 function ``ranx.compare(stat_test="fisher")`` calls once per ordered pair) on the same score
 matrix: 20 systems (190 pairs) × 943 users × 100,000 permutations by default.
@@ -43,7 +43,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from recmeta import significance as sg
+from recmeta.metaeval import significance as sg
 
 
 def synthetic_scores(n_systems: int, n_users: int, seed: int) -> np.ndarray:
@@ -185,7 +185,8 @@ def real_scores(measure: str, n_systems: int) -> np.ndarray:
 
 
 def time_curve(n_systems: int, n_samples: int, seed: int, use_roster: bool) -> None:
-    from recmeta import agreement, chapters, incompleteness, splits
+    from recmeta import chapters, splits
+    from recmeta.metaeval import agreement, incompleteness
     from recmeta.metrics import Judgments, aggregate, score_matrices
 
     ratings = chapters.ratings("ml-100k")

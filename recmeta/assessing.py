@@ -3,8 +3,8 @@ r"""The study of Valcarce et al. (2020): nine metrics, k folds, two averages, fi
 Valcarce, Bellogín, Parapar and Castells (2020, *Assessing ranking metrics in top-N
 recommendation*, IRJ) extend their 2018 study with F1 and ERR, geometric means, 5-fold
 cross-validation and item- and user-level incompleteness. This module holds what that extension
-needs beyond :mod:`recmeta.incompleteness`, :mod:`recmeta.agreement` and
-:mod:`recmeta.significance`:
+needs beyond :mod:`recmeta.metaeval.incompleteness`, :mod:`recmeta.metaeval.agreement` and
+:mod:`recmeta.metaeval.significance`:
 
 * :func:`pool_folds` — the folds' test sets and runs as **one** evaluation whose *topics* are
   (fold, user) pairs. A user is judged in every fold in which they have test ratings, with a
@@ -395,7 +395,7 @@ def robustness_summary(
 ) -> pd.DataFrame:
     """Area under each robustness curve (mean τ by the trapezoid rule), its band and rank.
 
-    ``curves`` stacks :func:`recmeta.agreement.robustness_curves` frames (columns metric, share,
+    ``curves`` stacks :func:`recmeta.metaeval.agreement.robustness_curves` frames (columns metric, share,
     tau, and sd and samples for the band) with extra columns ``by``. ``mean_tau`` is
     :math:`\\sum_i w_i \\bar\\tau_i` with :func:`trapezoid_weights` over the curve's actual
     shares, so an uneven grid is weighted by the width each share stands for (not a plain mean
@@ -449,13 +449,13 @@ def cluster_means(matrix: ArrayLike, unit_of_topic: ArrayLike, counts: ArrayLike
     """System means of a (systems × topics) matrix in bootstrap resamples of units: (B × systems).
 
     ``counts`` (B × units) says how often each unit (user) is drawn in each resample
-    (:func:`recmeta.agreement.resample_counts`); every topic of a unit carries the unit's count,
+    (:func:`recmeta.metaeval.agreement.resample_counts`); every topic of a unit carries the unit's count,
     so resampling users keeps all of a user's (fold, user) topics together (a cluster
-    bootstrap), and :func:`recmeta.agreement.weighted_means` does the rest. NaN topics drop out
+    bootstrap), and :func:`recmeta.metaeval.agreement.weighted_means` does the rest. NaN topics drop out
     as in :func:`recmeta.metrics.aggregate`; ``how="gmean"`` averages
     ``log(max(x, GMEAN_FLOOR))`` and exponentiates.
     """
-    from .agreement import weighted_means
+    from .metaeval.agreement import weighted_means
 
     x = np.asarray(matrix, dtype=np.float64)
     if how == "gmean":
@@ -492,10 +492,10 @@ def tau_bootstrap(matrices: Mapping[str, np.ndarray], topics: pd.DataFrame, *, n
 
     ``matrices`` maps engine names (``"P@100"``) to (systems × topics) scores; ``topics`` gives
     each topic's user (:attr:`Study.topics`). Each replicate resamples users with replacement
-    (:func:`recmeta.agreement.resample_counts`), recomputes every system mean
-    (:func:`cluster_means`) and the τ matrices (:func:`recmeta.agreement.kendall_tau`).
+    (:func:`recmeta.metaeval.agreement.resample_counts`), recomputes every system mean
+    (:func:`cluster_means`) and the τ matrices (:func:`recmeta.metaeval.agreement.kendall_tau`).
     """
-    from . import agreement
+    from .metaeval import agreement
 
     names = list(matrices)
     short = tuple(n.split("@", 1)[0] for n in names)
@@ -518,15 +518,15 @@ def dp_bootstrap(user_matrices: Mapping[str, np.ndarray], *, n_boot: int,
                  seed: int) -> tuple[pd.DataFrame, pd.Series]:
     """DP in bootstrap resamples of the users: (replicates (B × metrics), base (metrics,)).
 
-    Each resample draws the users with replacement (:func:`recmeta.agreement.resample_counts`;
+    Each resample draws the users with replacement (:func:`recmeta.metaeval.agreement.resample_counts`;
     the same draws for every metric, so the replicates are paired across metrics) and sums the
-    paired t-test p-values of all system pairs (:func:`recmeta.significance.bootstrap_dp_t`, a
+    paired t-test p-values of all system pairs (:func:`recmeta.metaeval.significance.bootstrap_dp_t`, a
     stand-in for the permutation test, close to it with hundreds of users). ``base`` is that
     t-test DP on the users as they are: :func:`dp_estimate` places the replicates' spread
     around the permutation DP by ``value + (replicate − base)``. Short metric names.
     """
-    from .agreement import resample_counts
-    from .significance import bootstrap_dp_t, evaluated_users
+    from .metaeval.agreement import resample_counts
+    from .metaeval.significance import bootstrap_dp_t, evaluated_users
 
     names = list(user_matrices)
     first = evaluated_users(user_matrices[names[0]])
@@ -597,7 +597,7 @@ def expected_precision_ratio(n_relevant: ArrayLike, share: float, n_ratings: int
 
     the same for every system. Each rating kept independently with probability :math:`p`:
     :math:`q = p`, :math:`\pi_t = 1 - (1-p)^{R_t}`. Exactly :math:`K = \mathrm{round}(pN)` of
-    :math:`N` ratings kept (``n_ratings=N``, as :func:`recmeta.incompleteness.random_ratings`
+    :math:`N` ratings kept (``n_ratings=N``, as :func:`recmeta.metaeval.incompleteness.random_ratings`
     does): :math:`q = K/N`, :math:`\pi_t = 1 - \binom{N-R_t}{K}/\binom{N}{K}`. The naive
     :math:`p` ignores the topics that drop out and underestimates the ratio.
     ``n_relevant`` holds :math:`R_t` of the topics with at least one relevant item.
@@ -716,9 +716,9 @@ def incompleteness_masks(
 
     Random schemes draw ``n_samples`` masks per share; ``popular`` and ``large-users`` are
     deterministic (one mask per share). Units are the dataset's ratings, items or users, shared
-    by all folds (:mod:`recmeta.incompleteness` keeps exactly ``round(p·units)`` of them).
+    by all folds (:mod:`recmeta.metaeval.incompleteness` keeps exactly ``round(p·units)`` of them).
     """
-    from . import incompleteness as I
+    from .metaeval import incompleteness as I
 
     if scheme == "ratings":
         return I.random_ratings(test, shares, n_samples, seed=seed)
@@ -742,13 +742,13 @@ def robustness(
 
     ``subsets`` scores the metrics on any subset of the test rows (:func:`scorer`);
     ``reference[aggregate]`` is (metrics × systems): the means on the full test set. Returns
-    ``(curves, absolute, taus)``: :func:`recmeta.agreement.robustness_curves` for both
+    ``(curves, absolute, taus)``: :func:`recmeta.metaeval.agreement.robustness_curves` for both
     aggregates (column ``aggregate``); the metric values averaged over systems, then over the
     masks of each share, with their standard deviation and count (columns aggregate, metric,
     share, value, sd, samples) — the paper's Fig. 4; and Kendall's τ of every mask (columns
     aggregate, metric, share, sample, tau), which :func:`area_estimate` pairs across metrics.
     """
-    from . import agreement
+    from .metaeval import agreement
 
     scores = subsets.means(masks.keep, aggregates=AGGREGATES)
     names = subsets.metrics
@@ -816,14 +816,14 @@ class Results:
 
     def tau(self, aggregate: str = "mean") -> pd.DataFrame:
         """Kendall τ among the measures' system orderings (the paper's Figs. 1 and 9)."""
-        from . import agreement
+        from .metaeval import agreement
 
         ref = self.reference[aggregate]
         return agreement.tau_matrix(ref[self.measures].T.to_numpy(), self.measures)
 
     def tau_arith_geo(self) -> pd.Series:
         """τ between each measure's arithmetic and geometric system orderings (Sec. 7.1)."""
-        from . import agreement
+        from .metaeval import agreement
 
         a = self.reference["mean"][self.measures].T.to_numpy()
         g = self.reference["gmean"][self.measures].T.to_numpy()
@@ -910,11 +910,11 @@ def run(
     """The whole study on one pooled cross-validation (Valcarce et al. 2020, Secs. 6–7).
 
     ``shares`` maps each scheme of :data:`SCHEMES` to its shares kept. Per-topic scores come
-    from :func:`scorer` (infAP as the paper's eq. 11); p-values from :func:`recmeta.significance.pvalue_table` (paired
+    from :func:`scorer` (infAP as the paper's eq. 11); p-values from :func:`recmeta.metaeval.significance.pvalue_table` (paired
     permutation test, difference of means, ``n_permutations`` sign flips, seeded), on users
     (each user's scores averaged over the folds: the main input) and on (fold, user) topics.
     """
-    from . import significance
+    from .metaeval import significance
 
     missing = [s for s in SCHEMES if s not in shares]
     if missing:

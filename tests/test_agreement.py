@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from recmeta import agreement as ag
+from recmeta.metaeval import agreement as ag
 
 
 @settings(max_examples=200, deadline=None)

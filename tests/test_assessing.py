@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import assessing, incompleteness
+from recmeta import assessing
+from recmeta.metaeval import incompleteness
 from recmeta.metrics import Judgments, Runs, aggregate, score_matrices
 
 
@@ -448,7 +449,7 @@ def test_run_on_a_small_study(two_folds):
 def test_dp_tests_users_with_their_scores_averaged_over_the_folds(two_folds):
     """The paper's n is users: DP sums permutation p-values on per-user means (the main input);
     the (fold, user) topics are the sensitivity check."""
-    from recmeta import significance
+    from recmeta.metaeval import significance
 
     tests, frames = two_folds
     study = assessing.pool_folds(tests, frames, threshold=4, max_grade=5)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from recmeta import incompleteness as inc
+from recmeta.metaeval import incompleteness as inc
 
 
 def _kept(share: float, n: int) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import incompleteness
+from recmeta.metaeval import incompleteness
 from recmeta.metrics import Judgments, Runs, Subsets, aggregate, score_matrices
 
 NAMES = ["P@5", "R@10", "F1@5", "AP@20", "nDCG@10", "nDCG", "RR", "ERR@10", "bpref@10",

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from recmeta import significance as sg
+from recmeta.metaeval import significance as sg
 
 B = 100_000
 

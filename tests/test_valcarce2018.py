@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from recmeta import agreement, significance
+from recmeta.metaeval import agreement, significance
 from recmeta.metrics import Judgments, Runs, aggregate, score_matrices
 from recmeta.ledger import prose
 from recmeta.papers import valcarce2018 as v

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from recmeta import significance
+from recmeta.metaeval import significance
 from recmeta.metrics import Judgments, Runs, parse_metric, score_matrices
 
 from . import references as refs

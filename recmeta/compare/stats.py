@@ -1,10 +1,10 @@
 r"""Statistics for comparing systems on per-user scores.
 
 Everything takes a score matrix ``scores`` of shape (systems × users) — one metric, the users
-every system is scored on — as :mod:`recmeta.significance` does, and adds what a comparison
+every system is scored on — as :mod:`recmeta.metaeval.significance` does, and adds what a comparison
 needs beyond the paired tests that module holds:
 
-* multiple-comparison corrections: Holm (1979; :func:`recmeta.significance.holm`) and
+* multiple-comparison corrections: Holm (1979; :func:`recmeta.metaeval.significance.holm`) and
   Benjamini & Hochberg (1995; :func:`scipy.stats.false_discovery_control`), :func:`adjust`;
 * confidence intervals of each system's mean and of each pair's mean difference: Student's t
   and the bootstrap over users (:func:`scipy.stats.bootstrap`, BCa by default; Efron &
@@ -27,7 +27,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-from recmeta import significance
+from recmeta.metaeval import significance
 
 __all__ = [
     "ADJUSTMENTS",
@@ -54,7 +54,7 @@ Seed = int | np.random.Generator
 def adjust(p_values: ArrayLike, method: str = "holm") -> np.ndarray:
     """Adjusted p-values over one family of tests, in the input order; NaN stays NaN.
 
-    ``"holm"``: Holm's step-down family-wise correction (:func:`recmeta.significance.holm`);
+    ``"holm"``: Holm's step-down family-wise correction (:func:`recmeta.metaeval.significance.holm`);
     ``"bh"``: Benjamini & Hochberg's false discovery rate, ``p̃_(i) = min_{j ≥ i} m p_(j) / j``
     (:func:`scipy.stats.false_discovery_control`); ``"none"``: the raw p-values. Undefined tests
     (NaN, e.g. a t-test of two identical systems) are left out of the family.

@@ -1,6 +1,6 @@
 """Metrics on many subsets of one set of judgments: the incomplete test sets of meta-evaluation.
 
-Robustness studies (Valcarce et al. 2018, 2020; :mod:`recmeta.incompleteness`) score the same
+Robustness studies (Valcarce et al. 2018, 2020; :mod:`recmeta.metaeval.incompleteness`) score the same
 runs against hundreds of incomplete versions of one test set. Only the ranked items that carry
 a judgment change a metric, so :class:`Subsets` finds once, for every (system, user) list, its
 *hits*: the positions of the list that hold a judged item, each with its judgment row. A subset
@@ -50,7 +50,7 @@ class Subsets:
     :func:`recmeta.metrics.score_matrices`. A user is left out (NaN) of a subset where none of
     its kept judgments is relevant (with ``users="all"``: where it keeps none at all); empty
     lists score 0. Masks are boolean, one flag per row of ``judgments.to_frame()`` — the rows
-    :mod:`recmeta.incompleteness` builds its masks over.
+    :mod:`recmeta.metaeval.incompleteness` builds its masks over.
     """
 
     def __init__(
@@ -177,7 +177,7 @@ class Subsets:
                 self._max_cut, self._all_users)
 
     def _check_keep(self, keep, ndim: int) -> np.ndarray:
-        keep = getattr(keep, "keep", keep)  # a recmeta.incompleteness.Masks
+        keep = getattr(keep, "keep", keep)  # a recmeta.metaeval.incompleteness.Masks
         if keep is None:
             keep = np.ones((self.n_rows,) if ndim == 1 else (1, self.n_rows), dtype=bool)
         keep = np.asarray(keep)
@@ -203,7 +203,7 @@ class Subsets:
     ) -> dict[str, np.ndarray]:
         """System means on every subset: {aggregate: masks × metrics × systems}.
 
-        ``keep`` is (masks × judgment rows), or a :class:`recmeta.incompleteness.Masks`.
+        ``keep`` is (masks × judgment rows), or a :class:`recmeta.metaeval.incompleteness.Masks`.
         ``"mean"`` is the arithmetic mean over the users a subset evaluates, ``"gmean"`` the
         geometric mean with zeros floored at :data:`recmeta.metrics.GMEAN_FLOOR`, as
         :func:`recmeta.metrics.aggregate`. The masks are shared among numba's threads.

@@ -474,7 +474,7 @@ class Study:
 
         Each user's value is her mean 1R P@n over her sets in the splits every system ran on.
         """
-        from ..significance import system_pairs, wilcoxon_test
+        from ..metaeval.significance import system_pairs, wilcoxon_test
 
         f = self.results["fig2"]
         f = f.loc[f["design"] == "1R TI-NN"]

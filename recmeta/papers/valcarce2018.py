@@ -16,7 +16,7 @@ ones pooled but unjudged (:mod:`recmeta.metrics._options`). On these scores:
   test items removed (popularity bias, Figs. 3 and 7; a bootstrap band over users);
 - paired permutation tests of every pair of systems, p-value curves and DP, the sum of the
   p-values (Figs. 4 and 8, Table 3), with a bootstrap band over users whose resamples use the
-  paired t-test (:func:`recmeta.significance.bootstrap_dp_t`).
+  paired t-test (:func:`recmeta.metaeval.significance.bootstrap_dp_t`).
 
 *The ledger* (:data:`LEDGER`): every figure, Table 3 and the conclusions of §§5–8, each with the
 paper's printed value (module constants below, with their source) and a verdict rule. Values of
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .. import agreement, incompleteness, significance
+from ..metaeval import agreement, incompleteness, significance
 from . import register
 
 if TYPE_CHECKING:
@@ -645,7 +645,7 @@ def dp_estimate(results: Mapping[str, Any], fn: Callable[[pd.Series], float] | s
 
     The value uses the permutation test's DP. The interval is the spread of the same statistic
     over bootstrap resamples of users, whose p-values come from the paired t-test
-    (:func:`recmeta.significance.bootstrap_dp_t`), placed around the value: replicate ``b`` is
+    (:func:`recmeta.metaeval.significance.bootstrap_dp_t`), placed around the value: replicate ``b`` is
     ``value + fn(DP_t*_b) − fn(DP_t)``. ``scale`` multiplies everything (e.g. to 210 pairs).
     """
     name = None

@@ -35,7 +35,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
-    from .metrics import Judgments, Runs
+    from ..metrics import Judgments, Runs
 
 __all__ = [
     "Masks",
@@ -228,7 +228,7 @@ def score_masks(
     ``"gmean"``): users left without a relevant item are excluded from the mean, as everywhere
     in the engine. ``options`` (``infap=``, ``gain=``, ``ties=``, ``users=``) go to the engine.
     """
-    from .metrics import Subsets
+    from ..metrics import Subsets
 
     keep = masks.keep if isinstance(masks, Masks) else np.asarray(masks)
     if keep.ndim != 2 or keep.dtype != bool:
