@@ -462,3 +462,49 @@ def test_claims_unknown_chapter(stored, capsys):
     assert cli.main(["claims", "no-such-chapter"]) == 2
     err = capsys.readouterr().err
     assert "no-such-chapter" in err and "demo-chapter" in err
+
+
+# ---- the one renderer from a ledger row to a sentence ---------------------------------------
+
+def _rendered_frame():
+    led = Ledger("demo-render", paper=None)
+
+    @led.claim("demo.value", statement="A value", source="§1", paper_value=0.9,
+               paper_dataset="ML-1M", rule="value rule", needs=("x",))
+    def _(r):
+        return value_rule(0.9, Estimate(0.91, 0.87, 0.95, "bootstrap"), 0.1)
+
+    @led.claim("demo.absent", statement="Not here", source="§2", paper_value=3,
+               paper_dataset="LibraryThing", rule="not run", needs=())
+    def _(r):
+        return not_reproduced("LibraryThing is not available")
+
+    return led, led.evaluate({"x": 1}, dataset="ml-100k", profile="quick")
+
+
+def test_sentence_full_and_parts():
+    from recmeta.ledger import row_of, sentence
+
+    led, frame = _rendered_frame()
+    row = row_of(frame, "demo.value")
+    full = sentence(row)
+    assert full.startswith("*A value* (§1); the paper's 0.9 (ML-1M); ours (ml-100k): 0.910 [0.870, 0.950]")
+    assert "(bootstrap)" in full and f"**{row['verdict']}**: {row['reason']}" in full
+    assert full.endswith(".")
+    short = sentence(row, parts=("ours", "verdict"))
+    assert short == f"ours (ml-100k): 0.910 [0.870, 0.950]: **{row['verdict']}**."
+    # the single-claim row equals the frame's row
+    again = led.row("demo.value", {"x": 1}, dataset="ml-100k", profile="quick")
+    assert again["verdict"] == row["verdict"] and again["ours"] == row["ours"]
+
+
+def test_sentence_not_reproduced_always_gives_reason_and_bad_parts_refused():
+    from recmeta.ledger import row_of, sentence
+
+    _, frame = _rendered_frame()
+    text = sentence(row_of(frame, "demo.absent"), parts=("paper",))
+    assert text == "the paper's 3 (LibraryThing): **not reproduced here**: LibraryThing is not available."
+    with pytest.raises(ValueError, match="unknown sentence part"):
+        sentence(row_of(frame, "demo.absent"), parts=("nope",))
+    with pytest.raises(KeyError, match="no claim 'x'"):
+        row_of(frame, "x")

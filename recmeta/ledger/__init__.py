@@ -28,7 +28,7 @@ from .rules import (
     top_set,
     value_rule,
 )
-from .table import COLUMNS, counts, ours_text, paper_text, to_markdown
+from .table import COLUMNS, PARTS, counts, ours_text, paper_text, row_of, sentence, to_markdown
 
 __all__ = [
     "PROFILES",
@@ -54,4 +54,7 @@ __all__ = [
     "paper_text",
     "to_markdown",
     "counts",
+    "row_of",
+    "sentence",
+    "PARTS",
 ]

@@ -212,25 +212,37 @@ class Ledger:
         when it is not a number, ``verdict`` the :class:`Verdict`'s value. See
         :meth:`Claim.outcome` for absent results and ``strict``.
         """
-        if profile not in PROFILES:
-            raise ValueError(f"profile {profile!r} is not one of {PROFILES}")
-        rows = []
-        for c in self:
-            out = c.outcome(results, strict=strict)
-            est = out.ours
-            rows.append({
-                "chapter": self.chapter, "claim": c.id, "statement": c.statement, "source": c.source,
-                "paper_value": c.paper_value, "paper_dataset": c.paper_dataset, "rule": c.rule,
-                "ours": _nan(est.value if est else None),
-                "low": _nan(est.low if est else None), "high": _nan(est.high if est else None),
-                "ours_text": out.detail or "", "method": est.method if est else "",
-                "verdict": out.verdict.value, "reason": out.reason,
-                "dataset": str(dataset), "profile": profile,
-            })
+        rows = [self.row(c.id, results, dataset=dataset, profile=profile, strict=strict)
+                for c in self]
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         frame[["ours", "low", "high"]] = frame[["ours", "low", "high"]].astype(float)
         frame["paper_value"] = frame["paper_value"].astype(object)
         return frame
+
+    def row(
+        self,
+        claim_id: str,
+        results: Mapping[str, Any],
+        *,
+        dataset: str,
+        profile: str,
+        strict: bool = True,
+    ) -> dict[str, Any]:
+        """One claim evaluated on ``results``, as the row :meth:`evaluate` gives it (a dict)."""
+        if profile not in PROFILES:
+            raise ValueError(f"profile {profile!r} is not one of {PROFILES}")
+        c = self[claim_id]
+        out = c.outcome(results, strict=strict)
+        est = out.ours
+        return {
+            "chapter": self.chapter, "claim": c.id, "statement": c.statement, "source": c.source,
+            "paper_value": c.paper_value, "paper_dataset": c.paper_dataset, "rule": c.rule,
+            "ours": _nan(est.value if est else None),
+            "low": _nan(est.low if est else None), "high": _nan(est.high if est else None),
+            "ours_text": out.detail or "", "method": est.method if est else "",
+            "verdict": out.verdict.value, "reason": out.reason,
+            "dataset": str(dataset), "profile": profile,
+        }
 
     @staticmethod
     def to_markdown(frame: pd.DataFrame, digits: int = 3) -> str:

@@ -11,7 +11,8 @@ import pandas as pd
 from .estimate import Estimate, format_estimate, format_paper
 from .rules import Verdict
 
-__all__ = ["COLUMNS", "ours_text", "paper_text", "cell", "to_markdown", "counts"]
+__all__ = ["COLUMNS", "ours_text", "paper_text", "cell", "to_markdown", "counts", "row_of",
+           "sentence", "PARTS"]
 
 #: columns of :meth:`recmeta.ledger.Ledger.evaluate`'s frame, in order
 COLUMNS = (
@@ -75,3 +76,46 @@ def counts(frame: pd.DataFrame) -> pd.Series:
     """Number of claims per verdict, every verdict listed (zeros included), in :class:`Verdict` order."""
     order = [v.value for v in Verdict]
     return frame["verdict"].astype(str).value_counts().reindex(order, fill_value=0).rename("claims")
+
+
+def row_of(frame: pd.DataFrame, claim: str) -> dict[str, Any]:
+    """The row of ``claim`` in an evaluated ledger frame, as a dict; an unknown id is an error."""
+    rows = frame[frame["claim"] == claim]
+    if rows.empty:
+        raise KeyError(f"no claim {claim!r} in the frame; it holds {len(frame)} claim(s)")
+    return rows.iloc[0].to_dict()
+
+
+#: the parts a sentence can hold, in the order they are written
+PARTS = ("statement", "paper", "ours", "method", "verdict", "reason")
+
+
+def sentence(row: Mapping[str, Any], parts: tuple[str, ...] = PARTS, digits: int = 3) -> str:
+    """One claim of a ledger as a Markdown sentence, from its row: the one way prose cites a claim.
+
+    The full form reads ``*statement* (source): the paper's 0.9 (ML-1M); ours (ml-100k):
+    0.91 [0.87, 0.96] (method); **agrees**: reason.`` ``parts`` picks and keeps in this order any
+    of :data:`PARTS`. A claim not reproduced here always says so with its reason.
+    """
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise ValueError(f"unknown sentence part(s) {unknown}; choose from {PARTS}")
+    not_here = row["verdict"] == Verdict.NOT_REPRODUCED.value
+    bits: list[str] = []
+    if "statement" in parts:
+        bits.append(f"*{row['statement']}* ({row['source']})")
+    if "paper" in parts:
+        bits.append(f"the paper's {paper_text(row)}")
+    if "ours" in parts and not not_here:
+        ours = f"ours ({row['dataset']}): {ours_text(row, digits)}"
+        method = row.get("method")
+        if "method" in parts and isinstance(method, str) and method:
+            ours += f" ({method})"
+        bits.append(ours)
+    text = "; ".join(bits)
+    verdict = f"**{row['verdict']}**"
+    if "reason" in parts or not_here:
+        verdict += f": {row['reason']}"
+    if "verdict" in parts or not_here:
+        text = f"{text}: {verdict}" if text else verdict
+    return text.rstrip(".") + "." if text else ""
