@@ -36,7 +36,7 @@ QUICK_SYSTEMS: tuple[str, ...] = (
 )
 
 #: per profile: sparsity shares, samples per share, popularity shares, permutations, resamples
-_QUICK = {
+_QUICK: dict[str, Any] = {
     "sparsity_shares": (1.0, 0.75, 0.5, 0.25, 0.05),
     "n_samples": 5,
     "popularity_shares": (1.0, 0.95, 0.9, 0.85, 0.8),
@@ -44,7 +44,7 @@ _QUICK = {
     "n_bootstrap": 100,
 }
 #: the second dataset only feeds the ledger: in the quick profile it runs with fewer masks
-_QUICK_SECOND = {
+_QUICK_SECOND: dict[str, Any] = {
     "sparsity_shares": (1.0, 0.5, 0.05),
     "n_samples": 3,
     "popularity_shares": (1.0, 0.9, 0.8),

@@ -202,12 +202,12 @@ def analyse(
     measures = _measures(metrics, cutoffs)
     names = list(runs.systems)
     n_sys = len(names)
-    sparsity_shares = (
+    sparsity_grid = (
         incompleteness.sparsity_shares()
         if sparsity_shares is None
         else np.asarray(sparsity_shares, dtype=float)
     )
-    popularity_shares = (
+    popularity_grid = (
         incompleteness.popularity_shares()
         if popularity_shares is None
         else np.asarray(popularity_shares, dtype=float)
@@ -249,8 +249,8 @@ def analyse(
 
     # incompleteness: sparsity (random ratings) and popularity (most popular test items removed)
     test = judgments.to_frame()
-    sparse = incompleteness.random_ratings(test, sparsity_shares, n_samples, seed=seed)
-    popular = incompleteness.popular_items_removed(test, popularity_shares)
+    sparse = incompleteness.random_ratings(test, sparsity_grid, n_samples, seed=seed)
+    popular = incompleteness.popular_items_removed(test, popularity_grid)
     # system means on every sparse test set, one compiled pass each (a mask that keeps every
     # row gives the full test set again: its means are the full ones)
     sparse_means = subsets.means(sparse.keep)["mean"]  # masks × measures × systems
@@ -390,8 +390,8 @@ def analyse(
             "n_permutations": int(n_permutations),
             "n_bootstrap": int(n_bootstrap),
             "seed": seed,
-            "sparsity_shares": [float(x) for x in sparsity_shares],
-            "popularity_shares": [float(x) for x in popularity_shares],
+            "sparsity_shares": [float(x) for x in sparsity_grid],
+            "popularity_shares": [float(x) for x in popularity_grid],
         },
     }
 
