@@ -106,3 +106,49 @@ def test_robustness_curves_stack_metrics():
     np.testing.assert_allclose(curves.loc[curves.metric == "RR", "tau"], one["tau"])
     with pytest.raises(ValueError, match="label per metric"):
         ag.robustness_curves(scores, reference, share, ["P@100"])
+
+
+def test_nan_kendall_tau_skips_missing_and_matches_scipy():
+    rng = np.random.default_rng(6)
+    x = rng.random((7, 5, 9))
+    y = rng.random(9)
+    x[2, 3, 4] = np.nan  # a resample that left one system without a scored user
+    got = ag.nan_kendall_tau(x, y, chunk_elements=40)  # chunks of one row: the loop is exercised
+    assert got.shape == (7, 5)
+    assert np.isnan(got[2, 3]) and np.isfinite(np.delete(got.ravel(), 2 * 5 + 3)).all()
+    for i, j in [(0, 0), (2, 2), (6, 4)]:
+        assert got[i, j] == pytest.approx(stats.kendalltau(x[i, j], y).statistic, abs=1e-12)
+    # without missing scores it is kendall_tau, to the last digit
+    np.testing.assert_array_equal(ag.nan_kendall_tau(x[0], y), ag.kendall_tau(x[0], y))
+    np.testing.assert_array_equal(ag.nan_kendall_tau([1.0, 2.0], [np.nan, 1.0]), np.nan)
+
+
+def test_tau_matrices_against_tau_matrix_and_by_resample():
+    rng = np.random.default_rng(8)
+    scores = rng.random((4, 10))
+    one = ag.tau_matrices(scores)
+    np.testing.assert_allclose(one, ag.tau_matrix(scores).to_numpy(), atol=1e-15)
+    np.testing.assert_array_equal(one, one.T)
+    boot = scores[None] + rng.normal(0, 0.2, size=(3, 4, 10))
+    boot[1, 2, 0] = np.nan
+    many = ag.tau_matrices(boot)
+    assert many.shape == (3, 4, 4)
+    np.testing.assert_array_equal(np.diagonal(many, axis1=1, axis2=2), 1.0)
+    np.testing.assert_allclose(many[0, 1, 3], stats.kendalltau(boot[0, 1], boot[0, 3]).statistic)
+    assert np.isnan(many[1, 2, [0, 1, 3]]).all() and np.isnan(many[1, [0, 1, 3], 2]).all()
+    assert np.isfinite(many[1, 0, 1])
+    with pytest.raises(ValueError, match="rows × systems"):
+        ag.tau_matrices([1.0, 2.0])
+
+
+def test_offdiag_and_mean_with_others_by_hand():
+    t = np.array([[1.0, 0.5, 0.2], [0.5, 1.0, 0.8], [0.2, 0.8, 1.0]])
+    assert ag.offdiag(t).tolist() == [0.5, 0.2, 0.8]
+    assert ag.mean_with_others(t) == pytest.approx([0.35, 0.65, 0.5])
+    stacked = np.stack([t, 2 * t])
+    assert ag.offdiag(stacked).shape == (2, 3)
+    assert ag.mean_with_others(stacked)[1] == pytest.approx([0.2 + 0.5, 0.5 + 0.8, 0.2 + 0.8])
+    with pytest.raises(ValueError, match="square"):
+        ag.offdiag(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="square"):
+        ag.mean_with_others(np.ones((1, 1)))

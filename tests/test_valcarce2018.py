@@ -10,11 +10,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from recmeta.ledger import Estimate, Verdict, prose
 from recmeta.metaeval import agreement, significance
 from recmeta.metrics import Judgments, Runs, aggregate, score_matrices
-from recmeta.ledger import prose
 from recmeta.papers import valcarce2018 as v
-from recmeta.ledger import Estimate, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
@@ -122,7 +121,7 @@ def _planted(robust=None, popular=None, dp=None, seed=0):
     dp = {**{m: 2.0 for m in v.METRICS}, **(dp or {})}
     base = np.arange(len(SYSTEMS), dtype=float)
     means = np.stack([base + 0.01 * rng.random(len(SYSTEMS)) for _ in MEASURES])  # measures × systems
-    level = lambda table, ms: table[ms.split("@")[0]] if ms.endswith("@100") else 0.7  # noqa: E731
+    level = lambda table, ms: table[ms.split("@")[0]] if ms.endswith("@100") else 0.7
     shares, samples = [1.0, 0.5, 0.1], 4
     rows = []
     for j, (p, s) in enumerate(itertools.product(shares, range(samples))):
@@ -210,26 +209,26 @@ def test_implicit_data_leave_bpref_claims_not_reproduced():
 
 
 def test_rules_on_hand_made_estimates():
-    e = lambda x, h=0.01: Estimate(x, x - h, x + h)  # noqa: E731
-    assert v._group_rule({"a": e(3), "b": e(2), "c": e(1)}, ["a", "b"]).verdict is A
-    assert v._group_rule({"a": e(3), "b": e(2), "c": e(1.995)}, ["a", "b"]).verdict is I
-    assert v._group_rule({"a": e(3), "b": e(1), "c": e(2)}, ["a", "b"]).verdict is D
-    assert v._all_rule({"a": e(0.95), "b": e(0.97)}, 0.9, "τ").verdict is A
-    assert v._all_rule({"a": e(0.905), "b": e(0.97)}, 0.9, "τ").verdict is I
-    assert v._all_rule({"a": e(0.8), "b": e(0.97)}, 0.9, "τ").verdict is D
-    outs = {"x": v._threshold_rule(e(0.95), 0.9, "above", "τ"), "y": v._threshold_rule(e(0.8), 0.9, "above", "τ"),
-            "z": v._threshold_rule(e(0.91), 0.9, "above", "τ")}
+    e = lambda x, h=0.01: Estimate(x, x - h, x + h)
+    assert v.rules.group_rule({"a": e(3), "b": e(2), "c": e(1)}, ["a", "b"]).verdict is A
+    assert v.rules.group_rule({"a": e(3), "b": e(2), "c": e(1.995)}, ["a", "b"]).verdict is I
+    assert v.rules.group_rule({"a": e(3), "b": e(1), "c": e(2)}, ["a", "b"]).verdict is D
+    assert v.rules.all_rule({"a": e(0.95), "b": e(0.97)}, 0.9, "τ").verdict is A
+    assert v.rules.all_rule({"a": e(0.905), "b": e(0.97)}, 0.9, "τ").verdict is I
+    assert v.rules.all_rule({"a": e(0.8), "b": e(0.97)}, 0.9, "τ").verdict is D
+    outs = {"x": v.rules.threshold_rule(e(0.95), 0.9, "above", "τ"), "y": v.rules.threshold_rule(e(0.8), 0.9, "above", "τ"),
+            "z": v.rules.threshold_rule(e(0.91), 0.9, "above", "τ")}
     assert [o.verdict for o in outs.values()] == [A, D, I]
-    assert v._majority_rule(outs, "t").verdict is I  # 1 of 3 agree, 1 of 3 differ
-    assert v._majority_rule({"x": outs["x"], "z": outs["x"], "y": outs["y"]}, "t").verdict is A
+    assert v.rules.majority_rule(outs, "t").verdict is I  # 1 of 3 agree, 1 of 3 differ
+    assert v.rules.majority_rule({"x": outs["x"], "z": outs["x"], "y": outs["y"]}, "t").verdict is A
     assert v.tau_tolerance(15) == pytest.approx(1 / 15) and v.tau_tolerance(1000) == 0.005
 
 
 # ---- the study on a real subset --------------------------------------------------------------------
 
 FAST = ["pop", "random", "ease-250", "wrmf-50"]
-SMALL = dict(cutoffs=[5, 10, 50, 100], sparsity_shares=[1.0, 0.5, 0.1], n_samples=3,
-             popularity_shares=[1.0, 0.9, 0.8], n_permutations=500, n_bootstrap=40, seed=1)
+SMALL = {"cutoffs": [5, 10, 50, 100], "sparsity_shares": [1.0, 0.5, 0.1], "n_samples": 3,
+             "popularity_shares": [1.0, 0.9, 0.8], "n_permutations": 500, "n_bootstrap": 40, "seed": 1}
 
 
 @pytest.fixture(scope="module")
@@ -324,3 +323,83 @@ def test_study_on_implicit_feedback(subset, tmp_path_factory, monkeypatch):
 def test_chapter_has_no_typed_result_numbers():
     found = prose.typed_numbers((ROOT / "notebooks" / "robustness.md").read_text())
     assert not found, "\n".join(str(f) for f in found)
+
+
+# ---- settings, tables and text ----------------------------------------------------------------------
+
+
+def test_settings_resolve_each_profile():
+    from recmeta.metaeval import incompleteness
+    from recmeta.recommenders import roster
+
+    full = v.Settings.resolve("full")
+    assert full.systems == tuple(roster.names()) and full.n_samples == 50
+    assert full.n_permutations == 100_000 and full.n_bootstrap == 1000
+    assert len(full.sparsity_shares) == 20 and len(full.popularity_shares) == 21  # §5's grids
+    np.testing.assert_allclose(full.sparsity_shares, incompleteness.sparsity_shares())
+    quick = v.Settings.resolve("quick", n_samples=None, depth=50, threshold=None)
+    assert quick.systems == v.QUICK_SYSTEMS and quick.n_samples == 5 and quick.depth == 50
+    assert quick.threshold is None  # None is passed on where the profile has no default
+    assert v.Settings.resolve("quick", systems=["pop", "bias", "random"]).systems == ("pop", "bias",
+                                                                                      "random")
+    second = quick.second("quick")
+    assert second.n_samples == 3 and second.sparsity_shares == (1.0, 0.5, 0.05)
+    assert second.n_permutations == quick.n_permutations and full.second("full") == full
+    kwargs = quick.study_kwargs()
+    assert "systems" not in kwargs and kwargs["cutoffs"] == list(v.CUTOFFS)
+    import inspect
+    assert set(kwargs) <= set(inspect.signature(v.study).parameters)
+    with pytest.raises(ValueError, match="unknown profile"):
+        v.Settings.resolve("fast")
+    with pytest.raises(TypeError, match="unknown setting"):
+        v.Settings.resolve("quick", n_sample=3)
+    with pytest.raises(TypeError, match="must be a list"):
+        v.Settings.resolve("quick", systems="pop")
+
+
+def test_tables_of_the_small_study(small_study):
+    r = small_study
+    scores = v.tables.system_scores(r)
+    assert list(scores.columns) == ["P@100", "Recall@100", "MAP@100", "nDCG@100", "MRR@100",
+                                    "bpref@100", "infAP@100"]
+    assert scores["nDCG@100"].is_monotonic_decreasing
+    low = v.tables.lowest_cutoff_taus(r)
+    for m in v.METRICS:  # the lowest τ off the diagonal, found independently
+        t = r["tau_cutoffs"][m].to_numpy()
+        assert low.at[v.LABELS[m], "lowest τ"] == pytest.approx(t[~np.eye(len(t), dtype=bool)].min())
+    by_test = v.tables.dp_by_test(r)
+    np.testing.assert_allclose(by_test["permutation"], r["dp"][v.tables.deep_measures(r)])
+    t3 = v.tables.table3(r, v.summary(r))
+    np.testing.assert_allclose(t3["DP"], r["dp"][v.tables.deep_measures(r)])
+    np.testing.assert_allclose(t3[f"DP × 210/{r['n_pairs']}"], t3["DP"] * 210 / r["n_pairs"])
+    assert t3.at["MRR", "paper: ML-1M"] == 15.5
+    dp = v.tables.dp_by_cutoff(r)
+    assert len(dp) == 7 * 4 and (dp["low"] <= dp["DP"] + 1e-12).all()
+
+
+def test_text_of_the_small_study(small_study):
+    r = small_study
+    ledger = v.LEDGER.evaluate(r, dataset="ml-100k-300", profile="quick")
+    row = ledger.set_index("claim").loc["valcarce2018.s6.p-5-100"]
+    cited = v.text.cite(ledger, "s6.p-5-100", v.text.PAPER)
+    assert f"**{row['verdict']}**" in cited and "0.76 (ML-1M)" in cited
+    facts = v.text.data_facts(r)
+    assert f"{r['n_evaluated']:,} of the {r['n_users']:,} test users" in facts
+    assert f"{len(FAST)} systems against the paper's 21" in facts
+    dp = v.tables.dp_by_cutoff(r)
+    texts = [facts, v.text.infap(r), v.text.cutoff_agreement(r, ledger), v.text.masks(r),
+             v.text.cutoff_robustness(ledger), v.text.monte_carlo(r, ledger),
+             v.text.cutoff_dp(r, ledger, dp), v.text.metric_agreement(r, ledger),
+             v.text.metric_robustness(ledger), v.text.metric_dp(r, ledger),
+             v.text.second_dataset(r, ledger, ledger), v.text.differences(r),
+             v.text.tally({"a": ledger})]
+    for t in texts:
+        assert t and "{" not in t and "nan" not in t.lower().replace("nanmean", ""), t
+    assert "9 random test sets and 3 popularity test sets" in v.text.masks(r)  # 3 shares × 3
+    tested = int((ledger["verdict"] != N.value).sum())
+    assert f"Of the {tested} claims tested on both datasets, {tested} get" in \
+        v.text.second_dataset(r, ledger, ledger)
+    assert v.text.tally({"a": ledger}).startswith(f"On a, the {len(ledger)} claims:")
+    assert v.text.mc_standard_error(0.05, 100_000) == pytest.approx(np.sqrt(0.05 * 0.95 / 1e5))
+    with pytest.raises(KeyError, match="no claim"):
+        v.text.cite(ledger, "fig9.none")

@@ -27,13 +27,18 @@ from scipy import stats
 
 __all__ = [
     "kendall_tau",
-    "tau_matrix",
+    "mean_band",
+    "mean_with_others",
+    "nan_kendall_tau",
+    "offdiag",
+    "resample_counts",
     "robustness_curve",
     "robustness_curves",
-    "mean_band",
-    "resample_counts",
+    "tau_matrices",
+    "tau_matrix",
     "weighted_means",
 ]
+
 
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     """Kendall's τ-b between the last axes of ``x`` and ``y`` (broadcast over leading axes).
@@ -62,6 +67,72 @@ def kendall_tau(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
     return np.clip(tau, -1.0, 1.0)
+
+
+def nan_kendall_tau(x: ArrayLike, y: ArrayLike, chunk_elements: int = 4_000_000) -> np.ndarray:
+    """:func:`kendall_tau` along the last axis, NaN where either side misses a system's score.
+
+    Bootstrap resamples of users can leave a system without a scored user (its mean is NaN);
+    those orderings get τ = NaN instead of an error, every other one its τ-b. The leading axes
+    broadcast and are computed in chunks of about ``chunk_elements`` pairwise signs, so that
+    thousands of resamples × many pairs of measures stay within memory.
+    """
+    x, y = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    if x.ndim == 0:
+        raise ValueError("x and y must hold one score per system on their last axis")
+    lead, n = x.shape[:-1], x.shape[-1]
+    xf, yf = x.reshape(-1, n), y.reshape(-1, n)
+    out = np.full(xf.shape[0], np.nan)
+    rows = np.flatnonzero(np.isfinite(xf).all(axis=1) & np.isfinite(yf).all(axis=1))
+    step = max(1, int(chunk_elements) // max(1, n * (n - 1) // 2))
+    for start in range(0, rows.size, step):
+        r = rows[start : start + step]
+        out[r] = kendall_tau(xf[r], yf[r])
+    return out.reshape(lead)
+
+
+def tau_matrices(scores: ArrayLike) -> np.ndarray:
+    """τ-b between every pair of rows of ``scores`` (..., k, systems): (..., k, k) matrices.
+
+    The diagonal is 1; each pair is computed once (the upper triangle, mirrored) with
+    :func:`nan_kendall_tau`, so a pair with a missing system score is NaN. Vectorised over the
+    leading axes, e.g. (resamples × measures × systems) gives one matrix per bootstrap resample
+    (Valcarce et al. 2018, Figs. 1 and 5; Valcarce et al. 2020, Fig. 1).
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim < 2:
+        raise ValueError(f"scores must be (..., rows × systems), got shape {s.shape}")
+    k = s.shape[-2]
+    iu, ju = np.triu_indices(k, 1)
+    out = np.broadcast_to(np.eye(k), (*s.shape[:-2], k, k)).copy()
+    t = nan_kendall_tau(s[..., iu, :], s[..., ju, :])
+    out[..., iu, ju] = t
+    out[..., ju, iu] = t
+    return out
+
+
+def offdiag(matrices: ArrayLike) -> np.ndarray:
+    """The k(k−1)/2 entries above the diagonal of (..., k, k) matrices, row by row."""
+    t = np.asarray(matrices)
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ValueError(f"need square matrices on the last two axes, got shape {t.shape}")
+    i, j = np.triu_indices(t.shape[-1], 1)
+    return t[..., i, j]
+
+
+def mean_with_others(matrices: ArrayLike) -> np.ndarray:
+    """Each row's mean τ with the other rows of (..., k, k) τ matrices: (..., k).
+
+    ``(Σ_j t_ij − t_ii) / (k − 1)``: how closely one metric (or cut-off) orders the systems like
+    the others; the lowest is the one furthest from the rest (Valcarce et al. 2018, Sec. 7).
+    """
+    t = np.asarray(matrices, dtype=np.float64)
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2] or t.shape[-1] < 2:
+        raise ValueError(
+            f"need square matrices of at least 2 × 2 on the last two axes, got {t.shape}"
+        )
+    k = t.shape[-1]
+    return (t.sum(axis=-1) - np.diagonal(t, axis1=-2, axis2=-1)) / (k - 1)
 
 
 def tau_matrix(scores: ArrayLike, labels: Sequence[str] | None = None) -> pd.DataFrame:
@@ -181,7 +252,8 @@ def resample_counts(n_users: int, n_resamples: int, seed: int | np.random.Genera
     if int(n_resamples) != n_resamples or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
     rng = np.random.default_rng(seed)
-    return rng.multinomial(int(n_users), np.full(int(n_users), 1.0 / n_users), size=int(n_resamples))
+    n = int(n_users)
+    return rng.multinomial(n, np.full(n, 1.0 / n_users), size=int(n_resamples))
 
 
 def weighted_means(per_user: ArrayLike, counts: ArrayLike) -> np.ndarray:
