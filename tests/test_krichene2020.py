@@ -1,5 +1,5 @@
-"""The sampled-metrics ledger (recmeta.papers.krichene2020): the paper's numbers, the claims and
-their verdict logic, checked on the running example and on synthetic runs whose answers are known.
+"""The sampled-metrics chapter's package (recmeta.papers.krichene2020): the paper's numbers, the
+claims and their verdict logic, checked on the running example and on synthetic runs whose answers are known.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import pytest
 from recmeta import papers, sampled
 from recmeta.papers import krichene2020 as kr
 from recmeta.ledger import prose
-from recmeta.sampled import study as real
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +101,7 @@ def _synthetic_standing(seed=0, users=300, items=400):
 @pytest.fixture(scope="module")
 def real_results(toy_results):
     st = _synthetic_standing()
-    study = real.study_from_standing("synthetic", st, m=20, repetitions=30, seed=1, ms=[5, 40],
+    study = kr.study_from_standing("synthetic", st, m=20, repetitions=30, seed=1, ms=[5, 40],
                                      estimators=["sampled", "rank-estimate", "BV 1", "BV 0.1", "BV 0.01"])
     return {**toy_results, "real": study, "real_order": study.order, "real_multi": None}
 
@@ -126,8 +125,8 @@ def test_order_claims_follow_the_signs_of_their_intervals(real_results):
     study = real_results["real"]
     ex = study.exact_means()
     out = kr.LEDGER["krichene2020.s6.2.exact-order.ap"].outcome(real_results)
-    d_zy = kr._exact_diff(study, "AP", "Z", "Y", real_results["settings"])
-    d_yx = kr._exact_diff(study, "AP", "Y", "X", real_results["settings"])
+    d_zy = kr.exact_diff(study, "AP", "Z", "Y", real_results["settings"])
+    d_yx = kr.exact_diff(study, "AP", "Y", "X", real_results["settings"])
     if d_zy.low > 0 and d_yx.low > 0:
         assert out.verdict == papers.Verdict.AGREES
     elif d_zy.high < 0 or d_yx.high < 0:
