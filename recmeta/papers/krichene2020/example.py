@@ -373,6 +373,7 @@ def least_squares_at_paper_size(replace: bool, gamma: float, ridge: float = 1e-6
         "n": n,
         "m": m,
         "condition": sampled.condition_number(n, m, replace),
+        "cond_warn": sampled.COND_WARN,
         "warning": str(caught[0].message) if caught else "no warning",
         "ls_max": float(np.abs(ls).max()),
         "ls": bias_variance(ls, n, m, replace),
