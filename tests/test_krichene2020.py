@@ -274,9 +274,10 @@ def test_several_items_approximation_and_its_sentence():
     users = {"spread": np.array([3, 40, 300]), "clustered": np.arange(50, 55)}
     table = kr.multi_approximation(users, 500, 30, 2000, 0, True)
     assert set(table.index.get_level_values("metric")) >= {"Hit@10", "AUC"}
-    # linearity: the additive metrics' means agree within Monte-Carlo noise
+    # linearity: the additive metrics' means agree within Monte-Carlo noise (the larger sd of
+    # the two: a rare event the draws never show leaves the simulated sd at 0)
     add = table.drop(index="Hit@10", level="metric")
-    se = add["simulated sd"] / np.sqrt(2000)
+    se = np.maximum(add["simulated sd"], add["independent sd"]) / np.sqrt(2000)
     assert ((add["simulated mean"] - add["independent mean"]).abs() <= 5 * se + 1e-12).all()
     said = text.multi_approximation_text(table, 500, 30, 2000)
     assert "2,000 simulated draws per user" in said and "Hit@10" in said

@@ -7,7 +7,9 @@ The claims read ``results["real"]`` (a :class:`~.movielens.RealStudy`), ``result
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import pairwise
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -43,7 +45,7 @@ __all__: list[str] = []
     "uncorrected| − |bias corrected| (same draws) above 0",
     needs=("real", "settings"),
 )
-def _all_closer(r):
+def _all_closer(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     ex = exact_means(st)
     parts = {}
@@ -75,7 +77,7 @@ def _all_closer(r):
     "0.001 is below that of the rank estimate and of BV 1",
     needs=("real",),
 )
-def _low_bias(r):
+def _low_bias(r: Mapping[str, Any]) -> Outcome:
     st = r["real"]
     ex = exact_means(st)
 
@@ -110,7 +112,7 @@ def _low_bias(r):
     "metric",
     needs=("real", "settings"),
 )
-def _z_first(r):
+def _z_first(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -134,7 +136,7 @@ def _z_first(r):
     "difference lies on the side of the exact one",
     needs=("real", "settings"),
 )
-def _low_gamma(r):
+def _low_gamma(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -158,7 +160,7 @@ def _low_gamma(r):
     rule="largest |Recall@10 − NDCG@10| over systems and repetitions is 0 (both built for one n)",
     needs=("real",),
 )
-def _re_equal(r):
+def _re_equal(r: Mapping[str, Any]) -> Outcome:
     st = r["real"]
     a, b = (
         repetitions_wide(st, "Recall@10", "rank-estimate"),
@@ -182,7 +184,7 @@ def _re_equal(r):
     "every system and top-heavy metric",
     needs=("real",),
 )
-def _var_grows(r):
+def _var_grows(r: Mapping[str, Any]) -> Outcome:
     st = r["real"]
     steps = [e for e in ("BV 1", "BV 0.1", "BV 0.01", "BV 0.001") if e in st.estimators]
     if len(steps) < 2 or st.repetitions < 2:
@@ -215,7 +217,9 @@ def _order_row(order: pd.DataFrame, m: int, pair: str, metric: str, est: str) ->
     return None if sel.empty else sel.iloc[0]
 
 
-def _fig6(r, est: str, paper_m: int, expected: str) -> Outcome:
+def _fig6(
+    r: Mapping[str, Any], est: str, paper_m: int, expected: Literal["positive", "negative"]
+) -> Outcome:
     st, order, s = r["real"], r["real_order"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -248,7 +252,7 @@ def _fig6(r, est: str, paper_m: int, expected: str) -> Outcome:
     "order is still negative (t interval over repetitions)",
     needs=("real", "real_order", "settings"),
 )
-def _fig6_raw(r):
+def _fig6_raw(r: Mapping[str, Any]) -> Outcome:
     return _fig6(r, "sampled", PAPER["fig6_uncorrected"], "negative")
 
 
@@ -263,7 +267,7 @@ def _fig6_raw(r):
     "order is positive (t interval over repetitions)",
     needs=("real", "real_order", "settings"),
 )
-def _fig6_bv(r):
+def _fig6_bv(r: Mapping[str, Any]) -> Outcome:
     return _fig6(r, f"BV {PAPER['fig6_bv_gamma']:g}", PAPER["fig6_bv"], "positive")
 
 
@@ -278,7 +282,7 @@ def _fig6_bv(r):
     "fail",
     needs=("real", "settings"),
 )
-def _table4_bv(r):
+def _table4_bv(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     est = f"BV {PAPER['fig6_bv_gamma']:g}"
     if est not in st.estimators:
@@ -319,7 +323,7 @@ def _table4_bv(r):
     "somewhere",
     needs=("real",),
 )
-def _table4_re(r):
+def _table4_re(r: Mapping[str, Any]) -> Outcome:
     st = r["real"]
     sh = shares(st).pivot_table(index=["pair", "metric"], columns="estimator", values="agreement")
     if "rank-estimate" not in sh:
@@ -357,7 +361,7 @@ def _table4_re(r):
     "of |bias uncorrected| − |bias BV| (same draws) lies above 0",
     needs=("real_multi", "settings"),
 )
-def _several(r):
+def _several(r: Mapping[str, Any]) -> Outcome:
     mu, s = r["real_multi"], r["settings"]
     sim = mu.sim
     ests = [e for e in sim["estimator"].unique() if str(e).startswith("BV")]

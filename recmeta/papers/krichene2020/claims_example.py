@@ -6,8 +6,9 @@ the Monte-Carlo repetitions ``results["toy_sampled"]``; see :mod:`.claims` for t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations, pairwise
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,7 +48,7 @@ __all__: list[str] = []
     rule="each of our 12 values rounds to the printed three decimals",
     needs=("toy",),
 )
-def _table1(r):
+def _table1(r: Mapping[str, Any]) -> Outcome:
     ex = toy_exact(r["toy"], TOY_METRICS)
     gaps = [
         abs(round(ex.loc[m, s], 3) - TABLE1[s][i])
@@ -76,7 +77,7 @@ def _table1(r):
     rule="the best system by exact value, per metric",
     needs=("toy",),
 )
-def _example_best(r):
+def _example_best(r: Mapping[str, Any]) -> Outcome:
     ex = toy_exact(r["toy"], TOY_METRICS)
     best = {m: ex.loc[m].idxmax() for m in TOY_METRICS}
     want = {m: ("A" if m == "AUC" else "C") for m in TOY_METRICS}
@@ -90,7 +91,7 @@ def _example_best(r):
     )
 
 
-def _table2_parts(r) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+def _table2_parts(r: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     toy = r["toy"]
     sim = r["toy_sampled"]
     reps = int(sim["repetition"].nunique())
@@ -113,7 +114,7 @@ def _table2_parts(r) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     "sd widened by its rounding) plus the mean's rounding",
     needs=("toy", "toy_sampled"),
 )
-def _table2_means(r):
+def _table2_means(r: Mapping[str, Any]) -> Outcome:
     expected, _, _ = _table2_parts(r)
     if r["toy"].m != TOY_M:
         return Outcome(
@@ -150,7 +151,7 @@ def _table2_means(r):
     "sd/√(2(R − 1))) plus its rounding",
     needs=("toy", "toy_sampled"),
 )
-def _table2_sd(r):
+def _table2_sd(r: Mapping[str, Any]) -> Outcome:
     _, sim, reps = _table2_parts(r)
     if r["toy"].m != TOY_M:
         return Outcome(
@@ -188,7 +189,7 @@ def _table2_sd(r):
     rule="order of the exact expectations of sampled AP",
     needs=("toy",),
 )
-def _ap_reversed(r):
+def _ap_reversed(r: Mapping[str, Any]) -> Outcome:
     e = toy_expected(r["toy"], r["toy"].m, ["AP"]).loc["AP"]
     order = order_text(e.to_dict())
     ok = order[0] == "A" and order[-1] == "C"
@@ -211,7 +212,7 @@ def _ap_reversed(r):
     "expectation (Definition 1)",
     needs=("toy",),
 )
-def _only_auc(r):
+def _only_auc(r: Mapping[str, Any]) -> Outcome:
     toy = r["toy"]
     ex, sm = toy_exact(toy, TOY_METRICS), toy_expected(toy, toy.m, TOY_METRICS)
     consistent = []
@@ -232,7 +233,9 @@ def _only_auc(r):
     )
 
 
-def _fig2(r, m: int | Sequence[int], want: str, tol: float = 0.0, what: str = "") -> Outcome:
+def _fig2(
+    r: Mapping[str, Any], m: int | Sequence[int], want: str, tol: float = 0.0, what: str = ""
+) -> Outcome:
     toy = r["toy"]
     ms = [m] if isinstance(m, int) else list(m)
     orders = [order_text(toy_expected(toy, mm, ["AP"]).loc["AP"].to_dict(), tol) for mm in ms]
@@ -260,7 +263,7 @@ def _fig2(r, m: int | Sequence[int], want: str, tol: float = 0.0, what: str = ""
     rule="exact expectations at every m = 1..49",
     needs=("toy",),
 )
-def _fig2_small(r):
+def _fig2_small(r: Mapping[str, Any]) -> Outcome:
     return _fig2(r, list(range(1, PAPER["fig2_ap_small"])), "A>C>B")
 
 
@@ -273,7 +276,7 @@ def _fig2_small(r):
     rule="exact expectations at m = 200",
     needs=("toy",),
 )
-def _fig2_200(r):
+def _fig2_200(r: Mapping[str, Any]) -> Outcome:
     return _fig2(r, PAPER["fig2_ap_mid"], "A>B>C")
 
 
@@ -286,7 +289,7 @@ def _fig2_200(r):
     rule="exact expectations at m = 500",
     needs=("toy",),
 )
-def _fig2_500(r):
+def _fig2_500(r: Mapping[str, Any]) -> Outcome:
     return _fig2(r, PAPER["fig2_ap_late"], "C>A>B")
 
 
@@ -299,7 +302,7 @@ def _fig2_500(r):
     rule="exact expectations at m = n − 1, A and B equal within Table 1's rounding (0.0005)",
     needs=("toy",),
 )
-def _fig2_large(r):
+def _fig2_large(r: Mapping[str, Any]) -> Outcome:
     return _fig2(r, r["toy"].n - 1, "C>A=B", tol=0.0005)
 
 
@@ -315,7 +318,7 @@ def _fig2_large(r):
     "figure",
     needs=("toy",),
 )
-def _fig2_recall(r):
+def _fig2_recall(r: Mapping[str, Any]) -> Outcome:
     m = recall_consistent_from(r["toy"])
     if m is None:
         return Outcome(Verdict.DIFFERS, None, "never consistent below m = n", "never")
@@ -339,7 +342,7 @@ def _fig2_recall(r):
     "form), both laws, at most 1e-12",
     needs=("toy",),
 )
-def _auc_unbiased(r):
+def _auc_unbiased(r: Mapping[str, Any]) -> Outcome:
     gap = auc_gap(r["toy"])
     toy = r["toy"]
     return Outcome(
@@ -358,7 +361,7 @@ def _auc_unbiased(r):
     rule="largest |closed form − summation of eq. 16| over every true rank at most 1e-12",
     needs=("toy",),
 )
-def _eq19(r):
+def _eq19(r: Mapping[str, Any]) -> Outcome:
     toy = r["toy"]
     gap = eq19_gap(toy)
     return Outcome(
@@ -379,7 +382,7 @@ def _eq19(r):
     "as exact AUC",
     needs=("toy",),
 )
-def _m1(r):
+def _m1(r: Mapping[str, Any]) -> Outcome:
     toy = r["toy"]
     auc = order_text(toy_exact(toy, ["AUC"]).loc["AUC"].to_dict(), 1e-12)
     sm = toy_expected(toy, 1, ["AP", "NDCG", "NDCG@10", "Recall@1"])
@@ -399,7 +402,7 @@ def _m1(r):
     rule="prior-weighted squared bias of each correction below the uncorrected metric's",
     needs=("toy",),
 )
-def _fig4_closer(r):
+def _fig4_closer(r: Mapping[str, Any]) -> Outcome:
     toy = r["toy"]
     vecs = fig4_vectors(toy, toy.n, PAPER["fig4_m"])
     bias = {k: v[0] for k, v in fig4_bias_variance(toy).items()}
@@ -422,7 +425,7 @@ def _fig4_closer(r):
     "CLS do not",
     needs=("toy",),
 )
-def _fig4_osc(r):
+def _fig4_osc(r: Mapping[str, Any]) -> Outcome:
     toy = r["toy"]
     vecs = fig4_vectors(toy, toy.n, PAPER["fig4_m"])
     rises = {k: int((np.diff(v) > 1e-12).sum()) for k, v in vecs.items()}
@@ -446,7 +449,7 @@ def _fig4_osc(r):
     "its weighted variance grows at every step",
     needs=("toy",),
 )
-def _tradeoff(r):
+def _tradeoff(r: Mapping[str, Any]) -> Outcome:
     toy = r["toy"]
     gam = sorted(toy.gammas, reverse=True)
     stats_ = fig4_bias_variance(toy)
@@ -472,7 +475,7 @@ def _tradeoff(r):
     rule="largest |BV 1 − Σ_r p(r | r̃) M(r)| at most 1e-9",
     needs=("toy",),
 )
-def _gamma_one(r):
+def _gamma_one(r: Mapping[str, Any]) -> Outcome:
     gap = gamma_one_gap(r["toy"])
     return Outcome(
         Verdict.AGREES if gap <= 1e-9 else Verdict.DIFFERS,
@@ -491,7 +494,7 @@ def _gamma_one(r):
     "AP exceeds that of every BV γ of the chapter",
     needs=("toy",),
 )
-def _ls_variance(r):
+def _ls_variance(r: Mapping[str, Any]) -> Outcome:
     v_ls, v_bv = ls_bv_variance(r["toy"])
     return Outcome(
         Verdict.AGREES if v_ls > v_bv else Verdict.DIFFERS,

@@ -37,7 +37,7 @@ __all__: list[str] = []
     "the interval must lie above the paper's share",
     needs=("real", "settings"),
 )
-def _fig5_z(r):
+def _fig5_z(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -65,7 +65,7 @@ def _fig5_z(r):
     "are shorter, so this share is not expected to match)",
     needs=("real", "settings"),
 )
-def _fig5_x_top(r):
+def _fig5_x_top(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -84,7 +84,7 @@ def _fig5_x_top(r):
     "the paper's share",
     needs=("real", "settings"),
 )
-def _fig5_x_bottom(r):
+def _fig5_x_bottom(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -107,7 +107,7 @@ def _fig5_x_bottom(r):
     rule="paired bootstrap of exact Recall@10 (Y − X > 0) and exact AUC (X − Y > 0)",
     needs=("real", "settings"),
 )
-def _y_profile(r):
+def _y_profile(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -152,7 +152,7 @@ for _metric in TOP_HEAVY:
     rule="t interval over repetitions of X − Y and Y − Z (shared negatives), both positive",
     needs=("real", "settings"),
 )
-def _sampled_recall(r):
+def _sampled_recall(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -173,7 +173,7 @@ def _sampled_recall(r):
     "both metrics",
     needs=("real", "settings"),
 )
-def _x_best(r):
+def _x_best(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -196,7 +196,7 @@ def _x_best(r):
     rule="t interval over repetitions of sampled Z − Y, positive on both metrics",
     needs=("real", "settings"),
 )
-def _zy(r):
+def _zy(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
@@ -220,7 +220,7 @@ def _zy(r):
     "the exact difference",
     needs=("real", "settings"),
 )
-def _auc_consistent(r):
+def _auc_consistent(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     ex = exact_means(st).loc["AUC"]
     parts = {}
@@ -241,7 +241,7 @@ def _auc_consistent(r):
     "deviations over repetitions",
     needs=("real",),
 )
-def _bias_not_var(r):
+def _bias_not_var(r: Mapping[str, Any]) -> Outcome:
     st = r["real"]
     ex = exact_means(st)
     ratios = []

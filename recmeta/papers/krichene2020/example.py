@@ -352,10 +352,10 @@ def collapse_table(toy: ToyInputs, metrics: Sequence[str], exact_auc: pd.Series)
     frame = frame.pivot(index="system", columns="metric", values="value")[list(metrics)]
     frame["exact AUC"] = exact_auc
     for metric in metrics:
-        m1, m2 = sampled.metric_value(metric, [1, 2], 2)
+        m1, m2 = sampled.metric_value(metric, np.array([1, 2]), 2)
         gap = np.abs(frame[metric] - (m2 + (m1 - m2) * exact_auc)).max()
         if not gap <= 1e-14:
-            raise AssertionError(f"{metric} at m = 1 is not affine in exact AUC (gap {gap:.1e})")
+            raise RuntimeError(f"{metric} at m = 1 is not affine in exact AUC (gap {gap:.1e})")
     return frame
 
 

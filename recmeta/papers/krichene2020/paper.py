@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from typing import Any
 
 __all__ = [
     "PAPER",
@@ -209,7 +210,7 @@ TABLE4: dict[str, dict[str, tuple[int, ...]]] = {
 }
 #: other printed numbers: §6 (ML-1M, 6,040 users, 3,706 items, m = 100, 100 repetitions),
 #: §6.1 (Fig. 5's counts), §6.3 (Fig. 6's thresholds), §4.2 (Fig. 2's)
-PAPER = {
+PAPER: dict[str, Any] = {
     "users": 6040,
     "n": 3706,
     "m": 100,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ...costs import Plan, Size
 from ...ledger import PROFILES
@@ -18,7 +19,7 @@ from .paper import PAPER, TOY_REPETITIONS
 __all__ = ["Settings", "cost_plan"]
 
 #: the profiles' defaults of the parameters that are ``None`` in the parameters cell
-DEFAULTS: dict[str, dict[str, object]] = {
+DEFAULTS: dict[str, dict[str, Any]] = {
     "quick": {
         "toy_repetitions": 200,
         "check_draws": 2_000,
@@ -96,7 +97,7 @@ class Settings:
         if profile not in PROFILES:
             raise ValueError(f"profile {profile!r} is not one of {PROFILES}")
         check_ties(ties)
-        given = {
+        given: dict[str, Any] = {
             "toy_repetitions": toy_repetitions,
             "check_draws": check_draws,
             "real_repetitions": real_repetitions,
