@@ -1,5 +1,5 @@
-"""The sampled-metrics ledger (recmeta.papers.krichene2020): the paper's numbers, the claims and
-their verdict logic, checked on the running example and on synthetic runs whose answers are known.
+"""The sampled-metrics chapter's package (recmeta.papers.krichene2020): the paper's numbers, the
+claims and their verdict logic, checked on the running example and on synthetic runs whose answers are known.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import pytest
 from recmeta import papers, sampled
 from recmeta.papers import krichene2020 as kr
 from recmeta.ledger import prose
-from recmeta.sampled import study as real
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +101,7 @@ def _synthetic_standing(seed=0, users=300, items=400):
 @pytest.fixture(scope="module")
 def real_results(toy_results):
     st = _synthetic_standing()
-    study = real.study_from_standing("synthetic", st, m=20, repetitions=30, seed=1, ms=[5, 40],
+    study = kr.study_from_standing("synthetic", st, m=20, repetitions=30, seed=1, ms=[5, 40],
                                      estimators=["sampled", "rank-estimate", "BV 1", "BV 0.1", "BV 0.01"])
     return {**toy_results, "real": study, "real_order": study.order, "real_multi": None}
 
@@ -126,8 +125,8 @@ def test_order_claims_follow_the_signs_of_their_intervals(real_results):
     study = real_results["real"]
     ex = study.exact_means()
     out = kr.LEDGER["krichene2020.s6.2.exact-order.ap"].outcome(real_results)
-    d_zy = kr._exact_diff(study, "AP", "Z", "Y", real_results["settings"])
-    d_yx = kr._exact_diff(study, "AP", "Y", "X", real_results["settings"])
+    d_zy = kr.exact_diff(study, "AP", "Z", "Y", real_results["settings"])
+    d_yx = kr.exact_diff(study, "AP", "Y", "X", real_results["settings"])
     if d_zy.low > 0 and d_yx.low > 0:
         assert out.verdict == papers.Verdict.AGREES
     elif d_zy.high < 0 or d_yx.high < 0:
@@ -169,3 +168,129 @@ def test_the_chapter_types_no_result_numbers():
     assert not found, "\n".join(str(f) for f in found)
     assert 'papers.report("sampled-metrics"' in text and "execution.finish()" in text
     assert "second_dataset" in text and "ties =" in text
+
+
+# ----------------------------------------------------------------------------- settings and text
+def test_settings_resolve_the_profiles_defaults_and_keep_given_values():
+    quick = kr.Settings.resolve("quick", dataset="ml-100k", second_dataset="ml-latest-small")
+    full = kr.Settings.resolve("full", dataset="ml-100k")
+    assert (quick.toy_repetitions, quick.real_repetitions, quick.n_resamples) == (200, 20, 1999)
+    assert (full.toy_repetitions, full.real_repetitions, full.n_resamples) == (1000, 100, 9999)
+    assert quick.fig6_ms == (10, 30, 100, 300) and quick.quick and not full.quick
+    given = kr.Settings.resolve("quick", dataset="d", toy_repetitions=7, fig6_ms=[5, 50],
+                                bootstrap_resamples=99, seed=3, gammas=[1, 0.5])
+    assert (given.toy_repetitions, given.fig6_ms, given.n_resamples, given.seed) == (7, (5, 50), 99, 3)
+    assert given.estimators == ["sampled", "rank-estimate", "cls", "BV 1", "BV 0.5"]
+    # the same data once is enough
+    assert kr.Settings.resolve("quick", dataset="d", second_dataset="d").second_dataset is None
+    with pytest.raises(ValueError, match="tie"):
+        kr.Settings.resolve("quick", dataset="d", ties="random")
+    with pytest.raises(ValueError, match="profile"):
+        kr.Settings.resolve("fast", dataset="d")
+
+
+def test_verdict_sentences_come_from_the_ledger(toy_results):
+    from recmeta.papers.krichene2020 import text
+
+    out = kr.LEDGER["krichene2020.table1"].outcome(toy_results)
+    said = text.verdict(toy_results, "table1")
+    assert said.startswith(f"**{out.verdict.value}**: ") and out.reason.rstrip(".") in said
+    assert text.verdict(toy_results, "krichene2020.table1") == said
+    # a claim whose results are absent says so, with the reason
+    assert "not reproduced here" in text.verdict(toy_results, "s6.2.sampled-recall")
+    t1 = text.table1_text(toy_results)
+    assert "A on AUC" in t1 and "C on AP" in t1 and "C on Recall@10" in t1
+    m = kr.recall_consistent_from(toy_results["toy"])
+    assert f"m = {m:,}" in text.fig2_text(toy_results)
+    cfg = kr.Settings.resolve("quick", dataset="ml-100k", second_dataset="ml-latest-small")
+    head = text.profile_text(cfg, 100)
+    assert "**quick**" in head and "ml-100k and ml-latest-small." in head and "1,999" in head
+
+
+def test_law_check_and_closed_forms_against_scipy():
+    from scipy import stats
+
+    law, tv = kr.law_check([10, 200], 1000, 50, 4000, seed=np.random.default_rng(1))
+    sums = law.groupby(["law", "true rank"])["simulated"].sum()
+    assert np.allclose(sums, 1.0) and len(tv) == 4 and (tv["total variation"] >= 0).all()
+    with_rep = law[(law["law"] == "with replacement") & (law["true rank"] == 200)]
+    binom = stats.binom.pmf(with_rep["sampled rank"] - 1, 50, 199 / 999)
+    assert np.allclose(with_rep["formula"], binom)
+    # the simulation is within a few times the noise of the formula
+    assert (tv["total variation"] < 4 * tv["expected from noise"]).all()
+    assert kr.laws_apart([10, 200], 1000, 50) > 0
+    checks = kr.closed_form_checks(2000, (1, 99))
+    assert len(checks) == 2 * 4 * 2 and checks["max |closed form − sum|"].max() < 1e-9
+
+
+def test_example_tables_against_direct_computations(toy_results):
+    toy = toy_results["toy"]
+    exact, beside = kr.table1_frame(toy)
+    assert exact.loc["C", "Recall@10"] == pytest.approx(0.2) and ("paper (Table 1)", "AUC") in beside
+    # at m = 1, Recall@1 of the sampled list is P(r̃ = 1) = AUC_n(r): the exact AUC itself
+    collapse = kr.collapse_table(toy, ["Recall@1", "AP"], exact["AUC"])
+    assert np.allclose(collapse["Recall@1"], exact["AUC"], atol=1e-14)
+    table2, summary = kr.table2_frame(toy, toy_results["toy_sampled"])
+    assert list(table2.index.get_level_values("metric").unique()) == list(kr.TOY_METRICS)
+    assert table2.loc[("AUC", "A"), "paper (Table 2)"] == "0.990 ± 0.004"
+    laws = kr.laws_table(toy)
+    assert np.allclose(laws["difference"], laws["without"] - laws["with"])
+    ls = kr.least_squares_at_paper_size(True, 0.1)
+    assert ls["bv_gap"] < 1e-6 and ls["ls"][1] > ls["ridge"][1]
+    vectors, curves = kr.fig4_frames(1000, 20, ["sampled", "BV 0.1"], True)
+    terms, rises, close = kr.fig4_summary(vectors, curves, 1000, 20, True)
+    assert rises["sampled"] == 0 and set(close) == {"sampled", "BV 0.1"}
+    assert terms.loc["BV 0.1", "weighted squared bias"] < terms.loc["sampled", "weighted squared bias"]
+
+
+def test_the_real_data_sentences(real_results):
+    from recmeta.papers.krichene2020 import text
+
+    study = real_results["real"]
+    assert f"{study.users:,} users ranked" in text.study_text(study)
+    assert "users of Z" in text.ties_text(study)
+    t3 = text.table3_text(real_results)
+    assert "**" in t3 and "the paper: Z>Y>X on all three" in t3
+    assert "Z's worst bucket" in text.fig5_text(real_results)
+    assert "Z's exact AUC" in text.tie_rules_text(study)
+    change, z = kr.independent_change(study, kr.table4_frame(study))
+    assert len(z) == len(study.systems) * len(study.metrics) * len(study.estimators)
+    assert "Monte-Carlo standard errors" in text.independent_text(study, change, z)
+    reliable = sampled.reliable_from_study(study.order, 0.95)
+    counted = kr.reliable_counts(reliable)
+    assert (counted.sum(axis=1) <= len(reliable)).all()
+    assert "Level 0.95" in text.reliable_text(reliable, counted, 0.95, study)
+    assert "skipped" in text.multi_study_text(real_results)
+    frame = kr.LEDGER.evaluate(real_results, dataset="synthetic", profile="quick")
+    assert text.tally_text(frame, "synthetic").startswith(f"On synthetic: {len(kr.LEDGER)} claims")
+    assert "0 verdicts differ" in text.datasets_differ_text(frame, frame, "a", "b")
+    assert "claims on real data" in text.real_claims_text(frame, study)
+    assert "**synthetic**" in text.second_dataset_text(real_results)
+
+
+def test_several_items_approximation_and_its_sentence():
+    from recmeta.papers.krichene2020 import text
+
+    users = {"spread": np.array([3, 40, 300]), "clustered": np.arange(50, 55)}
+    table = kr.multi_approximation(users, 500, 30, 2000, 0, True)
+    assert set(table.index.get_level_values("metric")) >= {"Hit@10", "AUC"}
+    # linearity: the additive metrics' means agree within Monte-Carlo noise (the larger sd of
+    # the two: a rare event the draws never show leaves the simulated sd at 0)
+    add = table.drop(index="Hit@10", level="metric")
+    se = np.maximum(add["simulated sd"], add["independent sd"]) / np.sqrt(2000)
+    assert ((add["simulated mean"] - add["independent mean"]).abs() <= 5 * se + 1e-12).all()
+    said = text.multi_approximation_text(table, 500, 30, 2000)
+    assert "2,000 simulated draws per user" in said and "Hit@10" in said
+
+
+def test_dependence_sentence_lists_the_claims_that_move(real_results):
+    from recmeta.papers.krichene2020 import text
+
+    table = kr.tie_dependence(real_results, list(sampled.TIE_RULES), dataset="synthetic",
+                              profile="quick")
+    said = text.dependence_text(table, "pessimistic")
+    moved = int(table["depends on ties"].sum())
+    if moved:
+        assert f"{moved} of {len(table)} verdicts change" in said
+    else:
+        assert f"None of the {len(table)} verdicts" in said

@@ -10,8 +10,8 @@ metrics and their closed forms, §4.4), :mod:`.corrections` (§5), :mod:`.evalua
 sampled evaluations of runs, Tables 3–4), :mod:`.curves` (frames for the figures, order
 probabilities), :mod:`.held_out` (how real candidates stand to a held-out item), :mod:`.ties`
 (tie rules), :mod:`.shared` (sampled evaluation on real candidates, negatives shared by all
-systems), :mod:`.multi_shared` (the same with several held-out items per user), :mod:`.study`
-(the chapter's real-data study on one dataset).
+systems) and :mod:`.multi_shared` (the same with several held-out items per user). The
+chapter's real-data study lives with its paper, in :mod:`recmeta.papers.krichene2020`.
 """
 
 from .corrections import (

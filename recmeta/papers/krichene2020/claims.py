@@ -1,0 +1,202 @@
+"""Krichene & Rendle (2020), *On Sampled Metrics for Item Recommendation*: the chapter's ledger.
+
+:data:`LEDGER` holds one :class:`~recmeta.ledger.Claim` per statement of the paper, each with a
+function computing our value, its uncertainty and a verdict from the chapter's results. The
+claims are declared in :mod:`.claims_example` (the running example, §3–5),
+:mod:`.claims_movielens` (MovieLens, §6.1–6.2) and :mod:`.claims_corrections` (§6.3, Fig. 6,
+Table 4, §8), which the package imports in that order. They read these results:
+
+- ``"toy"``: :class:`~.example.ToyInputs` (the running example and the chapter's sampling settings);
+- ``"toy_sampled"``: the repetitions of :func:`recmeta.sampled.sampled_evaluation` on it (Table 2);
+- ``"real"``: a :class:`~.movielens.RealStudy` (Tables 3–4, Fig. 5), whose tie rule is the one
+  the claims read;
+- ``"real_order"``: its order study over a grid of m (Fig. 6), present for the chapter's tie rule;
+- ``"real_multi"``: its study with several held-out items (§8's suggestion);
+- ``"settings"``: :class:`~.settings.Settings` (bootstrap resamples, confidence level, seed).
+
+Uncertainty: the toy example's expectations are exact (the law of the sampled rank, no
+simulation); its Monte-Carlo repetitions carry standard errors. Real-data exact metrics carry a
+paired bootstrap over users (:meth:`Estimate.bootstrap_diff`); sampled metrics a t interval over
+repetitions of one evaluation with shared negatives (:meth:`Estimate.mean_se`), so a claim on an
+order of systems reads "inconclusive" when the interval of the difference contains 0.
+
+The paper's text is known here through a text extraction; where a printed value could not be
+read reliably it is not used (the bucket width of Fig. 5 is not stated in the text, so "the worst
+bucket" is our reading, see :func:`~.movielens.worst_bucket`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ...ledger import Estimate, Ledger, Outcome, Verdict, sign_rule
+from .. import register
+from .movielens import RealStudy
+from .movielens_tables import repetitions_wide
+from .settings import Settings
+
+__all__ = [
+    "LEDGER",
+    "PREFIX",
+    "chain",
+    "combine",
+    "evaluate_under",
+    "exact_diff",
+    "exact_user",
+    "mc_estimate",
+    "needs_xyz",
+    "order_signs",
+    "rep_diff",
+    "tie_dependence",
+    "wilson",
+]
+
+LEDGER = register(
+    Ledger(
+        "sampled-metrics",
+        paper="krichene2020sampled",
+        title="Sampled metrics and their corrections",
+    )
+)
+#: the prefix of every claim id of this ledger
+PREFIX = "krichene2020."
+
+
+def combine(
+    parts: Sequence[tuple[str, Outcome]], ours: Estimate | None = None, detail: str | None = None
+) -> Outcome:
+    """One verdict from several: *differs* if any part differs, *agrees* if all agree, else
+    *inconclusive*; the reason lists the parts that decide it."""
+    verdicts = [o.verdict for _, o in parts]
+    if Verdict.NOT_REPRODUCED in verdicts:
+        bad = [o.reason for _, o in parts if o.verdict == Verdict.NOT_REPRODUCED]
+        return Outcome(Verdict.NOT_REPRODUCED, ours, "; ".join(bad), detail)
+    if Verdict.DIFFERS in verdicts:
+        verdict, show = Verdict.DIFFERS, [p for p in parts if p[1].verdict == Verdict.DIFFERS]
+    elif all(v == Verdict.AGREES for v in verdicts):
+        verdict, show = Verdict.AGREES, list(parts)
+    else:
+        verdict, show = (
+            Verdict.INCONCLUSIVE,
+            [p for p in parts if p[1].verdict == Verdict.INCONCLUSIVE],
+        )
+    if ours is None:
+        ours = min(
+            (o.ours for _, o in show if o.ours is not None),
+            key=lambda e: abs(e.value),
+            default=None,
+        )
+    reason = "; ".join(o.reason for _, o in show[:4])
+    if len(show) > 4:
+        reason += f"; and {len(show) - 4} more"
+    return Outcome(verdict, ours, reason, detail)
+
+
+def order_signs(diffs: Mapping[str, Estimate]) -> list[tuple[str, Outcome]]:
+    """A sign check (positive) of each difference, labelled by its key."""
+    return [(k, sign_rule(e, "positive", label=k)) for k, e in diffs.items()]
+
+
+def mc_estimate(values: np.ndarray, level: float, what: str) -> Estimate:
+    """The mean of Monte-Carlo repetitions with its t interval (a point for one repetition)."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return Estimate.point(float(v.mean()), f"{what}, one repetition (no interval)")
+    return Estimate.mean_se(
+        v, level, method=f"{what}: t interval over {v.size} repetitions, {level * 100:g} %"
+    )
+
+
+def rep_diff(
+    study: RealStudy, metric: str, estimator: str, a: str, b: str, level: float
+) -> Estimate:
+    """Expected sampled a − b: mean over repetitions (shared negatives) with its t interval."""
+    w = repetitions_wide(study, metric, estimator)
+    return mc_estimate((w[a] - w[b]).to_numpy(), level, f"sampled {metric} ({estimator}) {a} − {b}")
+
+
+def exact_user(study: RealStudy, metric: str, system: str) -> np.ndarray:
+    """Per-user exact metric of ``system`` under the study's tie rule."""
+    return study.exact[study.ties][(system, metric)]
+
+
+def exact_diff(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> Estimate:
+    """Exact a − b with a paired bootstrap over users (BCa)."""
+    return Estimate.bootstrap_diff(
+        exact_user(study, metric, a),
+        exact_user(study, metric, b),
+        s.level,
+        s.seed,
+        s.n_resamples,
+        method=f"exact {metric} {a} − {b}: paired bootstrap over "
+        f"{study.users} users (BCa, {s.n_resamples} resamples), {s.level * 100:g} %",
+    )
+
+
+def needs_xyz(study: RealStudy) -> Outcome | None:
+    """*Not reproduced* when the study lacks the paper's X, Y, Z; else ``None``."""
+    if not {"X", "Y", "Z"} <= set(study.systems):
+        return Outcome(
+            Verdict.NOT_REPRODUCED,
+            None,
+            "the claim is about the paper's recommenders X, Y, Z; this run has "
+            f"{', '.join(study.systems)}",
+        )
+    return None
+
+
+def chain(
+    study: RealStudy, metric: str, order: Sequence[str], diff: Callable[[str, str], Estimate]
+) -> list[tuple[str, Outcome]]:
+    """Sign checks of consecutive pairs of ``order`` (best first)."""
+    return order_signs({f"{a} − {b} ({metric})": diff(a, b) for a, b in pairwise(order)})
+
+
+def wilson(k: float, n: int, level: float) -> tuple[float, float]:
+    """Wilson score interval of a proportion k/n at confidence ``level``."""
+    z = stats.norm.ppf(0.5 + level / 2)
+    p = k / n
+    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+    return centre - half, centre + half
+
+
+def evaluate_under(
+    results: Mapping[str, Any], ties: str, *, dataset: str, profile: str
+) -> pd.DataFrame:
+    """The ledger evaluated with the real-data claims read under another tie rule (not stored).
+
+    The order study and the several-items study ran under the chapter's rule only; under another
+    rule their claims read "not reproduced here"."""
+    res = dict(results)
+    st = res.get("real")
+    if st is not None and ties != st.ties:
+        res["real"] = replace(st, ties=ties)
+        res.pop("real_order", None)
+        res.pop("real_multi", None)
+    return LEDGER.evaluate(res, dataset=dataset, profile=profile)
+
+
+def tie_dependence(
+    results: Mapping[str, Any], rules: Sequence[str], *, dataset: str, profile: str
+) -> pd.DataFrame:
+    """Verdict of every real-data claim under each tie rule: rows claims, columns rules, plus
+    whether the verdict changes (claims not run under a rule are left out of that comparison)."""
+    frames = {
+        rule: evaluate_under(results, rule, dataset=dataset, profile=profile).set_index("claim")
+        for rule in rules
+    }
+    first = frames[rules[0]]
+    real = [c.id for c in LEDGER if "real" in c.needs]
+    table = pd.DataFrame({rule: f.loc[real, "verdict"] for rule, f in frames.items()})
+    table.insert(0, "statement", first.loc[real, "statement"])
+    run = table[list(rules)].where(table[list(rules)] != "not reproduced here")
+    table["depends on ties"] = run.nunique(axis=1, dropna=True) > 1
+    return table
