@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import multigraded as mg
+from recmeta.papers import scheel2011 as mg
 from recmeta.metrics import score_rankings
 
 
