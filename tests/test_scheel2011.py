@@ -408,6 +408,10 @@ def test_ledger_counts_and_ledger_results(synthetic, real):
     text = sch.ledger_counts({"test": frame})
     assert text.startswith("On test: ") and text.endswith(".")
     assert f"{(frame['verdict'] == A.value).sum()} agrees" in text
+    tables = sch.ledger_tables({"one": frame, "two": frame})
+    assert tables.startswith("**one**\n\n| Claim |") and "\n\n**two**\n\n| Claim |" in tables
+    assert tables.endswith(sch.ledger_counts({"one": frame, "two": frame}))
+    assert tables.count("| scheel2011") == 0 and tables.count("\n|") > 2 * len(frame)
     both = sch.ledger_results({**synthetic, "junk": 1}, real)
     assert set(both) == set(sch.SYNTHETIC_RESULTS) | set(real)
 
@@ -418,3 +422,5 @@ def test_tables_are_captioned(synthetic, real):
     means = sch.scale_means({"a": real})
     assert "Largest relative change" in sch.changes_styled(means).to_html()
     assert "Kendall τ" in sch.order_styled(means).to_html()
+    html = sch.threshold_styled(sch.threshold_table()).to_html()
+    assert "of the list A 3, B 0, C 4, D 1, E 2, F 0, G 1, H 4" in html

@@ -95,7 +95,7 @@ from .swaps import (
     swap_studies,
     swap_study,
 )
-from .tables import changes_styled, level_summary_styled, order_styled
+from .tables import changes_styled, level_summary_styled, order_styled, threshold_styled
 from .text import (
     ARTIFICIAL,
     cite,
@@ -109,6 +109,7 @@ from .text import (
     gain_or_levels,
     holdout_text,
     ledger_counts,
+    ledger_tables,
     levels_used_text,
     nonuniform_levels_text,
     one_swap_text,
@@ -184,6 +185,7 @@ __all__ = [
     "ledger_counts",
     "ledger_inputs",
     "ledger_results",
+    "ledger_tables",
     "level_count_table",
     "level_counts",
     "level_settings",
@@ -229,6 +231,7 @@ __all__ = [
     "swap_studies",
     "swap_study",
     "threshold_ap",
+    "threshold_styled",
     "threshold_table",
     "to_grades",
     "top_level_share",

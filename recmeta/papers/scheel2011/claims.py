@@ -1,7 +1,8 @@
 """Scheel, Lommatzsch & Albayrak (2011), *Performance Measures for Multi-Graded Relevance*: the
 claims of the multi-graded relevance chapter, as a ledger: the ledger, the paper's printed
 constants and the helpers the claims share. The claims themselves are declared in
-:mod:`~recmeta.papers.scheel2011.claims_artificial` and :mod:`~recmeta.papers.scheel2011.claims_real`.
+:mod:`~recmeta.papers.scheel2011.claims_artificial` and
+:mod:`~recmeta.papers.scheel2011.claims_real`.
 
 Every figure, table, numbered equation and headline claim of the paper has a row. Our copy of the
 paper lost its tables and the values of its figures; where a printed value cannot be read, the
@@ -27,7 +28,8 @@ The chapter passes these results (the modules of this package make them):
 - ``scale_per_user``: :func:`~recmeta.papers.scheel2011.scales.scale_study` with
   ``per_user=True``, scales ``native`` and ``doubled`` at least;
 - ``virtual_per_user``: :func:`~recmeta.papers.scheel2011.virtual.virtual_user_study` with
-  ``per_user=True``, levels including ``ordinal_levels``, a larger ordinal count and the raw scores (``-1``);
+  ``per_user=True``, levels including ``ordinal_levels``, a larger ordinal count and the raw
+  scores (``-1``);
 - ``virtual_reference`` (system name), ``ordinal_levels`` (the paper's 9),
   ``candidate_scores`` (system, user, item, score), ``n_boot`` and ``seed`` (bootstrap).
 

@@ -57,7 +57,8 @@ def _falls(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
 def _stable(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
     est, few, many = _level_gap(study, distribution, metric)
     out = value_rule(0.0, est, tolerance=STABLE, max_width=STABLE,
-                     label=f"mean {PAPER_METRICS[metric]}({few} levels) − {PAPER_METRICS[metric]}({many} levels)")
+                     label=f"mean {PAPER_METRICS[metric]}({few} levels) − "
+                           f"{PAPER_METRICS[metric]}({many} levels)")
     return with_reason(out, f"'stable' means within ±{STABLE:g} of no difference")
 
 
@@ -95,10 +96,11 @@ def _(r):
 def _(r):
     ap = pd.Series(r["threshold_ap"], dtype=float)
     lo, hi = ap.idxmin(), ap.idxmax()
-    est = Estimate.exact(float(ap.max() - ap.min()), "exact (max − min of AP over the thresholds)")
+    est = Estimate.exact(float(ap.max() - ap.min()),
+                         "exact (max − min of AP over the thresholds)")
     out = sign_rule(est, "positive", label="range of AP^t")
-    return with_reason(out, f"AP^t runs from {ap.min():.3f} (t = {lo:g}) to {ap.max():.3f} (t = {hi:g}) "
-                             "on our own list, since the paper's is not legible")
+    return with_reason(out, f"AP^t runs from {ap.min():.3f} (t = {lo:g}) to {ap.max():.3f} "
+                            f"(t = {hi:g}) on our own list, since the paper's is not legible")
 
 
 @LEDGER.claim(
@@ -145,14 +147,16 @@ def _(r):
     statement="µMAP is the distance-weighted mean of the MAP at each threshold (OHSUMED: t = 1 "
               "and t = 2; the 9-level virtual user: 8 MAP values)",
     source="§4 (Figs. 6–7); eq. 4", paper_value="weighted mean", paper_dataset="OHSUMED",
-    rule="exact: largest |µMAP − Σ_t w_t MAP^t| over every setting of the swap study; within 1e-9",
+    rule="exact: largest |µMAP − Σ_t w_t MAP^t| over every setting of the swap study; "
+         "within 1e-9",
     needs=("swap_study",),
 )
 def _(r):
     s = r["swap_study"]
     worst = 0.0
     for _, part in s.groupby(["distribution", "levels"]):
-        maps = part[part["metric"] == "MAP"].pivot(index="swaps", columns="threshold", values="value")
+        maps = part[part["metric"] == "MAP"].pivot(index="swaps", columns="threshold",
+                                                  values="value")
         mu = part[part["metric"] == "muAP"].set_index("swaps")["value"].reindex(maps.index)
         w = level_weights(maps.columns.to_numpy())
         worst = max(worst, float(np.abs(maps.to_numpy() @ w.to_numpy() - mu.to_numpy()).max()))
@@ -162,9 +166,10 @@ def _(r):
 @LEDGER.claim(
     "scheel2011.sec2.1.performance-falls-with-swaps",
     statement="Every measure falls as the number of random swaps grows",
-    source="§2.1, Fig. 1; §4, Fig. 4", paper_value="decreases", paper_dataset="artificial rankings",
-    rule="sign rule on the smallest drop 1 − mean(at the most swaps) over every setting and measure "
-         "(normal interval over the repetitions)",
+    source="§2.1, Fig. 1; §4, Fig. 4", paper_value="decreases",
+    paper_dataset="artificial rankings",
+    rule="sign rule on the smallest drop 1 − mean(at the most swaps) over every setting and "
+         "measure (normal interval over the repetitions)",
     needs=("swap_study",),
 )
 def _(r):
@@ -179,20 +184,22 @@ def _(r):
     est = normal_interval(float(drop.loc[key]), se, f"{int(end.loc[key, 'n'])} rankings")
     out = sign_rule(est, "positive", label=f"smallest drop after {top} swaps")
     dist, levels, metric = key
-    return with_reason(out, f"the smallest drop is that of {PAPER_METRICS[metric]} ({dist}, {levels} levels)")
+    return with_reason(out, f"the smallest drop is that of {PAPER_METRICS[metric]} ({dist}, "
+                            f"{levels} levels)")
 
 
 @LEDGER.claim(
     "scheel2011.sec2.1.cost-depends-on-distance",
     statement="How much a swap costs depends on the distance between the levels of the two items",
     source="§2.1", paper_value="depends on the distance", paper_dataset="artificial rankings",
-    rule="exact: Spearman's ρ between level distance and loss 1 − score over every single swap of "
-         "a uniform reference, the smallest over the three measures; agrees if > 0",
+    rule="exact: Spearman's ρ between level distance and loss 1 − score over every single swap "
+         "of a uniform reference, the smallest over the three measures; agrees if > 0",
     needs=("single_swaps",),
 )
 def _(r):
     sw = r["single_swaps"]
-    rho = {m: float(spearmanr(sw["distance"], 1.0 - sw[m]).statistic) for m in PAPER_METRICS if m in sw}
+    rho = {m: float(spearmanr(sw["distance"], 1.0 - sw[m]).statistic)
+           for m in PAPER_METRICS if m in sw}
     if not rho:
         raise ValueError("single_swaps holds none of the paper's measures")
     low = min(rho, key=rho.get)
@@ -214,17 +221,19 @@ def _(r):
 )
 def _(r):
     c = r["level_counts"]
-    uni = c[c["distribution"] == "uniform"].groupby("levels")["items"].agg(lambda x: x.max() - x.min())
+    uni = (c[c["distribution"] == "uniform"].groupby("levels")["items"]
+           .agg(lambda x: x.max() - x.min()))
     empty = int((c.loc[c["distribution"] == "non-uniform", "items"] == 0).sum())
     est = Estimate.exact(empty, "exact (count)")
     even = bool((uni <= 1).all())
     if even and empty > 0:
-        return Outcome(Verdict.AGREES, est, f"uniform references are even; the non-uniform ones leave "
-                                            f"{empty} levels empty")
+        return Outcome(Verdict.AGREES, est, f"uniform references are even; the non-uniform "
+                                            f"ones leave {empty} levels empty")
     if not even:
         return Outcome(Verdict.DIFFERS, est, "a uniform reference is not even")
-    return Outcome(Verdict.INCONCLUSIVE, est, "no level of the non-uniform references is empty in this "
-                                              "draw (the paper says levels *may* stay unused)")
+    return Outcome(Verdict.INCONCLUSIVE, est, "no level of the non-uniform references is empty "
+                                              "in this draw (the paper says levels *may* stay "
+                                              "unused)")
 
 
 # Figs. 4 and 5: NDCG falls with more levels, µAP and NDCNG do not; the remark of §5 on Fig. 4

@@ -42,7 +42,9 @@ from .virtual import pearson_over_users, quantise_levels
 __all__ = ["many_levels"]
 
 
-def _per_user(frame: pd.DataFrame, metric: str, exclude: str | None = None, **where: Any) -> pd.Series:
+def _per_user(
+    frame: pd.DataFrame, metric: str, exclude: str | None = None, **where: Any
+) -> pd.Series:
     """Per-user mean over the systems (but ``exclude``) of ``metric``, for the rows ``where``."""
     mask = frame["metric"] == metric
     for key, value in where.items():
@@ -85,7 +87,9 @@ def _scale_values(r: Mapping[str, Any], metric: str) -> pd.DataFrame:
 
 
 
-def _closest(r: Mapping[str, Any]) -> tuple[dict[str, dict[str, Estimate]], dict[str, tuple[str, ...]]]:
+def _closest(
+    r: Mapping[str, Any],
+) -> tuple[dict[str, dict[str, Estimate]], dict[str, tuple[str, ...]]]:
     """Bootstrap means over users of every non-reference system against the ordinal virtual
     user, per measure, and each measure's top set (systems tied with the best)."""
     v, ref = r["virtual_per_user"], r["virtual_reference"]
@@ -103,9 +107,11 @@ def _closest(r: Mapping[str, Any]) -> tuple[dict[str, dict[str, Estimate]], dict
 
 
 def _closest_by_mean(r: Mapping[str, Any], metric: str = "muAP") -> str:
-    """The non-reference system with the highest mean ``metric`` against the ordinal virtual user."""
+    """The non-reference system with the highest mean ``metric`` against the ordinal virtual
+    user."""
     v, ref = r["virtual_per_user"], r["virtual_reference"]
-    part = v[(v["levels"] == int(r["ordinal_levels"])) & (v["system"] != ref) & (v["metric"] == metric)]
+    part = v[(v["levels"] == int(r["ordinal_levels"])) & (v["system"] != ref)
+             & (v["metric"] == metric)]
     return str(part.groupby("system")["value"].mean().idxmax())
 
 
@@ -123,7 +129,8 @@ def _correlation(
 @LEDGER.claim(
     "scheel2011.tab2.doubling-lowers-ndcg",
     statement="Writing the same ratings on a scale twice as fine lowers NDCG",
-    source="§3.2, Table 2; eq. 3", paper_value="lower (Table 2's values are not legible in our copy)",
+    source="§3.2, Table 2; eq. 3",
+    paper_value="lower (Table 2's values are not legible in our copy)",
     paper_dataset="worked example",
     rule="sign rule on the per-user mean over systems of NDCG(doubled) − NDCG(native) "
          "(bootstrap over users)",
@@ -185,7 +192,8 @@ def _(r):
     own = v[(v["system"] == r["virtual_reference"]) & v["metric"].isin(list(PAPER_METRICS))]
     means = own.groupby(["levels", "metric"])["value"].mean().to_numpy()
     worst = float(means[np.argmax(np.abs(means - 1.0))])
-    return value_rule(1.0, Estimate.exact(worst, "exact (the value farthest from 1)"), tolerance=EXACT)
+    return value_rule(1.0, Estimate.exact(worst, "exact (the value farthest from 1)"),
+                      tolerance=EXACT)
 
 
 @LEDGER.claim(
@@ -208,9 +216,11 @@ def _(r):
         return Outcome(Verdict.AGREES, est, f"{name} is closest under every measure, clear of the "
                                             f"others (µAP {format_estimate(est)})", detail)
     if not common:
-        return Outcome(Verdict.DIFFERS, est, "no system is among the closest under every measure", detail)
-    return Outcome(Verdict.INCONCLUSIVE, est, f"{_join(sorted(common))} tie among the closest under "
-                                              "every measure (overlapping intervals)", detail)
+        return Outcome(Verdict.DIFFERS, est, "no system is among the closest under every measure",
+                       detail)
+    return Outcome(Verdict.INCONCLUSIVE, est, f"{_join(sorted(common))} tie among the closest "
+                                              "under every measure (overlapping intervals)",
+                   detail)
 
 
 def _join(names) -> str:
@@ -225,7 +235,8 @@ def _join(names) -> str:
     source="§2.2; §4, Fig. 7", paper_value=VIRTUAL_USER_CORRELATION, paper_dataset="OHSUMED",
     rule=f"value rule (tolerance {CORRELATION_TOLERANCE:g}) on Pearson's r of the reference's and "
          "the closest system's candidate scores (bootstrap over users)",
-    needs=("virtual_per_user", "virtual_reference", "ordinal_levels", "candidate_scores", "n_boot", "seed"),
+    needs=("virtual_per_user", "virtual_reference", "ordinal_levels", "candidate_scores",
+           "n_boot", "seed"),
 )
 def _(r):
     name = _closest_by_mean(r)
@@ -245,8 +256,8 @@ def _(r):
     statement="The two virtual users' grades correlate strongly (ours: the ordinal and the "
               "real-valued user made of one system)",
     source="§2.2", paper_value=VIRTUAL_USER_CORRELATION, paper_dataset="OHSUMED",
-    rule=f"value rule (tolerance {CORRELATION_TOLERANCE:g}) on Pearson's r of the two users' grades "
-         "(bootstrap over users)",
+    rule=f"value rule (tolerance {CORRELATION_TOLERANCE:g}) on Pearson's r of the two users' "
+         "grades (bootstrap over users)",
     needs=("candidate_scores", "virtual_reference", "ordinal_levels", "n_boot", "seed"),
 )
 def _(r):

@@ -38,7 +38,8 @@ def plot_swap_study(
     (the layout of Scheel et al.'s Figs. 4–5)."""
     part = study[(study["distribution"] == distribution) & study["metric"].isin(list(labels))]
     if part.empty:
-        raise ValueError(f"the study has no rows for distribution {distribution!r} and {list(labels)}")
+        raise ValueError(f"the study has no rows for distribution {distribution!r} and "
+                         f"{list(labels)}")
     fig, axes = plt.subplots(1, len(labels), figsize=(4 * len(labels), 3.6), sharey=True,
                              constrained_layout=True)
     for ax, (metric, label) in zip(np.atleast_1d(axes), labels.items()):

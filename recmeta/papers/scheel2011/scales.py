@@ -70,7 +70,8 @@ def to_grades(
     ratings: pd.DataFrame, *, irrelevant: float | None = None, factor: float = 1.0,
     column: str = "rating",
 ) -> pd.DataFrame:
-    """Ratings as grades whose irrelevant level is 0: ``grade = factor · max(r − irrelevant, 0)``.
+    """Ratings as grades whose irrelevant level is 0:
+    ``grade = factor · max(r − irrelevant, 0)``.
 
     µAP and NDCG-type gains need the irrelevant level at 0 (Scheel et al., sec. 3.2: "the
     relevance scores must be shifted"). ``irrelevant`` defaults to the lowest rating of the frame
@@ -84,7 +85,8 @@ def to_grades(
     if not pd.api.types.is_numeric_dtype(r) or not np.isfinite(r.to_numpy(np.float64)).all():
         raise ValueError(f"column {column!r} must hold finite numbers; clean the ratings first")
     if not (np.isfinite(factor) and factor > 0):
-        raise ValueError(f"factor must be a positive number (a rescaling keeps the order), got {factor}")
+        raise ValueError(f"factor must be a positive number (a rescaling keeps the order), "
+                         f"got {factor}")
     if irrelevant is None:
         if len(r) == 0:
             raise ValueError("empty ratings frame: give irrelevant= explicitly")

@@ -190,7 +190,8 @@ def one_swap_check(
             perms = swap_permutations(n_items, np.ones(draws, dtype=np.int64), rng)
             sim = score_permutations(reference, perms, metrics, thresholds=False)
             for m in metrics:
-                mu, sd, got = float(exact[m].mean()), float(exact[m].std(ddof=0)), float(sim[m].mean())
+                mu, sd = float(exact[m].mean()), float(exact[m].std(ddof=0))
+                got = float(sim[m].mean())
                 se = sd / np.sqrt(draws)
                 if se > 0:
                     z = (got - mu) / se
@@ -229,7 +230,8 @@ def score_permutations(
     out = {name: m[0] for name, m in score_matrices(judgments, runs, list(metrics)).items()}
     if thresholds:
         for t in positive:  # loop over levels; the runs' entry look-up is shared
-            out[f"AP@t={float(t)!r}"] = score_matrices(judgments.with_threshold(t), runs, ["AP"])["AP"][0]
+            at_t = score_matrices(judgments.with_threshold(t), runs, ["AP"])
+            out[f"AP@t={float(t)!r}"] = at_t["AP"][0]
     return out
 
 
@@ -272,7 +274,8 @@ def swap_study(
     """
     settings = [(d, n) for d in distributions for n in levels]
     parts = []
-    for dist, n_levels in tqdm(settings, desc="swap study", **({} if progress else {"disable": True})):
+    for dist, n_levels in tqdm(settings, desc="swap study",
+                               **({} if progress else {"disable": True})):
         reference = study_reference(dist, n_levels, n_items, seed, scale)
         swap_rng = np.random.default_rng([seed, DISTRIBUTIONS.index(dist), n_levels, 1])
         swaps, perms = swap_rankings(reference, range(max_swaps + 1), repetitions, swap_rng)
@@ -302,7 +305,8 @@ def curve_difference(
     ``{"distribution": "uniform", "levels": 2, "metric": "nDCG(gain=exp)"}``. The two curves
     must come from independent rankings (two settings of the study: each has its own random
     stream). Every row of the study is an independent ranking, so with ``S`` swap counts and
-    ``n`` repetitions the standard error is ``sqrt(sum_s (sd_first(s)^2 + sd_second(s)^2) / n) / S``.
+    ``n`` repetitions the standard error is
+    ``sqrt(sum_s (sd_first(s)^2 + sd_second(s)^2) / n) / S``.
     """
     def curve(sel: Mapping[str, object]) -> pd.DataFrame:
         mask = study["swaps"] >= min_swaps
@@ -326,13 +330,15 @@ def curve_difference(
 def level_summary(study: pd.DataFrame, level_counts: pd.DataFrame,
                   labels: Mapping[str, str] = PAPER_METRICS) -> pd.DataFrame:
     """One row per reference of a :func:`swap_study`: the share of its items above level 0, the
-    mean of each measure over the swap counts ``s >= 1``, and ``NDCNG − NDCG`` on the same rankings.
+    mean of each measure over the swap counts ``s >= 1``, and ``NDCNG − NDCG`` on the same
+    rankings.
 
     ``level_counts``: items per level (columns distribution, levels, level, items). With two
     levels the grades are 0 and 1, where NDCG's gain ``2^g − 1`` and NDCNG's ``2^(g/1) − 1`` are
     the same, so the last column is 0 there; it measures what the exponential gain does to NDCG.
     """
-    s = study[(study["swaps"] >= 1) & study["threshold"].isna() & study["metric"].isin(list(labels))]
+    s = study[(study["swaps"] >= 1) & study["threshold"].isna()
+              & study["metric"].isin(list(labels))]
     means = s.groupby(["distribution", "levels", "metric"])["value"].mean().unstack("metric")
     means = means[list(labels)].rename(columns=dict(labels))
     c = level_counts

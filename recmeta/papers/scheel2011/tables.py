@@ -5,10 +5,11 @@ from __future__ import annotations
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from .examples import OWN_LIST
 from .scales import largest_changes, order_table
 from .swaps import level_summary
 
-__all__ = ["changes_styled", "level_summary_styled", "order_styled"]
+__all__ = ["changes_styled", "level_summary_styled", "order_styled", "threshold_styled"]
 
 
 def level_summary_styled(study: pd.DataFrame, level_counts: pd.DataFrame) -> Styler:
@@ -29,3 +30,10 @@ def order_styled(means: pd.DataFrame) -> Styler:
     decimals, captioned."""
     return order_table(means).style.format("{:.3f}").set_caption(
         "Kendall τ between the order of the systems on the native scale and on another")
+
+
+def threshold_styled(table: pd.DataFrame, grades: pd.Series = OWN_LIST) -> Styler:
+    """:func:`~recmeta.papers.scheel2011.examples.threshold_table` of the list ``grades``, four
+    decimals, captioned with the list itself (item: grade, in ranked order)."""
+    listed = ", ".join(f"{item} {grade:g}" for item, grade in grades.items())
+    return table.style.format("{:.4f}").set_caption(f"AP at each threshold of the list {listed}")

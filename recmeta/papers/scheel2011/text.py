@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 from scipy.stats import norm
 
-from ...ledger import Verdict, counts, ours_text, sentence
+from ...ledger import Verdict, counts, ours_text, sentence, to_markdown
 from .claims import (
     LEDGER,
     PAPER_ITEMS,
@@ -45,6 +45,7 @@ __all__ = [
     "gain_or_levels",
     "holdout_text",
     "ledger_counts",
+    "ledger_tables",
     "levels_used_text",
     "nonuniform_levels_text",
     "one_swap_text",
@@ -179,8 +180,9 @@ def doubling_text(table: pd.DataFrame) -> str:
     direction."""
     moves = doubling_moves(table)
     return " ".join(
-        f"On the doubled scale, the list “{what}” gets an NDCG {'lower' if d < 0 else 'higher'} "
-        f"by {abs(d):.4f}{', as in the paper' if d < 0 else ', against the paper'}."
+        f"On the doubled scale, the list “{what}” gets an NDCG "
+        f"{'lower' if d < 0 else 'higher'} by {abs(d):.4f}"
+        f"{', as in the paper' if d < 0 else ', against the paper'}."
         for what, d in moves.items()) + " The three other columns do not move."
 
 
@@ -352,3 +354,10 @@ def ledger_counts(ledgers: Mapping[str, pd.DataFrame]) -> str:
     return " ".join(
         f"On {name}: " + ", ".join(f"{n} {v}" for v, n in counts(frame).items()) + "."
         for name, frame in ledgers.items())
+
+
+def ledger_tables(ledgers: Mapping[str, pd.DataFrame]) -> str:
+    """Each dataset's evaluated ledger as a Markdown table under the dataset's name, then
+    :func:`ledger_counts`."""
+    tables = [f"**{name}**\n\n{to_markdown(frame)}" for name, frame in ledgers.items()]
+    return "\n\n".join([*tables, ledger_counts(ledgers)])

@@ -115,14 +115,16 @@ def candidate_items(
     users = np.sort(pd.unique(train["user"])) if users is None else np.asarray(users)
     unknown = ~np.isin(users, train["user"].to_numpy())
     if unknown.any():
-        raise ValueError(f"{int(unknown.sum())} users have no training ratings, e.g. {users[unknown][:3].tolist()}")
+        raise ValueError(f"{int(unknown.sum())} users have no training ratings, e.g. "
+                         f"{users[unknown][:3].tolist()}")
     rated = np.zeros((users.size, items.size), dtype=bool)
     sub = train[train["user"].isin(users)]
-    rated[pd.Index(users).get_indexer(sub["user"]), np.searchsorted(items, sub["item"].to_numpy())] = True
+    rows = pd.Index(users).get_indexer(sub["user"])
+    rated[rows, np.searchsorted(items, sub["item"].to_numpy())] = True
     free = items.size - rated.sum(axis=1)
     if n_items < 1 or (free < n_items).any():
-        raise ValueError(f"n_items must be between 1 and the fewest unrated items of a user ({free.min()}), "
-                         f"got {n_items}")
+        raise ValueError(f"n_items must be between 1 and the fewest unrated items of a user "
+                         f"({free.min()}), got {n_items}")
     keys = np.random.default_rng(seed).random(rated.shape)
     keys[rated] = np.inf
     pick = np.sort(np.argpartition(keys, n_items - 1, axis=1)[:, :n_items], axis=1)
@@ -217,7 +219,8 @@ def pearson_over_users(
     y = np.asarray(y, dtype=np.float64)
     users = np.asarray(users)
     if not (x.shape == y.shape == users.shape) or x.ndim != 1:
-        raise ValueError(f"x, y and users must be 1-d of one length, got {x.shape}, {y.shape}, {users.shape}")
+        raise ValueError(f"x, y and users must be 1-d of one length, got {x.shape}, {y.shape}, "
+                         f"{users.shape}")
     codes, uniq = pd.factorize(users)
     ok = np.isfinite(x) & np.isfinite(y)
     if ok.sum() < 3:
@@ -225,7 +228,8 @@ def pearson_over_users(
     xc = x[ok] - x[ok].mean()
     yc = y[ok] - y[ok].mean()
     columns = (np.ones_like(xc), xc, yc, xc * xc, yc * yc, xc * yc)
-    sums = np.stack([np.bincount(codes[ok], weights=w, minlength=uniq.size) for w in columns], axis=1)
+    sums = np.stack([np.bincount(codes[ok], weights=w, minlength=uniq.size) for w in columns],
+                    axis=1)
 
     def pearson(s: np.ndarray) -> np.ndarray:
         n, sx, sy, sxx, syy, sxy = s.T
@@ -235,7 +239,8 @@ def pearson_over_users(
     r = float(pearson(sums.sum(axis=0)[None, :])[0])
     if counts is None:
         rng = np.random.default_rng(seed)
-        counts = rng.multinomial(uniq.size, np.full(uniq.size, 1.0 / uniq.size), size=int(n_resamples))
+        counts = rng.multinomial(uniq.size, np.full(uniq.size, 1.0 / uniq.size),
+                                 size=int(n_resamples))
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim != 2 or counts.shape[1] != uniq.size:
         raise ValueError(f"counts must be resamples × {uniq.size} users, got {counts.shape}")
