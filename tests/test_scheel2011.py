@@ -34,7 +34,7 @@ def slow_ndcg_exp(grades: list[float]) -> float:
 # ---------------------------------------------------------------- inputs
 @pytest.fixture(scope="module")
 def synthetic() -> dict:
-    kw = dict(n_items=100, max_swaps=30, repetitions=8, seed=3, progress=False)
+    kw = {"n_items": 100, "max_swaps": 30, "repetitions": 8, "seed": 3, "progress": False}
     study = sch.swap_study([2, 50], **kw)
     unit = sch.swap_study([2, 50], thresholds=False, scale="unit", **kw)
     example = np.array([3, 0, 4, 1, 2, 0, 1, 4], float)
@@ -339,7 +339,7 @@ def test_settings_from_the_parameters_cell():
 def test_the_notebooks_parameters_are_the_settings():
     text = (ROOT / "notebooks" / "multigraded-relevance.md").read_text()
     cell = text.split(":tags: [parameters]", 1)[1].split("```", 1)[0]
-    names = set(re.findall(r"^(\w+) = ", cell, re.M))
+    names = set(re.findall(r"^(\w+) = ", cell, re.MULTILINE))
     assert names == set(sch.PARAMETERS) | {"profile"}
 
 
