@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import multigraded as mg
 from recmeta.metrics import score_rankings
+from recmeta.papers import scheel2011 as mg
 
 
 # ---------------------------------------------------------------- slow references
@@ -425,7 +425,7 @@ def test_reference_grades_on_the_unit_scale():
 def test_unit_levels_turn_ndcg_into_ndcng():
     # on a uniform reference the top level L-1 is used, so NDCNG divides every grade by L-1:
     # NDCG on levels k/(L-1) is NDCNG on levels k, ranking by ranking (the swaps are the same)
-    kw = dict(max_swaps=30, repetitions=4, thresholds=False, seed=5, progress=False)
+    kw = {"max_swaps": 30, "repetitions": 4, "thresholds": False, "seed": 5, "progress": False}
     ints = mg.swap_study([2, 20], ["uniform"], **kw)
     unit = mg.swap_study([2, 20], ["uniform"], scale="unit", **kw)
     a = unit[unit.metric == "nDCG(gain=exp)"].set_index(["levels", "swaps"])["value"]
@@ -439,13 +439,13 @@ def test_unit_levels_turn_ndcg_into_ndcng():
 
 
 def test_ndcg_reacts_to_the_size_of_the_gains_not_to_the_number_of_levels():
-    kw = dict(max_swaps=40, repetitions=6, thresholds=False, seed=2, progress=False,
-              metrics=["nDCG(gain=exp)"])
+    kw = {"max_swaps": 40, "repetitions": 6, "thresholds": False, "seed": 2, "progress": False,
+          "metrics": ["nDCG(gain=exp)"]}
     ints = mg.swap_study([2, 50], ["uniform"], **kw)
     unit = mg.swap_study([2, 50], ["uniform"], scale="unit", **kw)
-    sel = lambda n: {"distribution": "uniform", "levels": n, "metric": "nDCG(gain=exp)"}  # noqa: E731
+    sel = lambda n: {"distribution": "uniform", "levels": n, "metric": "nDCG(gain=exp)"}
     drop_int, se_int = mg.curve_difference(ints, sel(2), sel(50))
-    drop_unit, se_unit = mg.curve_difference(unit, sel(2), sel(50))
+    drop_unit, _se_unit = mg.curve_difference(unit, sel(2), sel(50))
     assert drop_int > 0.1 and drop_int > 5 * se_int  # integer levels: 2^49 swamps the others
     assert abs(drop_unit) < 0.05  # the same 50 levels with small gains: no such drop
 

@@ -15,14 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import multigraded as mg
+from recmeta.ledger import Verdict, prose, row_of, sentence
 from recmeta.metrics import score_rankings
-from recmeta.ledger import prose
 from recmeta.papers import scheel2011 as sch
-from recmeta.ledger import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
+SETTINGS = sch.Settings.resolve("quick", dataset="test")
 
 
 def slow_ndcg_exp(grades: list[float]) -> float:
@@ -35,20 +34,20 @@ def slow_ndcg_exp(grades: list[float]) -> float:
 # ---------------------------------------------------------------- inputs
 @pytest.fixture(scope="module")
 def synthetic() -> dict:
-    kw = dict(n_items=100, max_swaps=30, repetitions=8, seed=3, progress=False)
-    study = mg.swap_study([2, 50], **kw)
-    unit = mg.swap_study([2, 50], thresholds=False, scale="unit", **kw)
+    kw = {"n_items": 100, "max_swaps": 30, "repetitions": 8, "seed": 3, "progress": False}
+    study = sch.swap_study([2, 50], **kw)
+    unit = sch.swap_study([2, 50], thresholds=False, scale="unit", **kw)
     example = np.array([3, 0, 4, 1, 2, 0, 1, 4], float)
     counts = pd.DataFrame([
         {"distribution": d, "levels": n, "level": k, "items": int(c)}
-        for d in mg.DISTRIBUTIONS for n in (2, 50)
-        for k, c in enumerate(np.bincount(mg.study_reference(d, n, 100, 3).astype(int), minlength=n))])
+        for d in sch.DISTRIBUTIONS for n in (2, 50)
+        for k, c in enumerate(np.bincount(sch.study_reference(d, n, 100, 3).astype(int), minlength=n))])
     return {
-        "weights_example": mg.level_weights(sch.EQ4_EXAMPLE_LEVELS),
+        "weights_example": sch.level_weights(sch.EQ4_EXAMPLE_LEVELS),
         "threshold_ap": pd.Series({t: score_rankings(example, ["AP"], threshold=t)["AP"][0]
                                    for t in range(1, 5)}),
         "swap_study": study, "swap_study_unit": unit,
-        "single_swaps": mg.single_swap_scores(mg.study_reference("uniform", 10, 40, 3)),
+        "single_swaps": sch.single_swap_scores(sch.study_reference("uniform", 10, 40, 3)),
         "level_counts": counts,
     }
 
@@ -65,16 +64,17 @@ def _candidates(seed: int = 0, n_users: int = 60, n_items: int = 40) -> pd.DataF
         for name, s in systems.items()], ignore_index=True)
 
 
-def _scale_inputs(ranked: list[float], n_users: int = 30) -> pd.DataFrame:
+def _scale_inputs(ranked: list[float], n_users: int = 30,
+                  metrics: tuple[str, ...] = tuple(sch.PAPER_METRICS)) -> pd.DataFrame:
     """Every user has the same graded list (grades 0..2 as ratings 1..3), ranked as given."""
     test = pd.DataFrame({"user": np.repeat(np.arange(n_users), len(ranked)),
                          "item": np.tile(np.arange(len(ranked)), n_users),
                          "rating": np.tile(np.asarray(ranked) + 1.0, n_users)})
     runs = test[["user", "item"]].assign(system="s", score=-test["item"].astype(float))
     runs2 = runs.assign(system="t", score=runs["score"] - 0.0)
-    return mg.scale_study(test, pd.concat([runs, runs2]), {
-        "native": mg.to_grades, "doubled": lambda df: mg.to_grades(df, factor=2)},
-        list(mg.PAPER_METRICS), per_user=True)
+    return sch.scale_study(test, pd.concat([runs, runs2]), {
+        "native": sch.to_grades, "doubled": lambda df: sch.to_grades(df, factor=2)},
+        list(metrics), per_user=True)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def real() -> dict:
     scores = _candidates()
     return {
         "scale_per_user": _scale_inputs([1.0, 2.0, 2.0, 0.0, 1.0, 0.0]),
-        "virtual_per_user": mg.virtual_user_study(scores, "ref", [9, 100, None], per_user=True),
+        "virtual_per_user": sch.virtual_user_study(scores, "ref", [9, 100, None], per_user=True),
         "virtual_reference": "ref", "ordinal_levels": 9, "candidate_scores": scores,
         "n_boot": 999, "seed": 0,
     }
@@ -149,16 +149,16 @@ def test_ordinal_and_real_valued_virtual_users_get_their_own_verdicts(frame, rea
     assert v["scheel2011.fig8.real-valued.ndcg-lower"] == D.value
     for kind in ("ordinal", "real-valued"):
         assert v[f"scheel2011.fig8.{kind}.ndcng-stable"] == A.value
-    raw = mg.virtual_judgments(real["candidate_scores"].query("system == 'ref'"), None)
+    raw = sch.virtual_judgments(real["candidate_scores"].query("system == 'ref'"), None)
     assert raw["rating"].max() <= 4
 
 
 def test_gain_or_levels_concludes_only_when_both_comparisons_agree(synthetic, real):
-    text = sch.gain_or_levels({**synthetic, **real})
+    text = sch.gain_or_levels({**synthetic, **real}, SETTINGS)
     assert "NDCG reacts to the size of the gains, not to the number of levels" in text
     # without the unit study's agreement (a fake study where NDCG falls on [0, 1] too), no conclusion
     unit = synthetic["swap_study"].copy()
-    text = sch.gain_or_levels({**synthetic, **real, "swap_study_unit": unit})
+    text = sch.gain_or_levels({**synthetic, **real, "swap_study_unit": unit}, SETTINGS)
     assert "do not separate" in text
 
 
@@ -191,14 +191,14 @@ def test_correlation_claims_against_a_chosen_correlation():
     cand = pd.concat([pd.DataFrame({"system": s, "user": users, "item": items, "score": v})
                       for s, v in (("ref", x), ("copy", y), ("noise", rng.normal(size=x.size)))])
     r = {"candidate_scores": cand, "virtual_reference": "ref", "ordinal_levels": 9, "n_boot": 999, "seed": 0,
-         "virtual_per_user": mg.virtual_user_study(cand, "ref", [9], per_user=True)}
+         "virtual_per_user": sch.virtual_user_study(cand, "ref", [9], per_user=True)}
     out = sch.outcome("fig7.closest-correlation", r)
     assert out.verdict is A and out.ours.value == pytest.approx(0.96)
     assert out.ours.low < 0.96 < out.ours.high
     same = cand.copy()
     same.loc[same.system == "copy", "score"] = x
     r2 = {**r, "candidate_scores": same,
-          "virtual_per_user": mg.virtual_user_study(same, "ref", [9], per_user=True)}
+          "virtual_per_user": sch.virtual_user_study(same, "ref", [9], per_user=True)}
     out = sch.outcome("fig7.closest-correlation", r2)
     assert out.verdict is D and out.ours.value == pytest.approx(1.0)
 
@@ -207,7 +207,7 @@ def test_closest_strategy_ties_and_disagreements():
     scores = _candidates(seed=2)
     twin = scores[scores.system == "near"].assign(system="twin")
     tied = pd.concat([scores, twin], ignore_index=True)
-    r = {"virtual_per_user": mg.virtual_user_study(tied, "ref", [9], per_user=True),
+    r = {"virtual_per_user": sch.virtual_user_study(tied, "ref", [9], per_user=True),
          "virtual_reference": "ref", "ordinal_levels": 9, "n_boot": 499, "seed": 0}
     out = sch.outcome("fig7.closest-strategy", r)
     assert out.verdict is I and "near and twin" in out.reason
@@ -242,22 +242,37 @@ def test_a_missing_result_is_not_reproduced_and_named(synthetic):
     assert frame.loc["scheel2011.fig4.ndcg-falls-with-levels", "verdict"] == A.value
 
 
-def test_sentence_gives_paper_ours_uncertainty_and_verdict(synthetic):
-    text = sch.sentence("fig4.ndcg-falls-with-levels", synthetic)
-    assert "Paper: lower with more levels" in text and "Ours: " in text
-    assert "normal interval, 95 %" in text and "Verdict: **agrees**" in text
-    assert re.search(r"Ours: \d\.\d+ \[\d\.\d+, \d\.\d+\]", text)
+def test_cite_gives_paper_ours_uncertainty_and_verdict(synthetic, frame):
+    text = sch.cite(synthetic, SETTINGS, "fig4.ndcg-falls-with-levels")
+    assert text.startswith("- *NDCG is lower with more relevance levels")
+    assert "the paper's lower with more levels (artificial rankings)" in text
+    assert "normal interval, 95 %" in text and "**agrees**" in text
+    # a claim on artificial data is labelled so, not with the chapter's dataset
+    assert re.search(r"ours \(artificial data\): \d\.\d+ \[\d\.\d+, \d\.\d+\]", text)
+    # the same sentence as the ledger's one renderer gives from the evaluated row
+    row = row_of(frame.reset_index(), "scheel2011.fig4.ndcg-falls-with-levels")
+    assert text == "- " + sentence({**row, "dataset": sch.ARTIFICIAL})
+
+
+def test_cite_labels_real_data_claims_with_the_dataset(synthetic, real):
+    text = sch.cite({**synthetic, **real}, SETTINGS, "tab2.ndcng-scale-free", "fig7.closest-strategy")
+    assert text.count("\n") == 1 and text.count("ours (test): ") == 2
+    with pytest.raises(ValueError, match="at least one claim"):
+        sch.cite(synthetic, SETTINGS)
+    with pytest.raises(KeyError, match="no claim"):
+        sch.cite(synthetic, SETTINGS, "fig99.nothing")
 
 
 def test_describe_run_compares_with_the_papers_sizes():
-    same = sch.describe_run(n_items=100, levels=[2, 10, 20, 50], max_swaps=99, repetitions=100)
+    full = sch.Settings.resolve("full")
+    same = sch.describe_run(full)
     assert same.startswith("This run uses the paper's sizes")
-    other = sch.describe_run(n_items=100, levels=[2, 10, 20, 50], max_swaps=99, repetitions=10)
+    other = sch.describe_run(sch.Settings.resolve("quick"))
     assert "10 rankings per swap count; the paper used" in other and "100 rankings" in other
 
 
 def test_describe_levels_effect_quotes_the_curves(synthetic):
-    text = sch.describe_levels_effect(synthetic, "uniform")
+    text = sch.describe_levels_effect(synthetic, SETTINGS, "uniform")
     s = synthetic["swap_study"]
     ndcg2 = s[(s.distribution == "uniform") & (s.levels == 2) & (s.metric == "nDCG(gain=exp)")
               & (s.swaps >= 1)]
@@ -280,3 +295,132 @@ def test_the_chapter_reports_both_datasets_and_keeps_its_provenance():
     assert "{glue:md} execution" in text
     # the old claims table typed its verdicts; every verdict now comes from the ledger
     assert '"holds"' not in text
+
+
+# ---------------------------------------------------------------- settings
+def test_settings_fill_the_profiles_defaults_and_keep_given_values():
+    quick, full = sch.Settings.resolve("quick"), sch.Settings.resolve("full")
+    assert (quick.repetitions, quick.check_draws, quick.n_boot) == (10, 1000, 1999)
+    assert (full.repetitions, full.check_draws, full.n_boot) == (100, 4000, 9999)
+    assert len(quick.systems) == 5 and len(full.systems) == 7 and "iknn-20" in full.systems
+    # the ordinal level count is always among the virtual users' levels, sorted, once
+    assert quick.virtual_levels == (2, 9, 100)
+    assert sch.Settings.resolve("quick", virtual_levels=[50, 9, 3]).virtual_levels == (3, 9, 50)
+    given = sch.Settings.resolve("quick", repetitions=3, systems=["pop"], levels=[2, 5])
+    assert (given.repetitions, given.systems, given.levels) == (3, ("pop",), (2, 5))
+    assert given.show_levels == 5 and quick.show_levels == 10
+    assert quick.datasets == ["ml-100k", "ml-latest-small"] and quick.second == "ml-latest-small"
+    alone = sch.Settings.resolve("quick", second_dataset="ml-100k")
+    assert alone.datasets == ["ml-100k"] and alone.second is None
+    assert sch.Settings.resolve("quick", second_dataset=None).second is None
+
+
+def test_settings_refuse_bad_input():
+    with pytest.raises(ValueError, match="profile 'fast'"):
+        sch.Settings.resolve("fast")
+    with pytest.raises(TypeError, match="list of roster names"):
+        sch.Settings.resolve("quick", systems="pop")
+
+
+def test_settings_from_the_parameters_cell():
+    cell = {"profile": "quick", "dataset": "ml-100k", "second_dataset": None, "seed": 7,
+            "n_items": 50, "levels": [2, 10], "max_swaps": 20, "repetitions": None,
+            "check_draws": None, "test_fraction": 0.2, "depth": 100, "systems": None,
+            "reference_system": "biasedmf-50", "ordinal_levels": 9, "virtual_levels": None,
+            "n_candidates": 100, "n_boot": 99, "unrelated": object()}
+    s = sch.Settings.from_parameters(cell)
+    assert (s.seed, s.n_items, s.levels, s.repetitions, s.n_boot) == (7, 50, (2, 10), 10, 99)
+    assert set(sch.PARAMETERS) | {"profile"} == set(cell) - {"unrelated"}
+    del cell["depth"]
+    with pytest.raises(KeyError, match="depth"):
+        sch.Settings.from_parameters(cell)
+
+
+def test_the_notebooks_parameters_are_the_settings():
+    text = (ROOT / "notebooks" / "multigraded-relevance.md").read_text()
+    cell = text.split(":tags: [parameters]", 1)[1].split("```", 1)[0]
+    names = set(re.findall(r"^(\w+) = ", cell, re.MULTILINE))
+    assert names == set(sch.PARAMETERS) | {"profile"}
+
+
+# ---------------------------------------------------------------- worked examples
+def test_threshold_table_by_engine_and_by_hand():
+    table = sch.threshold_table()
+    assert list(table.index) == ["t = 1", "t = 2", "t = 3", "t = 4", "µAP (eq. 4)", "Σ w_t AP^t"]
+    np.testing.assert_allclose(table["AP"], table["by hand"], rtol=0, atol=1e-12)
+    # t = 4: the relevant items C and H sit at ranks 3 and 8: AP = (1/3 + 2/8) / 2
+    assert table.loc["t = 4", "AP"] == pytest.approx((1 / 3 + 2 / 8) / 2)
+    assert sch.threshold_ap().to_dict() == pytest.approx(table["AP"].iloc[:4].set_axis(
+        range(1, 5)).to_dict())
+
+
+def test_toy_scale_table_moves_only_exponential_ndcg():
+    table = sch.toy_scale_table()
+    assert table.shape == (6, 4)
+    np.testing.assert_allclose(table["NDCG (exp. gain)"], sch.ndcg_exp_by_hand(table), atol=1e-12)
+    assert table["NDCG (exp. gain)"].to_numpy() == pytest.approx(
+        [slow_ndcg_exp(list(f * r)) for r in sch.TOY_RANKINGS.values()
+         for f in sch.TOY_SCALES.values()])
+    assert sch.largest_other_move(table) < 1e-12
+    moved = table.copy()
+    moved.iloc[1, 3] += 0.5
+    assert sch.largest_other_move(moved) == pytest.approx(0.5)
+    moves = sch.doubling_moves(table)
+    assert moves["top item misplaced"] < 0 < moves["top item first"]
+    text = sch.doubling_text(table)
+    assert "“top item misplaced” gets an NDCG lower by" in text and "as in the paper" in text
+    assert "“top item first” gets an NDCG higher by" in text and "against the paper" in text
+
+
+# ---------------------------------------------------------------- sentences
+def test_texts_quote_the_ledger_and_the_results(synthetic, real):
+    results = {**synthetic, **real}
+    uniform = sch.uniform_levels_text(results, SETTINGS)
+    assert "of all the gain." in uniform and "*The low NDCG with many levels" in uniform
+    non = sch.nonuniform_levels_text(results, SETTINGS)
+    assert non.count("\n- ") == 6 and "with non-uniform level counts" in non
+    virtual = sch.virtual_users_text(results, SETTINGS)
+    assert virtual.count("**agrees**") + virtual.count("**differs**") >= 2
+    assert "From 9 levels to the raw scores" in virtual and "In the swap study" in virtual
+    used = sch.levels_used(real["candidate_scores"], "ref", 9)
+    assert sch.levels_used_text(results, SETTINGS) == (
+        f"With 9 levels cut per user, a user's candidates use {used['user']:.1f} of the 9 "
+        f"levels on average; cut once over all users, as the paper's are, they would use "
+        f"{used['global']:.1f}.")
+    # per user, each user's best and worst candidate reach the top and the bottom level
+    assert 2 <= used["global"] <= used["user"] <= 9
+
+
+def test_scale_texts_per_dataset(real):
+    per_user = _scale_inputs([1.0, 2.0, 2.0, 0.0, 1.0, 0.0], metrics=tuple(sch.REAL_METRICS))
+    means = sch.scale_means({"a": {"scale_per_user": per_user}, "b": {"scale_per_user": per_user}})
+    summary = sch.largest_changes(pd.concat([means, means.assign(
+        scale="squared", value=means["value"] * 1.1)]))
+    text = sch.scale_changes_text(summary)
+    assert text.count("On a,") == 1 and text.count("On b,") == 1 and "\n\n" in text
+    assert "the squared scale moves µAP by up to 10.00%" in text
+    full = sch.scale_text(summary, real, SETTINGS)
+    assert full.startswith(text) and full.count("\n- ") == 3
+
+
+def test_ledger_counts_and_ledger_results(synthetic, real):
+    frame = sch.LEDGER.evaluate({**synthetic, **real}, dataset="test", profile="quick")
+    text = sch.ledger_counts({"test": frame})
+    assert text.startswith("On test: ") and text.endswith(".")
+    assert f"{(frame['verdict'] == A.value).sum()} agrees" in text
+    tables = sch.ledger_tables({"one": frame, "two": frame})
+    assert tables.startswith("**one**\n\n| Claim |") and "\n\n**two**\n\n| Claim |" in tables
+    assert tables.endswith(sch.ledger_counts({"one": frame, "two": frame}))
+    assert tables.count("| scheel2011") == 0 and tables.count("\n|") > 2 * len(frame)
+    both = sch.ledger_results({**synthetic, "junk": 1}, real)
+    assert set(both) == set(sch.SYNTHETIC_RESULTS) | set(real)
+
+
+def test_tables_are_captioned(synthetic, real):
+    styled = sch.level_summary_styled(synthetic["swap_study"], synthetic["level_counts"])
+    assert "Share of items above level 0" in styled.to_html()
+    means = sch.scale_means({"a": real})
+    assert "Largest relative change" in sch.changes_styled(means).to_html()
+    assert "Kendall τ" in sch.order_styled(means).to_html()
+    html = sch.threshold_styled(sch.threshold_table()).to_html()
+    assert "of the list A 3, B 0, C 4, D 1, E 2, F 0, G 1, H 4" in html
