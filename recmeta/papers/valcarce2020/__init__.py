@@ -7,13 +7,24 @@ chapter.
 - :mod:`.bootstrap`: τ among metrics and DP with bootstraps over users;
 - :mod:`.study`: :class:`Settings`, :func:`run` and its :class:`Results`, :func:`cost_plan`;
 - :mod:`.tables`: the chapter's tables built from the results;
-- :mod:`.estimates` and :mod:`.claims`: the ledger (registered on import);
+- :mod:`.estimates`, :mod:`.claims`, :mod:`.claims_incompleteness` and
+  :mod:`.claims_means`: the ledger (registered on import);
 - :mod:`.text`: the sentences the chapter prints;
 - :mod:`.figures`: the chapter's figures (imported by the chapter, not here: it needs seaborn).
 """
 
 from __future__ import annotations
 
+# the claims in the paper's order: §1–§6.2, then §6.3, then §7–§8 (all on claims.LEDGER)
+from . import claims  # noqa: F401
+
+# isort: split
+from . import claims_incompleteness  # noqa: F401
+
+# isort: split
+from . import claims_means  # noqa: F401
+
+# isort: split
 from . import text
 from .bootstrap import (
     TauBootstrap,

@@ -41,10 +41,10 @@ def cluster_means(matrix: ArrayLike, unit_of_topic: ArrayLike, counts: ArrayLike
     """System means of a (systems × topics) matrix in bootstrap resamples of units: (B × systems).
 
     ``counts`` (B × units) says how often each unit (user) is drawn in each resample
-    (:func:`recmeta.metaeval.agreement.resample_counts`); every topic of a unit carries the unit's count,
-    so resampling users keeps all of a user's (fold, user) topics together (a cluster
-    bootstrap), and :func:`recmeta.metaeval.agreement.weighted_means` does the rest. NaN topics drop out
-    as in :func:`recmeta.metrics.aggregate`; ``how="gmean"`` averages
+    (:func:`recmeta.metaeval.agreement.resample_counts`); every topic of a unit carries the
+    unit's count, so resampling users keeps all of a user's (fold, user) topics together (a
+    cluster bootstrap), and :func:`recmeta.metaeval.agreement.weighted_means` does the rest.
+    NaN topics drop out as in :func:`recmeta.metrics.aggregate`; ``how="gmean"`` averages
     ``log(max(x, GMEAN_FLOOR))`` and exponentiates.
     """
     x = np.asarray(matrix, dtype=np.float64)
@@ -52,7 +52,8 @@ def cluster_means(matrix: ArrayLike, unit_of_topic: ArrayLike, counts: ArrayLike
         x = np.log(np.maximum(x, GMEAN_FLOOR))  # NaN stays NaN
     elif how != "mean":
         raise ValueError(f"how must be one of {AGGREGATES}, got {how!r}")
-    out = agreement.weighted_means(x, np.asarray(counts, dtype=np.float64)[:, np.asarray(unit_of_topic)])
+    per_topic = np.asarray(counts, dtype=np.float64)[:, np.asarray(unit_of_topic)]
+    out = agreement.weighted_means(x, per_topic)
     return np.exp(out) if how == "gmean" else out
 
 
@@ -93,7 +94,8 @@ def tau_bootstrap(matrices: Mapping[str, np.ndarray], topics: pd.DataFrame, *, n
     point, reps, means = {}, {}, {}
     for agg in AGGREGATES:
         full = np.stack([cluster_means(matrices[n], codes, ones, agg)[0] for n in names])  # M × S
-        boot = np.stack([cluster_means(matrices[n], codes, counts, agg) for n in names], axis=1)  # B × M × S
+        boot = np.stack([cluster_means(matrices[n], codes, counts, agg) for n in names],
+                        axis=1)  # B × M × S
         means[agg] = (full, boot)
         point[agg] = agreement.kendall_tau(full[:, None, :], full[None, :, :])
         reps[agg] = agreement.kendall_tau(boot[:, :, None, :], boot[:, None, :, :])
@@ -106,10 +108,11 @@ def dp_bootstrap(user_matrices: Mapping[str, np.ndarray], *, n_boot: int,
                  seed: int) -> tuple[pd.DataFrame, pd.Series]:
     """DP in bootstrap resamples of the users: (replicates (B × metrics), base (metrics,)).
 
-    Each resample draws the users with replacement (:func:`recmeta.metaeval.agreement.resample_counts`;
-    the same draws for every metric, so the replicates are paired across metrics) and sums the
-    paired t-test p-values of all system pairs (:func:`recmeta.metaeval.significance.bootstrap_dp_t`, a
-    stand-in for the permutation test, close to it with hundreds of users). ``base`` is that
+    Each resample draws the users with replacement
+    (:func:`recmeta.metaeval.agreement.resample_counts`; the same draws for every metric, so the
+    replicates are paired across metrics) and sums the paired t-test p-values of all system
+    pairs (:func:`recmeta.metaeval.significance.bootstrap_dp_t`, a stand-in for the permutation
+    test, close to it with hundreds of users). ``base`` is that
     t-test DP on the users as they are: :func:`dp_estimate` places the replicates' spread
     around the permutation DP by ``value + (replicate − base)``. Short metric names.
     """

@@ -31,8 +31,9 @@ __all__ = [
 ]
 
 def trapezoid_weights(shares: ArrayLike) -> np.ndarray:
-    r"""Weights :math:`w` with :math:`\sum_i w_i \tau_i = \frac{1}{s_{\max} - s_{\min}}\int \tau\,ds`
-    by the trapezoid rule over the actual shares.
+    r"""Weights :math:`w` with
+    :math:`\sum_i w_i \tau_i = \frac{1}{s_{\max} - s_{\min}}\int \tau\,ds` by the trapezoid
+    rule over the actual shares.
 
     With the shares sorted, :math:`s_{(0)} < \dots < s_{(m)}`:
     :math:`w_{(i)} = (s_{(i+1)} - s_{(i-1)}) / (2 (s_{(m)} - s_{(0)}))`, where
@@ -79,11 +80,13 @@ def _area_parts(share: np.ndarray, value: np.ndarray) -> tuple[float, np.ndarray
     return area, a, n.to_numpy(), deterministic
 
 
-def _area_estimate(parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]], signs: Sequence[float],
-                   resolution: float, level: float, what: str) -> Estimate:
-    """Combine independent areas ``Σ sign · area`` into an Estimate (see :func:`area_estimate`)."""
+def _area_estimate(parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]],
+                   signs: Sequence[float], resolution: float, level: float,
+                   what: str) -> Estimate:
+    """Combine independent areas ``Σ sign · area`` into an Estimate (:func:`area_estimate`)."""
     value = float(sum(s * p[0] for s, p in zip(signs, parts)))
-    a = np.concatenate([p[1] for p in parts if not p[3]]) if any(not p[3] for p in parts) else np.zeros(0)
+    random = [p for p in parts if not p[3]]
+    a = np.concatenate([p[1] for p in random]) if random else np.zeros(0)
     n = np.concatenate([p[2] for p in parts if not p[3]]) if a.size else np.zeros(0)
     half_det = sum(resolution for p in parts if p[3])
     var = float(a.sum())
@@ -100,7 +103,8 @@ def _area_estimate(parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]], 
         method = (f"{what}: deterministic masks, ± {half_det:.3g} (one system pair's step of τ "
                   "counts as a tie)")
     else:
-        method = f"{what}: t interval over {masks} random masks (Welch–Satterthwaite df), {level:.0%}"
+        method = (f"{what}: t interval over {masks} random masks (Welch–Satterthwaite df), "
+                  f"{level:.0%}")
     half = half_mc + half_det
     return Estimate(value, value - half, value + half, method)
 
@@ -110,7 +114,8 @@ def _select(taus: pd.DataFrame, scheme: str, aggregate: str, metric: str | None)
     if metric is not None:
         t = t[t["metric"] == metric]
     if t.empty:
-        raise KeyError(f"no τ values for scheme {scheme!r}, aggregate {aggregate!r}, metric {metric!r}")
+        raise KeyError(f"no τ values for scheme {scheme!r}, aggregate {aggregate!r}, "
+                       f"metric {metric!r}")
     # one value per mask: τ of the metric, or the mean over metrics
     return t.groupby(["share", "sample"], as_index=False)["tau"].mean()
 
@@ -170,8 +175,8 @@ def robustness_summary(
 ) -> pd.DataFrame:
     """Area under each robustness curve (mean τ by the trapezoid rule), its band and rank.
 
-    ``curves`` stacks :func:`recmeta.metaeval.agreement.robustness_curves` frames (columns metric, share,
-    tau, and sd and samples for the band) with extra columns ``by``. ``mean_tau`` is
+    ``curves`` stacks :func:`recmeta.metaeval.agreement.robustness_curves` frames (columns
+    metric, share, tau, and sd and samples for the band) with extra columns ``by``. ``mean_tau`` is
     :math:`\\sum_i w_i \\bar\\tau_i` with :func:`trapezoid_weights` over the curve's actual
     shares, so an uneven grid is weighted by the width each share stands for (not a plain mean
     of the points). ``low``/``high`` come from :func:`area_estimate`'s rule when the curves carry
@@ -195,7 +200,8 @@ def robustness_summary(
                 row["low"], row["high"] = row["mean_tau"] - half, row["mean_tau"] + half
             else:
                 # per-share sd and count rebuild the same estimate as area_estimate
-                parts = (row["mean_tau"], w ** 2 * np.nan_to_num(c["sd"].to_numpy() ** 2) / n, n, False)
+                var = w ** 2 * np.nan_to_num(c["sd"].to_numpy() ** 2) / n
+                parts = (row["mean_tau"], var, n, False)
                 est = _area_estimate([parts], [1.0], 0.0, level, "area")
                 row["low"], row["high"] = est.low, est.high
         rows.append(row)
@@ -219,7 +225,8 @@ def curve_point(curves: pd.DataFrame, share: float, *, scheme: str, aggregate: s
 
 
 
-def expected_precision_ratio(n_relevant: ArrayLike, share: float, n_ratings: int | None = None) -> float:
+def expected_precision_ratio(n_relevant: ArrayLike, share: float,
+                             n_ratings: int | None = None) -> float:
     r"""Expected mean P@k on the incomplete test sets over its full value, random ratings removed.
 
     A hit (relevant item in the top k) survives with probability :math:`q`, so a topic's
@@ -234,8 +241,9 @@ def expected_precision_ratio(n_relevant: ArrayLike, share: float, n_ratings: int
 
     the same for every system. Each rating kept independently with probability :math:`p`:
     :math:`q = p`, :math:`\pi_t = 1 - (1-p)^{R_t}`. Exactly :math:`K = \mathrm{round}(pN)` of
-    :math:`N` ratings kept (``n_ratings=N``, as :func:`recmeta.metaeval.incompleteness.random_ratings`
-    does): :math:`q = K/N`, :math:`\pi_t = 1 - \binom{N-R_t}{K}/\binom{N}{K}`. The naive
+    :math:`N` ratings kept (``n_ratings=N``, as
+    :func:`recmeta.metaeval.incompleteness.random_ratings` does): :math:`q = K/N`,
+    :math:`\pi_t = 1 - \binom{N-R_t}{K}/\binom{N}{K}`. The naive
     :math:`p` ignores the topics that drop out and underestimates the ratio.
     ``n_relevant`` holds :math:`R_t` of the topics with at least one relevant item.
     """

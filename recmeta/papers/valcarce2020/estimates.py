@@ -89,7 +89,8 @@ def areas(r: Mapping[str, Any], scheme: str, aggregate: str = "mean") -> dict[st
             how = ("deterministic masks, ± half a swapped pair's τ step" if det[(sch, agg)]
                    else "t interval over the random masks (Welch–Satterthwaite df), 95 %")
             table[(sch, agg)] = {
-                metric_label(row.metric, agg): Estimate(row.mean_tau, row.low, row.high, f"area of {sch}/{agg}: {how}")
+                metric_label(row.metric, agg): Estimate(row.mean_tau, row.low, row.high,
+                                                        f"area of {sch}/{agg}: {how}")
                 for row in part.itertuples()}
         _SUMMARY.insert(0, (curves, table))
         del _SUMMARY[4:]
@@ -126,7 +127,9 @@ def bulk_tau(tb: TauBootstrap, aggregate: str, exclude: Iterable[str]) -> dict[s
 
     point = mean_with_rest(tb.point[aggregate])
     reps = mean_with_rest(tb.reps[aggregate])
-    return {metric_label(m, aggregate): boot_estimate(point[i], reps[:, i], f"mean τ of {metric_label(m, aggregate)} with the others")
+    return {metric_label(m, aggregate):
+            boot_estimate(point[i], reps[:, i],
+                          f"mean τ of {metric_label(m, aggregate)} with the others")
             for i, m in enumerate(names)}
 
 
@@ -144,7 +147,8 @@ def offdiag(t: np.ndarray) -> np.ndarray:
 
 
 def dp_of(r: Mapping[str, Any], metric: str, minus: str | None = None) -> Estimate:
-    """DP of ``metric`` (or DP(metric) − DP(minus)) with its interval (:func:`~.bootstrap.dp_estimate`)."""
+    """DP of ``metric`` (or DP(metric) − DP(minus)) with its interval
+    (:func:`~.bootstrap.dp_estimate`)."""
     return dp_estimate(r["dp"], r["dp_reps"], r["dp_base"], r["dp_mc"], metric, minus)
 
 
@@ -173,11 +177,12 @@ def fig4(r: Mapping[str, Any], transform: Callable[[float, float, float], float]
         mid = transform(row.value, full, p)
         if row.samples > 1 and np.isfinite(row.sd):
             half = stats.t.ppf(0.5 + LEVEL / 2, row.samples - 1) * row.sd / math.sqrt(row.samples)
-            ends = sorted((transform(row.value - half, full, p), transform(row.value + half, full, p)))
+            ends = sorted((transform(row.value - half, full, p),
+                           transform(row.value + half, full, p)))
             lo, hi = (0.0, max(abs(ends[0]), abs(ends[1]))) if ends[0] <= 0 <= ends[1] else \
                 (min(abs(ends[0]), abs(ends[1])), max(abs(ends[0]), abs(ends[1])))
-            est = Estimate(abs(mid), lo, hi, f"t interval over {int(row.samples)} masks at share {p:g}, "
-                                             f"{LEVEL:.0%}")
+            est = Estimate(abs(mid), lo, hi,
+                           f"t interval over {int(row.samples)} masks at share {p:g}, {LEVEL:.0%}")
         else:
             est = Estimate.point(abs(mid), f"one mask at share {p:g}")
         out[metric_label(row.metric)] = est

@@ -69,7 +69,7 @@ def measures(cutoff: int = 100, metrics: Sequence[str] = METRICS) -> list[str]:
 
 
 def label(measure: str, aggregate: str = "mean") -> str:
-    """The paper's name of an engine measure: ``"RR@100"`` → ``"MRR"``, or ``"GMRR"`` for gmean."""
+    """The paper's name of an engine measure: ``"RR@100"`` → ``"MRR"`` (``"GMRR"`` for gmean)."""
     base = measure.split("@", 1)[0]
     if base not in LABELS:
         raise ValueError(f"unknown metric {measure!r}; the study knows {list(METRICS)}")
@@ -122,8 +122,9 @@ def pool_folds(
     """Pool the folds: topic = (fold, user), one :class:`Study` for the whole cross-validation.
 
     ``tests[f]`` is fold ``f``'s test frame (user, item, rating); ``run_frames[f]`` its runs
-    (system, user, item, and score or rank, e.g. from :func:`recmeta.recommenders.make`). Every fold must
-    hold the same systems. ``max_grade`` (ERR's r_max, Valcarce et al. 2020, eq. 8) defaults to
+    (system, user, item, and score or rank, e.g. from :func:`recmeta.recommenders.make`). Every
+    fold must hold the same systems. ``max_grade`` (ERR's r_max, Valcarce et al. 2020, eq. 8)
+    defaults to
     the largest test rating of all folds — with k folds over ratings, the largest rating of the
     dataset. Users of a run without test ratings in that fold are not topics and are ignored.
     """
@@ -136,7 +137,8 @@ def pool_folds(
         for frame, what, cols in ((t, "test", ("user", "item", "rating")),
                                   (r, "run", ("system", "user", "item"))):
             if not isinstance(frame, pd.DataFrame):
-                raise TypeError(f"fold {f}: the {what} must be a DataFrame, got {type(frame).__name__}")
+                raise TypeError(f"fold {f}: the {what} must be a DataFrame, "
+                                f"got {type(frame).__name__}")
             missing = [c for c in cols if c not in frame.columns]
             if missing:
                 raise ValueError(f"fold {f}: the {what} frame lacks column(s) {missing}")
@@ -162,8 +164,8 @@ def _pool_tests(tests: Sequence[pd.DataFrame], threshold: float, max_grade: floa
     tagged = []
     for f, t in enumerate(tests):
         code = all_users.get_indexer(t["user"])
-        tagged.append(pd.DataFrame({"topic": f * n_u + code, "fold": f, "user": t["user"].to_numpy(),
-                                    "item": t["item"].to_numpy(),
+        tagged.append(pd.DataFrame({"topic": f * n_u + code, "fold": f,
+                                    "user": t["user"].to_numpy(), "item": t["item"].to_numpy(),
                                     "rating": t["rating"].to_numpy(dtype=np.float64)}))
     test = pd.concat(tagged, ignore_index=True)
     if max_grade is None:
@@ -174,11 +176,13 @@ def _pool_tests(tests: Sequence[pd.DataFrame], threshold: float, max_grade: floa
     rows = judgments.to_frame()
     rows_topic = rows["user"].to_numpy()  # to_frame names the topic column "user"
     pooled_test = pd.DataFrame({"fold": rows_topic // n_u, "user": all_users[rows_topic % n_u],
-                                "item": rows["item"].to_numpy(), "rating": rows["rating"].to_numpy()})
+                                "item": rows["item"].to_numpy(),
+                                "rating": rows["rating"].to_numpy()})
     return judgments, all_users, pooled_test, topics
 
 
-def _pool_runs(run_frames: Sequence[pd.DataFrame], judgments: Judgments, all_users: pd.Index) -> Runs:
+def _pool_runs(run_frames: Sequence[pd.DataFrame], judgments: Judgments,
+               all_users: pd.Index) -> Runs:
     """The folds' runs (``run_frames[f]`` for fold ``f``) over the topics of :func:`_pool_tests`."""
     n_u = len(all_users)
     frames = []
@@ -281,12 +285,13 @@ def kfold_study(
     depth: int = 100,
     progress: bool | None = None,
 ) -> Study:
-    """Runs of ``systems`` (:class:`recmeta.recommenders.roster.System`) on the folds of a k-fold split.
+    """Runs of ``systems`` (:class:`recmeta.recommenders.roster.System`) on a k-fold split.
 
     The ratings are cut into ``k`` folds with :func:`recmeta.splits.kfold` (seeded); for each of
     ``folds`` (default all), every system is trained on the other folds and ranks all the items
     the user has not rated in training (AllItems, top ``depth``), through the run cache of
-    :func:`recmeta.recommenders.make` (split ``"{k}fold-{f}"``, ``seed``): a second call trains nothing.
+    :func:`recmeta.recommenders.make` (split ``"{k}fold-{f}"``, ``seed``): a second call trains
+    nothing.
     ERR's r_max is the largest rating of the dataset.
     """
     parts = splits.kfold(ratings, k, seed=seed)
@@ -300,8 +305,9 @@ def kfold_study(
     # one system at a time (its folds pooled, then its arrays): memory holds one system's
     # frames, not every system's (Runs.concat; the same runs as pool_folds on all frames)
     runs = Runs.concat([
-        _pool_runs([recommenders.make([system], parts[f].train, dataset=dataset, split=f"{k}fold-{f}",
-                           seed=seed, depth=depth, progress=progress) for f in folds],
+        _pool_runs([recommenders.make([system], parts[f].train, dataset=dataset,
+                                      split=f"{k}fold-{f}", seed=seed, depth=depth,
+                                      progress=progress) for f in folds],
                    judgments, all_users)
         for system in systems])
     study = Study(judgments, runs, topics, pooled_test)

@@ -112,7 +112,8 @@ class Settings:
             second_systems=list(second_systems if second_systems is not None
                                 else SECOND_SYSTEMS[profile]),
             second_folds=[int(f) for f in second_folds],
-            second_samples=int(second_samples) if second_samples is not None else 3 if quick else 10,
+            second_samples=int(second_samples) if second_samples is not None
+            else 3 if quick else 10,
         )
 
     @property
@@ -138,8 +139,9 @@ class Settings:
                          n_permutations=self.n_permutations)
 
 
-def cost_plan(size: Size, systems: list[str], *, folds: list[int], shares: Mapping[str, list[float]],
-              n_samples: int, n_permutations: int, metrics: Iterable[str] | None = None) -> Plan:
+def cost_plan(size: Size, systems: list[str], *, folds: list[int],
+              shares: Mapping[str, list[float]], n_samples: int, n_permutations: int,
+              metrics: Iterable[str] | None = None) -> Plan:
     """The expensive steps of :func:`run` on a dataset of ``size`` (:mod:`recmeta.costs`): the
     runs of ``systems`` on each of ``folds``; one compiled pass per incomplete test set of the
     five schemes (``n_samples`` masks per share for the random schemes, one per share for the
@@ -186,7 +188,8 @@ def robustness(
         tau = agreement.kendall_tau(s, reference[agg][None, :, :])  # masks × metrics
         taus.append(pd.DataFrame({
             "aggregate": agg, "metric": np.tile(names, len(masks.share)),
-            "share": np.repeat(masks.share, len(names)), "sample": np.repeat(masks.sample, len(names)),
+            "share": np.repeat(masks.share, len(names)),
+            "sample": np.repeat(masks.sample, len(names)),
             "tau": tau.ravel()}))
         mean = pd.DataFrame(s.mean(axis=2), columns=names).assign(share=masks.share)  # over systems
         long = mean.melt(id_vars="share", var_name="metric", value_name="value")
@@ -238,7 +241,8 @@ class Results:
         return self.pvalues_topics.groupby("metric", sort=False)["p"].sum()
 
     def user_matrices(self) -> dict[str, np.ndarray]:
-        """Per-user scores (systems × users), each user averaged over the folds (:func:`per_user`)."""
+        """Per-user scores (systems × users), each user averaged over the folds
+        (:func:`per_user`)."""
         return {n: per_user(m, self.study.topics)[0] for n, m in self.matrices.items()}
 
     def tau(self, aggregate: str = "mean") -> pd.DataFrame:
@@ -272,8 +276,9 @@ class Results:
         ``expected`` ratio with topics that lose every relevant item dropping out.
         """
         name = f"P@{self.cutoff}"
-        a = self.absolute[(self.absolute["scheme"] == "ratings") & (self.absolute["aggregate"] == "mean")
-                          & (self.absolute["metric"] == name)].sort_values("share", ascending=False)
+        a = self.absolute
+        a = a[(a["scheme"] == "ratings") & (a["aggregate"] == "mean")
+              & (a["metric"] == name)].sort_values("share", ascending=False)
         if shares is not None:
             a = a[np.isin(np.round(a["share"], 10), np.round(np.asarray(shares, float), 10))]
         full = float(self.reference["mean"][name].mean())
@@ -298,7 +303,8 @@ class Results:
         Metric names are short (``"P"``, ``"RR"``, ...). ``taus``, ``curves`` and ``absolute``
         are the robustness frames; ``tau_among`` the :class:`TauBootstrap` (``n_boot``
         resamples of users); ``dp`` the per-user DP with ``dp_reps`` and ``dp_base``
-        (:func:`dp_bootstrap`) and ``dp_mc`` (:func:`dp_mc_halfwidth`); ``judged`` the per-user judged share of the lists;
+        (:func:`dp_bootstrap`) and ``dp_mc`` (:func:`dp_mc_halfwidth`); ``judged`` the per-user
+        judged share of the lists;
         ``full_values`` each metric's mean over systems on the full test set (arithmetic).
         """
         seed = self.seed if seed is None else seed
@@ -339,8 +345,9 @@ def run(
     """The whole study on one pooled cross-validation (Valcarce et al. 2020, Secs. 6–7).
 
     ``shares`` maps each scheme of :data:`SCHEMES` to its shares kept. Per-topic scores come
-    from :func:`scorer` (infAP as the paper's eq. 11); p-values from :func:`recmeta.metaeval.significance.pvalue_table` (paired
-    permutation test, difference of means, ``n_permutations`` sign flips, seeded), on users
+    from :func:`scorer` (infAP as the paper's eq. 11); p-values from
+    :func:`recmeta.metaeval.significance.pvalue_table` (paired permutation test, difference of
+    means, ``n_permutations`` sign flips, seeded), on users
     (each user's scores averaged over the folds: the main input) and on (fold, user) topics.
     """
     missing = [s for s in SCHEMES if s not in shares]
