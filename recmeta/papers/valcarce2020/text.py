@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...ledger import Estimate, counts, format_estimate, sentence, top_set
+from ...metrics import Subsets
 from . import claims as c
 from .estimates import judged_estimate
 from .folds import Study, judged_share, label, overall_judged_share
@@ -68,7 +69,7 @@ def scorer_check(gaps: pd.DataFrame, share: float) -> str:
         f"{gaps[INFAP_GAP].max():.1e}.")
 
 
-def judged(study: Study, subsets: Any, cutoff: int) -> str:
+def judged(study: Study, subsets: Subsets, cutoff: int) -> str:
     """The study's size and the judged share of the lists, overall and per user, against the
     paper's (§6.3.1). ``subsets`` is the study's scorer (:func:`~.folds.scorer`)."""
     share = overall_judged_share(study, subsets, cutoff)
