@@ -14,14 +14,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from recmeta import assessing, papers
+from recmeta import papers
 from recmeta.data import project_root
-from recmeta.ledger import prose
+from recmeta.ledger import Verdict, prose
 from recmeta.papers import valcarce2020 as v20
-from recmeta.ledger import Estimate, Verdict
 
 A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
-METRICS = assessing.METRICS
+METRICS = v20.METRICS
 RANDOM = ("ratings", "items", "users")
 
 
@@ -41,7 +40,7 @@ def robust_frames(areas: dict, *, sd: float = 0.001, n: int = 20, seed: int = 0,
     """
     rng = np.random.default_rng(seed)
     rows = []
-    for scheme in assessing.SCHEMES:
+    for scheme in v20.SCHEMES:
         for agg in ("mean", "gmean"):
             target = areas.get((scheme, agg), {})
             masks = n if scheme in RANDOM else 1
@@ -63,13 +62,13 @@ def robust_frames(areas: dict, *, sd: float = 0.001, n: int = 20, seed: int = 0,
 
 
 def tau_boot(point: np.ndarray, *, sd: float = 0.005, ag=None, ag_sd: float = 0.005,
-             n_boot: int = 200, seed: int = 0) -> assessing.TauBootstrap:
+             n_boot: int = 200, seed: int = 0) -> v20.TauBootstrap:
     rng = np.random.default_rng(seed)
     reps = np.clip(point[None] + rng.normal(0, sd, (n_boot, *point.shape)), -1, 1)
     reps = (reps + np.swapaxes(reps, 1, 2)) / 2
     ag = np.full(len(METRICS), 0.95) if ag is None else np.asarray(ag, float)
     ag_reps = np.clip(ag[None] + rng.normal(0, ag_sd, (n_boot, ag.size)), -1, 1)
-    return assessing.TauBootstrap(tuple(METRICS), {"mean": point, "gmean": point},
+    return v20.TauBootstrap(tuple(METRICS), {"mean": point, "gmean": point},
                                   {"mean": reps, "gmean": reps}, ag, ag_reps)
 
 
@@ -157,9 +156,9 @@ def test_the_ledger_reads_every_result_from_the_study():
                                            "rank": np.arange(1, 26)}))
         tests.append(pd.concat(rows))
         runs.append(pd.concat(lists))
-    study = assessing.pool_folds(tests, runs, threshold=4, max_grade=5)
-    shares = {s: [1.0, 0.6, 0.3] for s in assessing.SCHEMES}
-    res = assessing.run(study, shares=shares, n_samples=4, seed=1, n_permutations=300, cutoff=20)
+    study = v20.pool_folds(tests, runs, threshold=4, max_grade=5)
+    shares = {s: [1.0, 0.6, 0.3] for s in v20.SCHEMES}
+    res = v20.run(study, shares=shares, n_samples=4, seed=1, n_permutations=300, cutoff=20)
     inputs = res.ledger_inputs(n_boot=30)
     frame = v20.LEDGER.evaluate(inputs, dataset="synthetic", profile="quick", strict=True)
     assert len(frame) == len(v20.LEDGER)
@@ -167,47 +166,6 @@ def test_the_ledger_reads_every_result_from_the_study():
     # the judged-share claim reads the same estimate the chapter prints
     row = frame.set_index("claim").loc["valcarce2020.s6-3-1.judged-share"]
     assert row["ours"] == pytest.approx(v20.judged_estimate(inputs["judged"]).value)
-
-
-# ---- rules ----------------------------------------------------------------------------------------
-
-
-def test_rank_range_and_rank_rule_by_hand():
-    est = {"a": Estimate(0.9, 0.88, 0.92), "b": Estimate(0.87, 0.85, 0.89),  # a, b overlap
-           "c": Estimate(0.5, 0.45, 0.55), "d": Estimate(0.2, 0.1, 0.3)}
-    assert v20.rank_range(est, "a") == (1, 2) and v20.rank_range(est, "b") == (1, 2)
-    assert v20.rank_range(est, "c") == (3, 3) and v20.rank_range(est, "d") == (4, 4)
-    assert v20.rank_range(est, "d", higher_is_better=False) == (1, 1)
-    assert v20.rank_rule(est, ["a", "b"], 1, 2).verdict is A
-    assert v20.rank_rule(est, ["a"], 1, 1).verdict is I  # tied with b at the top
-    out = v20.rank_rule(est, ["c"], 1, 2)
-    assert out.verdict is D and out.reason == "c can rank 3 of 4, outside the claimed 1–2"
-    assert v20.rank_rule(est, ["c", "a"], 1, 3).verdict is A
-    # a point estimate (no interval) ties with everything: c may now rank 3 or 4
-    assert v20.rank_range({**est, "e": Estimate.point(0.6)}, "c") == (3, 4)
-    assert v20.rank_rule({**est, "e": Estimate.point(0.6)}, ["c"], 3, 3).verdict is I
-    with pytest.raises(ValueError):
-        v20.rank_rule(est, ["a"], 3, 2)
-
-
-def test_all_of_and_equivalence_rule():
-    agree = papers.sign_rule(Estimate.exact(1.0), "positive")
-    differ = papers.sign_rule(Estimate.exact(-1.0), "positive")
-    unsure = papers.sign_rule(Estimate(0.1, -1, 1), "positive")
-    assert v20.all_of({"x": agree, "y": agree}).verdict is A
-    assert v20.all_of({"x": agree, "y": unsure}).verdict is I
-    assert v20.all_of({"x": unsure, "y": differ}).verdict is D
-    assert v20.all_of({"x": papers.not_reproduced("no")}).verdict is N
-    assert v20.equivalence_rule(Estimate(0.001, -0.002, 0.004), 0.01).verdict is A
-    assert v20.equivalence_rule(Estimate(0.05, 0.03, 0.07), 0.01).verdict is D
-    assert v20.equivalence_rule(Estimate(0.005, -0.02, 0.03), 0.01).verdict is I
-    assert v20.equivalence_rule(Estimate.point(0.0), 0.01).verdict is I
-
-
-def test_half_unit_of_the_last_printed_digit():
-    assert v20.half_unit(0.001) == pytest.approx(0.0005)
-    assert v20.half_unit(0.00045) == pytest.approx(0.000005)
-    assert v20.half_unit(0.92) == pytest.approx(0.005)
 
 
 # ---- claims: agree, differ, inconclusive ---------------------------------------------------------
@@ -283,7 +241,7 @@ def test_schemes_compared():
 def test_gf1_and_gmrr_least_robust_in_every_scheme():
     claim = "s7-2.gf1-gmrr-least-robust"
     bottom = {m: 0.95 for m in METRICS} | {"F1": 0.8, "RR": 0.8}
-    areas = {(s, "gmean"): bottom for s in assessing.SCHEMES}
+    areas = {(s, "gmean"): bottom for s in v20.SCHEMES}
     assert verdict(claim, full_inputs(areas=areas)) is A
     one_off = dict(areas)
     one_off[("users", "gmean")] = {m: 0.95 for m in METRICS} | {"P": 0.8, "R": 0.8}
@@ -377,4 +335,4 @@ def test_the_chapter_has_no_typed_result_numbers():
     text = (project_root() / "notebooks" / "assessing-ranking-metrics.md").read_text(encoding="utf-8")
     found = prose.typed_numbers(text)
     assert found == [], "\n".join(map(str, found))
-    assert "papers.report(CHAPTER" in text and "check_claims" not in text
+    assert "papers.report(v20.CHAPTER" in text and "check_claims" not in text

@@ -11,13 +11,15 @@ import math
 import numpy as np
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import Enum
 from typing import Literal
 
 from .estimate import Estimate, format_estimate, format_number, format_paper
 
 __all__ = ["Verdict", "Outcome", "not_reproduced", "value_rule", "sign_rule", "order_rule",
-           "rank_rule", "rank_range", "clearly_above", "top_set"]
+           "rank_rule", "rank_range", "clearly_above", "top_set", "all_of", "equivalence_rule",
+           "half_unit"]
 
 class Verdict(str, Enum):
     """How our result stands to the paper's claim."""
@@ -309,3 +311,47 @@ def rank_rule(
     return Outcome(Verdict.INCONCLUSIVE, value,
                    f"overlapping intervals leave {', '.join(open_)} free to rank outside {want} "
                    f"of {n}", detail)
+
+
+def all_of(outcomes: Mapping[str, Outcome]) -> Outcome:
+    """A claim made for several cases at once: **differs** if any case differs, **agrees** if
+    all agree, else **inconclusive** (not reproduced when no case could be evaluated)."""
+    if not outcomes:
+        raise ValueError("all_of needs at least one outcome")
+    verdicts = {k: o.verdict for k, o in outcomes.items()}
+    detail = "; ".join(f"{k}: {o.detail or format_estimate(o.ours)}" for k, o in outcomes.items())
+    tally = ", ".join(f"{k} {v.value}" for k, v in verdicts.items())
+    if all(v is Verdict.NOT_REPRODUCED for v in verdicts.values()):
+        return not_reproduced("; ".join(o.reason for o in outcomes.values()))
+    bad = [k for k, v in verdicts.items() if v is Verdict.DIFFERS]
+    if bad:
+        return Outcome(Verdict.DIFFERS, None, f"{tally} ({bad[0]}: {outcomes[bad[0]].reason})",
+                       detail)
+    if all(v is Verdict.AGREES for v in verdicts.values()):
+        return Outcome(Verdict.AGREES, None, f"holds in every case: {tally}", detail)
+    return Outcome(Verdict.INCONCLUSIVE, None, tally, detail)
+
+
+def equivalence_rule(ours: Estimate, margin: float, *, label: str = "the difference") -> Outcome:
+    """"A is comparable to B": ``ours`` (A − B) within ± ``margin``.
+
+    The interval inside ``[-margin, margin]`` → **agrees**; wholly outside → **differs**;
+    otherwise (or without interval) → **inconclusive**.
+    """
+    if not margin > 0:
+        raise ValueError(f"margin must be positive, got {margin!r}")
+    text = f"{label} {format_estimate(ours)}"
+    m = format_number(margin)
+    if ours.low is None or ours.high is None:
+        return Outcome(Verdict.INCONCLUSIVE, ours, f"{text} has no interval to compare with ± {m}")
+    if -margin <= ours.low and ours.high <= margin:
+        return Outcome(Verdict.AGREES, ours, f"{text} lies within ± {m}")
+    if ours.low > margin or ours.high < -margin:
+        return Outcome(Verdict.DIFFERS, ours, f"{text} lies wholly beyond ± {m}")
+    return Outcome(Verdict.INCONCLUSIVE, ours, f"{text} straddles ± {m}")
+
+
+def half_unit(printed: float) -> float:
+    """Half a unit of the last digit the paper prints: 0.001 → 0.0005, 0.00045 → 0.000005."""
+    exponent = Decimal(str(printed)).normalize().as_tuple().exponent
+    return 0.5 * 10.0 ** int(exponent)

@@ -1,0 +1,307 @@
+r"""The ledger of the assessing-ranking-metrics chapter: Valcarce, Bellogín, Parapar & Castells
+(2020).
+
+*Assessing ranking metrics in top-N recommendation* (Information Retrieval Journal 23,
+pp. 411–448) studies nine metrics at cut-off 100 — P, Recall, F1, MAP, nDCG, MRR, ERR, bpref,
+infAP — for discriminative power (sum of permutation-test p-values over all system pairs, DP)
+and robustness (Kendall's τ between the system orderings on incomplete and full test sets)
+under five incompleteness schemes, with arithmetic and geometric means, on MovieLens 1M,
+LibraryThing and BeerAdvocate. This module holds its claims, one per figure, table and
+conclusion, with the values the paper prints as constants; each claim's evaluate function
+reads the chapter's results (:meth:`~.study.Results.ledger_inputs`) through :mod:`.estimates`.
+
+Readings, stated once:
+
+- *Robustness* of a metric under a scheme is the area under its τ curve (mean τ over the
+  shares, trapezoid rule; :func:`~.curves.area_estimate`). Random schemes carry a
+  Monte-Carlo band over their masks; the deterministic ones (popular items, largest users) a
+  band of ± one half of a swapped system pair's τ step, so that metrics closer than one swapped
+  pair tie.
+- "X, Y and Z are the most robust" means ranks 1 to 3 of 9; "... among the least robust"
+  ranks 7 to 9 (the bottom third) unless the paper names more metrics. A rank is established
+  only where the intervals do not overlap (:func:`recmeta.ledger.rank_range`), as for
+  :func:`recmeta.ledger.order_rule`.
+- DP comes from permutation tests on users (each user's scores averaged over the folds); its
+  interval is a bootstrap over users (:func:`~.bootstrap.dp_estimate`).
+- Figures 1–14 are images: the paper prints no numbers for them, so their claims are the
+  paper's sentences about them. Table 3 (DP values) is not legible in the text available to
+  us, and its claim says so; Table 2 (dataset statistics) describes data we do not have.
+
+The claims of §6.3 are declared in :mod:`.claims_incompleteness`, those of §7 and §8 in
+:mod:`.claims_means`, on the same :data:`LEDGER` and in the paper's order (the package
+imports the three modules in turn).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from ...ledger import (
+    Estimate,
+    Ledger,
+    Outcome,
+    all_of,
+    format_number,
+    half_unit,
+    not_reproduced,
+    order_rule,
+    rank_rule,
+    sign_rule,
+    value_rule,
+)
+from .. import register
+from .estimates import (
+    areas,
+    bulk_tau,
+    dp_of,
+    metric_label,
+    offdiag,
+    tau_stat,
+    with_note,
+)
+
+__all__ = [
+    "CHAPTER",
+    "CUTOFF",
+    "JUDGED_SHARE",
+    "LEDGER",
+    "MC_ERROR",
+    "N_FOLDS",
+    "N_PAIRS",
+    "N_PERMUTATIONS",
+    "N_SAMPLES",
+    "N_SYSTEMS",
+    "PAPER",
+    "TAU_ARITH_GEO",
+    "TAU_HALF_RATINGS",
+    "TAU_LIBRARYTHING",
+    "TAU_SOME_BELOW",
+    "THRESHOLD",
+]
+
+CHAPTER = "assessing-ranking-metrics"
+PAPER = "valcarce2020assessing"
+
+# ---- the paper's printed values (section of Valcarce et al. 2020) -----------------------------
+#: §5.3: 21 recommenders, so 210 system pairs (§6.2)
+N_SYSTEMS = 21
+N_PAIRS = 210
+#: §5.1: 5-fold cross-validation; §4.2.1: 50 random samples per test size; §6: cut-off 100
+N_FOLDS = 5
+N_SAMPLES = 50
+CUTOFF = 100
+#: §3.2, §5.2: ratings >= 4 are relevant
+THRESHOLD = 4
+#: §4.1: Monte-Carlo permutations per test, and the error they print for two p-values
+N_PERMUTATIONS = 100_000
+MC_ERROR: dict[float, float] = {0.05: 0.001, 0.01: 0.00045}
+#: §6.3.1: average test rating coverage of the systems' top 100 (MovieLens 1M, LT, BA)
+JUDGED_SHARE: dict[str, float] = {"ML-1M": 0.05, "LibraryThing": 0.022, "BeerAdvocate": 0.014}
+#: §6.3.1: "the correlation is above 0.9 even when removing half of the test set"
+TAU_HALF_RATINGS = 0.9
+HALF = 0.5
+#: §6.1: "on the other two datasets [ML-1M, BA] ... some correlations below 0.8"
+TAU_SOME_BELOW = 0.8
+#: §6.1: "on the LibraryThing collection, all correlations are above 0.9"
+TAU_LIBRARYTHING = 0.9
+#: §7.1: τ between the arithmetic and geometric orderings on MovieLens 1M
+TAU_ARITH_GEO: dict[str, float] = {"AP": 0.92, "F1": 0.42}
+
+
+#: the paper's datasets as its claims name them, and its random incompleteness schemes
+ML = "ML-1M"
+ALL_DATASETS = "ML-1M, LibraryThing, BeerAdvocate"
+RANDOM_SCHEMES = ("ratings", "items", "users")
+#: what each family of claims reads from :meth:`~.study.Results.ledger_inputs`
+ROBUST_NEEDS = ("taus", "curves", "metrics", "n_systems")
+TAU_NEEDS = ("tau_among",)
+DP_NEEDS = ("dp", "dp_reps", "dp_base", "dp_mc")
+
+LEDGER = register(Ledger(CHAPTER, paper=PAPER,
+                         title="Assessing ranking metrics (Valcarce et al. 2020)"))
+
+
+# ---- §1 and §4.1 -------------------------------------------------------------------------------
+
+#: the schemes of the arithmetic-mean conclusions (§1, §8): all but the largest users
+ARITH_SCHEMES = ("ratings", "items", "popular", "users")
+
+
+@LEDGER.claim(
+    "valcarce2020.s1.precision-most-robust",
+    statement="Precision offers the best robustness figures", source="§1, §8",
+    rule="order rule on the mean of the areas under the τ curves of four schemes "
+         "(random ratings, items and users, popular items; arithmetic means)",
+    paper_value="P", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+def _(r):
+    per = {s: areas(r, s) for s in ARITH_SCHEMES}
+    est = {}
+    for m in per[ARITH_SCHEMES[0]]:
+        parts = [per[s][m] for s in ARITH_SCHEMES]
+        value = float(np.mean([e.value for e in parts]))
+        half = math.sqrt(sum(((e.high - e.low) / 2) ** 2 for e in parts)) / len(parts)
+        est[m] = Estimate(value, value - half, value + half,
+                          "mean of four schemes' areas, half-widths combined as independent")
+    return order_rule(est, "P")
+
+
+def _mc_error(p: float, r: Mapping[str, Any]) -> Outcome:
+    printed = MC_ERROR[p]
+    se = math.sqrt(p * (1 - p) / N_PERMUTATIONS)
+    out = value_rule(printed, Estimate.exact(se, "binomial standard error √(p(1−p)/B)"),
+                     tolerance=half_unit(printed))
+    alt = math.sqrt(2 * p * (1 - p) / N_PERMUTATIONS)
+    return with_note(out, f"√(2p(1−p)/B) = {format_number(alt, 2)}, √2 times the standard "
+                          "error, matches the printed figure")
+
+
+for _p, _printed in MC_ERROR.items():
+    LEDGER.claim(f"valcarce2020.s4-1.mc-error-p{str(_p)[2:]}",
+                 statement=f"{N_PERMUTATIONS:,} permutations estimate a p-value of {_p:g} "
+                           f"within ±{_printed:g}",
+                 source="§4.1",
+                 rule="ours: the binomial standard error √(p(1−p)/B) at the paper's B, exact; "
+                      "agrees within half a unit of the paper's last printed digit",
+                 paper_value=_printed)(partial(_mc_error, _p))
+
+
+# ---- §6.1 correlation among metrics (Fig. 1) ----------------------------------------------------
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-1.mrr-err-apart",
+    statement="MRR and ERR differ noticeably from the rest of the metrics",
+    source="§6.1, Fig. 1",
+    rule="rank rule on each metric's mean τ with the seven metrics other than MRR "
+         "and ERR (bootstrap over users): MRR and ERR rank 8–9 of 9",
+    paper_value="MRR, ERR lowest", paper_dataset="ML-1M, LibraryThing", needs=TAU_NEEDS)
+def _(r):
+    return rank_rule(bulk_tau(r["tau_among"], "mean", {"RR", "ERR"}), ["MRR", "ERR"], 8, 9)
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-1.mrr-err-together",
+    statement="MRR and ERR are correlated with each other", source="§6.1, Fig. 1",
+    rule="sign rule: τ(MRR, ERR) minus the largest τ of either with another metric "
+         "is positive (bootstrap over users)",
+    paper_value="τ(MRR, ERR) high", paper_dataset=ALL_DATASETS, needs=TAU_NEEDS)
+def _(r):
+    tb = r["tau_among"]
+    i, j = tb.metrics.index("RR"), tb.metrics.index("ERR")
+    rest = [k for k in range(len(tb.metrics)) if k not in (i, j)]
+
+    def gap(t: np.ndarray) -> np.ndarray:
+        return t[..., i, j] - np.maximum(t[..., i, rest].max(axis=-1), t[..., j, rest].max(axis=-1))
+
+    return sign_rule(tau_stat(tb, "mean", gap, "τ(MRR, ERR) − max τ with the others"),
+                     "positive",
+                     label="τ(MRR, ERR) minus the largest τ with another metric")
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-1.map-ndcg-strong",
+    statement="MAP is strongly correlated with nDCG", source="§6.1, Fig. 1",
+    rule="sign rule: τ(MAP, nDCG) minus the median τ of the 36 metric pairs is "
+         "positive (bootstrap over users)",
+    paper_value="τ(MAP, nDCG) high", paper_dataset=ALL_DATASETS, needs=TAU_NEEDS)
+def _(r):
+    tb = r["tau_among"]
+    i, j = tb.metrics.index("AP"), tb.metrics.index("nDCG")
+
+    def gap(t: np.ndarray) -> np.ndarray:
+        return t[..., i, j] - np.median(offdiag(t), axis=-1)
+
+    return sign_rule(tau_stat(tb, "mean", gap, "τ(MAP, nDCG) − median τ"), "positive",
+                     label="τ(MAP, nDCG) minus the median τ")
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-1.some-below-08",
+    statement=f"Some correlations among metrics fall below {TAU_SOME_BELOW:g}",
+    source="§6.1, Fig. 1",
+    rule=f"sign rule: {TAU_SOME_BELOW:g} minus the smallest τ between two metrics is "
+         "positive (bootstrap over users)",
+    paper_value=TAU_SOME_BELOW, paper_dataset="ML-1M, BeerAdvocate", needs=TAU_NEEDS)
+def _(r):
+    tb = r["tau_among"]
+    est = tau_stat(tb, "mean", lambda t: TAU_SOME_BELOW - offdiag(t).min(axis=-1),
+                  f"{TAU_SOME_BELOW:g} − min τ")
+    return sign_rule(est, "positive", label=f"{TAU_SOME_BELOW:g} minus the smallest τ")
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-1.librarything-above-09",
+    statement=f"On LibraryThing all correlations among metrics exceed {TAU_LIBRARYTHING:g}",
+    source="§6.1, Fig. 1", rule="not run here", paper_value=TAU_LIBRARYTHING,
+    paper_dataset="LibraryThing")
+def _(r):
+    return not_reproduced("LibraryThing is not available here")
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-1.beeradvocate-bpref-map",
+    statement="On BeerAdvocate bpref correlates poorly with MAP", source="§6.1, Fig. 1",
+    rule="not run here", paper_value="low τ(bpref, MAP)", paper_dataset="BeerAdvocate")
+def _(r):
+    return not_reproduced("BeerAdvocate is not available here")
+
+
+# ---- §6.2 discriminative power (Fig. 2, Table 3) ------------------------------------------------
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-2.ndcg-most-discriminative",
+    statement="nDCG shows the highest discriminative power (the lowest DP)",
+    source="§1, §6.2, Fig. 2, Table 3, §8",
+    rule="order rule on DP, lower is better (permutation tests on "
+         "users; bootstrap interval over users)",
+    paper_value="nDCG", paper_dataset="ML-1M, LibraryThing", needs=DP_NEEDS + ("metrics",))
+def _(r):
+    return order_rule({metric_label(m): dp_of(r, m) for m in r["metrics"]}, "nDCG",
+                      higher_is_better=False)
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-2.table3",
+    statement="DP values of the nine metrics", source="§6.2, Table 3",
+    rule="not run here", paper_value="not legible", paper_dataset=ALL_DATASETS)
+def _(r):
+    return not_reproduced("the table's values are not legible in the text available to us, "
+                          "and DP depends on the systems and the dataset (§4.1), so the "
+                          "paper's values are not comparable with ours")
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-2.map-beats-p",
+    statement="MAP shows a slightly higher discriminative power than precision",
+    source="§6.2",
+    rule="sign rule on DP(P) − DP(MAP), expected positive (paired bootstrap over users)",
+    paper_value="DP(MAP) < DP(P)", paper_dataset="ML-1M, LibraryThing", needs=DP_NEEDS)
+def _(r):
+    return sign_rule(dp_of(r, "P", "AP"), "positive", label="DP(P) − DP(MAP)")
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-2.bpref-below-map-ndcg",
+    statement="bpref discriminates slightly less than MAP and nDCG", source="§6.2",
+    rule="sign rule on DP(bpref) − DP(MAP) and DP(bpref) − DP(nDCG), both expected positive",
+    paper_value="DP(bpref) > DP(MAP), DP(nDCG)", paper_dataset=ALL_DATASETS, needs=DP_NEEDS)
+def _(r):
+    return all_of({f"DP(bpref) − DP({metric_label(m)})":
+                   sign_rule(dp_of(r, "bpref", m), "positive",
+                             label=f"DP(bpref) − DP({metric_label(m)})")
+                   for m in ("AP", "nDCG")})
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-2.folds-stable",
+    statement="Other random 5-fold splits give very similar DP values", source="§6.2",
+    rule="not run here", paper_value="small differences", paper_dataset=ALL_DATASETS)
+def _(r):
+    return not_reproduced("the chapter runs one seeded 5-fold split; it does not repeat the "
+                          "study on other folds")

@@ -1,0 +1,189 @@
+"""Our estimates for the ledger of Valcarce et al. (2020), from the chapter's results.
+
+Each function reads the named results of :meth:`~.study.Results.ledger_inputs` (``r``) and
+returns :class:`~recmeta.ledger.Estimate` values with their intervals, keyed by the paper's
+metric labels: areas under the robustness curves (:func:`areas`, :func:`area_diff`), τ among
+metrics with a bootstrap over users (:func:`bulk_tau`, :func:`tau_stat`), DP (:func:`dp_of`),
+the paper's Fig. 4 at half of the ratings (:func:`fig4`) and the judged share of the lists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from ...ledger import Estimate, Outcome
+from .bootstrap import TauBootstrap, dp_estimate
+from .curves import area_estimate, robustness_summary, tau_resolution
+from .folds import LABELS
+
+__all__ = [
+    "LEVEL",
+    "area_diff",
+    "areas",
+    "boot_estimate",
+    "bulk_tau",
+    "dp_of",
+    "fig4",
+    "half_share",
+    "judged_estimate",
+    "metric_label",
+    "offdiag",
+    "tau_stat",
+    "tau_step",
+    "with_note",
+]
+
+#: the level of every interval of the ledger
+LEVEL = 0.95
+
+
+def metric_label(metric: str, aggregate: str = "mean") -> str:
+    """The paper's name of a short metric name (``"RR"`` → ``"MRR"``, ``"GMRR"`` for gmean);
+    a name the study does not know is kept as it is."""
+    return ("G" if aggregate == "gmean" else "") + LABELS.get(metric, metric)
+
+
+def judged_estimate(judged: Any) -> Estimate:
+    """Mean over users of the judged share of their ranked positions
+    (:func:`~.folds.judged_share`), with a BCa bootstrap interval over users."""
+    return Estimate.bootstrap_mean(np.asarray(judged, dtype=float), LEVEL, seed=0, n_resamples=2000)
+
+
+def with_note(out: Outcome, note: str) -> Outcome:
+    """``out`` with ``note`` appended to its reason."""
+    return Outcome(out.verdict, out.ours, f"{out.reason}; {note}", out.detail)
+
+
+def boot_estimate(point: float, reps: np.ndarray, what: str) -> Estimate:
+    """The point value with the percentile interval of bootstrap replicates over users."""
+    r = np.asarray(reps, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    if r.size < 2:
+        return Estimate.point(point, f"{what}: too few finite bootstrap replicates for an interval")
+    return Estimate.from_samples(r, LEVEL, value=float(point),
+                                 method=f"{what}: percentile interval of {r.size} bootstrap "
+                                        f"replicates over users, {LEVEL:.0%}")
+
+
+_SUMMARY: list[tuple[Any, dict[tuple[str, str], dict[str, Estimate]]]] = []  # the last few
+
+
+def areas(r: Mapping[str, Any], scheme: str, aggregate: str = "mean") -> dict[str, Estimate]:
+    """Area under each metric's τ curve with its band, keyed by the paper's label.
+
+    :func:`~.curves.robustness_summary` of the results' curves (the rule of
+    :func:`~.curves.area_estimate`), computed once per curves frame.
+    """
+    curves = r["curves"]
+    table = next((t for frame, t in _SUMMARY if frame is curves), None)
+    if table is None:
+        s = robustness_summary(curves, n_systems=r["n_systems"])
+        det = curves.groupby(["scheme", "aggregate"])["samples"].max() == 1
+        table = {}
+        for (sch, agg), part in s.groupby(["scheme", "aggregate"], sort=False):
+            how = ("deterministic masks, ± half a swapped pair's τ step" if det[(sch, agg)]
+                   else "t interval over the random masks (Welch–Satterthwaite df), 95 %")
+            table[(sch, agg)] = {
+                metric_label(row.metric, agg): Estimate(row.mean_tau, row.low, row.high,
+                                                        f"area of {sch}/{agg}: {how}")
+                for row in part.itertuples()}
+        _SUMMARY.insert(0, (curves, table))
+        del _SUMMARY[4:]
+    if (scheme, aggregate) not in table:
+        raise KeyError(f"no robustness curves for scheme {scheme!r}, aggregate {aggregate!r}")
+    est = table[(scheme, aggregate)]
+    return {metric_label(m, aggregate): est[metric_label(m, aggregate)] for m in r["metrics"]}
+
+
+def area_diff(r: Mapping[str, Any], a: Mapping[str, str | None],
+              b: Mapping[str, str | None]) -> Estimate:
+    """Area of curve ``a`` minus area of curve ``b`` (keys scheme, aggregate, metric), paired by
+    mask when both use the same scheme (:func:`~.curves.area_estimate`)."""
+    return area_estimate(r["taus"], scheme=a["scheme"], aggregate=a.get("aggregate", "mean"),
+                         metric=a.get("metric"), minus=b, n_systems=r["n_systems"])
+
+
+def tau_step(r: Mapping[str, Any]) -> float:
+    """One swapped system pair's change of Kendall's τ: 2 / C(S, 2)."""
+    return 2 * tau_resolution(r["n_systems"])
+
+
+def bulk_tau(tb: TauBootstrap, aggregate: str, exclude: Iterable[str]) -> dict[str, Estimate]:
+    """Per metric: mean τ with the metrics outside ``exclude`` (and itself), bootstrap band."""
+    names = list(tb.metrics)
+    ex = set(exclude)
+
+    def mean_with_rest(t: np.ndarray) -> np.ndarray:
+        out = []
+        for i, m in enumerate(names):
+            cols = [j for j, n in enumerate(names) if n not in ex and n != m]
+            out.append(t[..., i, cols].mean(axis=-1))
+        return np.stack(out, axis=-1)
+
+    point = mean_with_rest(tb.point[aggregate])
+    reps = mean_with_rest(tb.reps[aggregate])
+    return {metric_label(m, aggregate):
+            boot_estimate(point[i], reps[:, i],
+                          f"mean τ of {metric_label(m, aggregate)} with the others")
+            for i, m in enumerate(names)}
+
+
+def tau_stat(tb: TauBootstrap, aggregate: str, fn: Callable[[np.ndarray], np.ndarray],
+             what: str) -> Estimate:
+    """``fn`` of the τ matrix among metrics (vectorised over leading axes) with the percentile
+    interval of its bootstrap replicates over users."""
+    return boot_estimate(float(fn(tb.point[aggregate][None])[0]), fn(tb.reps[aggregate]), what)
+
+
+def offdiag(t: np.ndarray) -> np.ndarray:
+    """The (..., M(M−1)/2) upper off-diagonal τ of (..., M, M) matrices."""
+    i, j = np.triu_indices(t.shape[-1], 1)
+    return t[..., i, j]
+
+
+def dp_of(r: Mapping[str, Any], metric: str, minus: str | None = None) -> Estimate:
+    """DP of ``metric`` (or DP(metric) − DP(minus)) with its interval
+    (:func:`~.bootstrap.dp_estimate`)."""
+    return dp_estimate(r["dp"], r["dp_reps"], r["dp_base"], r["dp_mc"], metric, minus)
+
+
+def half_share(r: Mapping[str, Any], target: float = 0.5) -> float | None:
+    """The share of the ratings grid closest to ``target`` (excluding the full test set)."""
+    a = r["absolute"]
+    s = np.unique(a.loc[(a["scheme"] == "ratings") & (a["share"] < 1), "share"].to_numpy())
+    if s.size == 0:
+        return None
+    return float(s[np.argmin(np.abs(s - target))])
+
+
+def fig4(r: Mapping[str, Any], transform: Callable[[float, float, float], float],
+         target: float = 0.5) -> tuple[float, dict[str, Estimate]]:
+    """Fig. 4 at the share nearest ``target`` (one half): per metric,
+    ``|transform(value, full, share)|`` with a t band over the masks of that share (the full
+    value is exact)."""
+    p = half_share(r, target)
+    if p is None:
+        raise ValueError("the ratings scheme has no share below 1")
+    a = r["absolute"]
+    a = a[(a["scheme"] == "ratings") & (a["aggregate"] == "mean") & np.isclose(a["share"], p)]
+    out = {}
+    for row in a.itertuples():
+        full = float(r["full_values"][row.metric])
+        mid = transform(row.value, full, p)
+        if row.samples > 1 and np.isfinite(row.sd):
+            half = stats.t.ppf(0.5 + LEVEL / 2, row.samples - 1) * row.sd / math.sqrt(row.samples)
+            ends = sorted((transform(row.value - half, full, p),
+                           transform(row.value + half, full, p)))
+            lo, hi = (0.0, max(abs(ends[0]), abs(ends[1]))) if ends[0] <= 0 <= ends[1] else \
+                (min(abs(ends[0]), abs(ends[1])), max(abs(ends[0]), abs(ends[1])))
+            est = Estimate(abs(mid), lo, hi,
+                           f"t interval over {int(row.samples)} masks at share {p:g}, {LEVEL:.0%}")
+        else:
+            est = Estimate.point(abs(mid), f"one mask at share {p:g}")
+        out[metric_label(row.metric)] = est
+    return p, out
