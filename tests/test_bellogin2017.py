@@ -11,12 +11,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from recmeta import papers
+from recmeta import papers, protocols
 from recmeta import popularity as pop
-from recmeta import protocols
+from recmeta.ledger import Verdict, prose
 from recmeta.papers import bellogin2017 as b17
-from recmeta.ledger import prose
-from recmeta.ledger import Verdict
+from recmeta.papers.bellogin2017 import text, trials
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "notebooks" / "statistical-biases.md"
@@ -202,13 +201,16 @@ def test_fig8_lift_claims_on_a_study(study):
     assert out.ours.value == pytest.approx(direct)
 
 
-def test_compare_sentence_names_paper_ours_and_verdict(study):
-    text = b17.compare("bellogin2017.fig2.popularity-ar", study.results)
-    assert "paper: 0.08 (ML-1M)" in text and "ours (toy)" in text and re.search(r"\*\*(agrees|differs|inconclusive)", text)
+def test_cited_claim_names_paper_ours_and_verdict(study):
+    sentence = text.cite(study, "fig2.popularity-ar")
+    assert "the paper's 0.08 (ML-1M)" in sentence and "ours (toy)" in sentence
+    assert re.search(r"\*\*(agrees|differs|inconclusive)", sentence)
+    assert text.cite(study, "bellogin2017.fig2.popularity-ar") == sentence
 
 
 def test_direction_words():
-    assert b17.direction(0.3) == "rises" and b17.direction(-1) == "falls" and b17.direction(0) == "stays level"
+    assert text.direction(0.3) == "rises" and text.direction(-1) == "falls"
+    assert text.direction(0) == "stays level"
 
 
 # ---- the study's experiments ------------------------------------------------------------------
@@ -219,10 +221,10 @@ def test_p1r_of_fig8_uses_test_items_only():
     s = settings()
     st = b17.Study(df, s, dataset="toy")
     p = st.protocol("TI", "1R", "NN", percentiles=s.percentiles, short_pool="shrink")
-    train, test, sets, _ = protocols.split_sets(df, p, 0, sigma=s.sigma)
+    train, test, sets, _ = trials.split_sets(df, p, 0, sigma=s.sigma)
     assert set(sets["item"]) <= set(test["item"])
     p_ai = st.protocol("AI", "1R", "NN", percentiles=s.percentiles, short_pool="shrink")
-    _, _, sets_ai, _ = protocols.split_sets(df, p_ai, 0, sigma=s.sigma)
+    _, _, sets_ai, _ = trials.split_sets(df, p_ai, 0, sigma=s.sigma)
     assert not set(sets_ai["item"]) <= set(test["item"]) or len(set(test["item"])) == df["item"].nunique()
 
 
@@ -237,7 +239,7 @@ def test_coverage_and_positive_shares(study):
 
 
 def test_nonpersonalised_ceiling_beats_every_ranking(study):
-    per = protocols.summarise(study.results["nonpersonalised"]).groupby("system")["P"].mean()
+    per = trials.summarise(study.results["nonpersonalised"]).groupby("system")["P"].mean()
     assert per[b17.ORACLE] >= per[list(b17.NONPERSONALISED)].max() - 1e-12
 
 
@@ -274,3 +276,99 @@ def test_chapter_prose_has_no_typed_numbers_and_no_old_claims():
     assert "chapters.start(" in text and "execution.finish()" in text and "{glue:md} execution" in text
     assert 'needs="graded"' in text and "second_dataset" in text
     assert "other way round" in text  # the reversed step of the proof is pointed out
+
+
+# ---- the chapter's text, tables and figures -------------------------------------------------------
+
+
+def test_settings_remember_their_profile():
+    assert b17.Settings.resolve("quick").profile == "quick"
+    assert b17.Settings.resolve("full").profile == "full"
+
+
+def test_claim_parts_cite_every_claim_once_and_exist():
+    cited = [c for ids in text.CLAIMS.values() for c in ids]
+    assert len(cited) == len(set(cited))
+    assert {f"bellogin2017.{c}" for c in cited} <= set(b17.LEDGER.ids)
+    with pytest.raises(KeyError, match="no part"):
+        text.claims(None, "fig99")
+
+
+def test_claims_list_one_bullet_per_claim_with_its_verdict(study):
+    md = text.claims(study, "fig8")
+    lines = md.split("\n")
+    assert len(lines) == len(text.CLAIMS["fig8"]) and all(x.startswith("* *") for x in lines)
+    for line, cid in zip(lines, text.CLAIMS["fig8"]):
+        verdict = b17.outcome(f"bellogin2017.{cid}", study.results).verdict.value
+        assert f"**{verdict}**" in line
+
+
+def test_texts_take_their_numbers_from_the_results(study):
+    t3 = study.results["table3"]
+    pcol = t3[f"popularity P@{study.s.n}"]
+    assert f"{pcol.min():.4f} ({pcol.idxmin()})" in text.target_sets_text(study)
+    proof = study.results["proof_step"]
+    assert f"{proof['one relevant item'].mean():.4f}" in text.proof_step_text(study)
+    fit = study.results["fit"]
+    assert text.fit_line(study) == (f"fit on toy: c1 = {fit.c1:.3g}, c2 = {fit.c2:.1f}, "
+                                    f"beta = {fit.beta:.3g}, alpha = {fit.alpha:.2f}")
+    top = study.results["positive_shares"]["top_liked"]
+    assert f"liked by {top:.1%} of the users" in text.positive_shares_text(study)
+    assert text.summary(study).startswith("toy: 150 users")
+    # the sentences of every part read without error and end in a full stop or a list item
+    for fn in (text.fig2_text, text.popularity_gap_text, text.formula_text, text.fig4_text,
+               text.eq3_text, text.fig5_text, text.fig8_text, text.p1r_text, text.fig9_text):
+        out = fn(study)
+        assert out and "{" not in out and "nan" not in out.lower().replace("nanosecond", "")
+
+
+def test_fig8_text_names_the_extreme_lifts(study):
+    lift = b17.tables.fig8_table(study)["popularity / random"]
+    out = text.fig8_text(study)
+    assert f"smallest under {lift.idxmin()} and largest under {lift.idxmax()}" in out
+    assert f"{lift['P1R (AI)']:.2f}, against {lift['P1R']:.2f}" in out
+
+
+def test_verdicts_text_counts_and_compares_two_ledgers(study):
+    frame = b17.LEDGER.evaluate(study.results, dataset="toy", profile="quick")
+    other = frame.copy()
+    flip = other.index[other["verdict"] == "agrees"][0]
+    other.loc[flip, "verdict"] = "differs"
+    out = text.verdicts_text({"toy": frame, "toy2": other})
+    n_agree = int((frame["verdict"] == "agrees").sum())
+    assert out.startswith(f"**Verdicts.** {len(frame)} claims — on toy: {n_agree} agrees")
+    judged = int(((frame["verdict"] != "not reproduced here")
+                  & (other["verdict"] != "not reproduced here")).sum())
+    assert f"Of the {judged} claims judged on both datasets, {judged - 1} get the same" in out
+    assert other.loc[flip, "claim"].replace("bellogin2017.", "") in out
+    assert "judged on both" not in text.verdicts_text({"toy": frame})
+
+
+def test_tables_match_the_results(study):
+    f2 = b17.tables.fig2_table(study)
+    direct = trials.summarise(study.results["fig2"], by=["design"])
+    one = direct[(direct.design == "AR TI-AN") & (direct.system == "popularity")]["P"].mean()
+    assert f2.loc["AR TI-AN", "popularity"] == pytest.approx(one)
+    rm = b17.tables.removal_table(study)
+    assert (rm.iloc[0] == 1).all()
+    npt = b17.tables.nonpersonalised_table(study)
+    assert list(npt.index) == [*b17.NONPERSONALISED, b17.ORACLE]
+    gaps = b17.tables.identities_table(study)
+    assert gaps.loc[("1R TI-NN", study.s.graded_threshold), "|AP - RR|"] < 1e-12
+    assert b17.tables.uniform_table(study).loc["|T|", "ours"] == study.results["uniform_size"]["size"]
+    assert list(b17.tables.fig8_table(study).index) == b17.tables.fig8_designs(study)
+
+
+def test_figures_draw(study):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for draw in (b17.figures.fig2, b17.figures.lemma_bounds, b17.figures.sparsity,
+                 b17.figures.simulation, b17.figures.positive_ratio, b17.figures.fig8,
+                 b17.figures.fig9):
+        draw(study)
+        plt.close("all")
+    b17.figures.positive_shares([study, None])
+    plt.close("all")

@@ -14,9 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import expectations as E
 from recmeta import popularity as pop
-from recmeta.protocols import Protocol, attach_scores, target_metrics, target_sets, uniform_test_split
+from recmeta.protocols import (
+    Protocol,
+    attach_scores,
+    target_metrics,
+    target_sets,
+    uniform_test_split,
+)
+from recmeta.protocols import expectations as E
 
 PRIOR = {1.0: 0.1, 2.0: 0.15, 3.0: 0.3, 4.0: 0.25, 5.0: 0.2}
 

@@ -12,8 +12,8 @@ import pytest
 from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
-from recmeta import expectations, protocols
 from recmeta import metrics as trec  # TREC file reading and writing
+from recmeta import protocols
 from recmeta.cli import compare as cli_compare
 from recmeta.compare import (
     Sampling,
@@ -216,7 +216,7 @@ def test_random_reference_precision_is_bellogins_rho():
     ref = reference_values(j, train, ["P@5", "RR"], depth=10, n_random=3000, seed=2, items=items)
     sets = protocols.target_sets(train, test, protocols.Protocol("AI", "AR", "AN", threshold=4),
                                  items=items)
-    rho = expectations.random_precision(sets)
+    rho = protocols.random_precision(sets)
     got = ref[(ref.metric == "P@5") & (ref.reference == "random")].iloc[0]
     assert abs(got["value"] - rho) < 4 * got["se"] + 1e-12, (got["value"], rho)
     # RR: E[1/rank of the first of r relevant among n] = Σ_{i ≤ depth} (1/i) C(n−i, r−1) / C(n, r)

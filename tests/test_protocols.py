@@ -17,10 +17,8 @@ from recmeta.protocols import (
     one_r_an_metrics,
     protocol_mean,
     random_scores,
-    roster_scorer,
     target_metrics,
     target_sets,
-    trials,
     uniform_test_size,
     uniform_test_split,
 )
@@ -311,62 +309,6 @@ def test_engine_metrics_agree_with_target_metrics_in_1r():
     assert 0.0 <= engine["bpref"] <= 1.0
 
 
-def test_trials_report_formula_rho_and_lemma_bounds():
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame(
-        [(u, i, float(rng.integers(1, 6))) for u in range(60) for i in rng.choice(120, 25, replace=False)],
-        columns=["user", "item", "rating"],
-    )
-    scorers = {"rnd": lambda train, sets: random_scores(sets, 5)}
-    r = trials(df, Protocol("AI", "1R", "NN", 19, threshold=4, shared_nonrelevant=True), scorers, seeds=[0, 1])
-    assert len(r) == 2 and np.allclose(r["formula"], 1 / 20) and np.allclose(r["rho"], 1 / 20)
-    assert (r["lower"] <= r["P"] + 1e-12).all() and (r["P"] <= r["upper"] + 1e-12).all()
-    ar = trials(df, Protocol("AI", "AR", "AN", threshold=4, ar_users="all"), scorers, removed=0.5)
-    n_pos = int((df["rating"] >= 4).sum())
-    assert ar["formula"].iloc[0] == pytest.approx(0.2 * 0.5 * n_pos / (60 * ar["t"].iloc[0]))
-
-
-def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path):
-    pytest.importorskip("lenskit")
-    rng = np.random.default_rng(2)
-    df = pd.DataFrame(
-        [(u, i, float(rng.integers(1, 6))) for u in range(1, 31) for i in rng.choice(np.arange(1, 61), 15, replace=False)],
-        columns=["user", "item", "rating"],
-    )
-    is_test = rng.random(len(df)) < 0.2
-    train, test = df[~is_test], df[is_test]
-    sets = target_sets(train, test, Protocol("AI", "1R", "NN", 10, threshold=4), seed=0)
-    scorer = roster_scorer("pop", dataset="toy", root=tmp_path)
-    got = scorer(train, sets, split_seed=0)
-    assert len(list(tmp_path.rglob("*.parquet"))) == 1  # one cached run for the split
-    # LensKit's popularity scorer ranks like the training counts (independent check)
-    counts = train["item"].value_counts()
-    known = got["item"].isin(counts.index)
-    assert got.loc[~known, "score"].isna().all()
-    r = got.loc[known]
-    assert stats.spearmanr(r["score"], counts.reindex(r["item"]).to_numpy()).statistic == pytest.approx(1.0)
-    again = scorer(train, sets, split_seed=0)
-    pd.testing.assert_frame_equal(got, again)
-
-
-def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings():
-    from recmeta.protocols import random_scorer, remove_test_ratings
-
-    s = build("AI", "AR", "AN")
-    per_split, fixed = random_scorer(3), random_scorer(3, per_split=False)
-    a = per_split(TRAIN, s, split_seed=0)["score"].to_numpy()
-    b = per_split(TRAIN, s, split_seed=1)["score"].to_numpy()
-    assert not np.allclose(a, b)
-    np.testing.assert_array_equal(fixed(TRAIN, s)["score"], random_scores(s, 3)["score"])
-    kept = remove_test_ratings(TEST, 0.5, seed=0)
-    assert len(kept) == 3 and kept.merge(TEST).shape[0] == 3  # a subset of the test rows
-    with pytest.raises(ValueError, match="fraction"):
-        remove_test_ratings(TEST, 1.0)
-
-
-# -- per-set rows, the cache, the engine's options, 1R-AN read off AR-AN ------------------------
-
-
 def toy_ratings(seed: int = 4, users: int = 40, items: int = 80, per_user: int = 20) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     return pd.DataFrame(
@@ -401,38 +343,6 @@ def test_target_metrics_do_not_depend_on_row_order():
     pd.testing.assert_frame_equal(a, b)
 
 
-def test_trials_per_set_rows_summarise_to_the_split_rows_and_the_cache_changes_nothing():
-    from recmeta.protocols import TrialCache, summarise
-
-    df = toy_ratings(6)
-    scorers = {"pop": lambda train, sets: item_scores(sets, train["item"].value_counts().reindex(
-        sets["item"].unique(), fill_value=0).astype(float)), "rnd": lambda train, sets: random_scores(sets, 2)}
-    p = Protocol("TI", "1R", "NN", 9, threshold=4, percentiles=2, short_pool="shrink")
-    rows = trials(df, p, scorers, seeds=[0, 1])
-    per = trials(df, p, scorers, seeds=[0, 1], per_set=True)
-    back = summarise(per).set_index(["seed", "system"]).sort_index()
-    rows = rows.set_index(["seed", "system"]).sort_index()
-    np.testing.assert_allclose(back["P"], rows["P"])
-    np.testing.assert_allclose(back["rho"], rows["rho"])
-    cache = TrialCache()
-    first = trials(df, p, scorers, seeds=[0, 1], per_set=True, cache=cache)
-    again = trials(df, p, {"rnd": scorers["rnd"], "pop": scorers["pop"]}, seeds=[0, 1], per_set=True, cache=cache)
-    pd.testing.assert_frame_equal(first, per)
-    pd.testing.assert_frame_equal(again.sort_values(["seed", "system", "set"]).reset_index(drop=True),
-                                  per.sort_values(["seed", "system", "set"]).reset_index(drop=True))
-    assert len(cache.results) == 4 and len(cache.sets) <= cache.keep_sets
-
-
-def test_trials_adds_engine_metrics_per_set():
-    df = toy_ratings(7)
-    per = trials(df, Protocol("AI", "AR", "AN", threshold=4, ar_users="all"),
-                 {"rnd": lambda train, sets: random_scores(sets, 2)}, n=5, per_set=True, metrics=["P@5", "R@5"])
-    has = per["P@5"].notna()
-    np.testing.assert_allclose(per.loc[has, "P@5"], per.loc[has, "P"], atol=1e-12)  # same ranking rule
-    assert per.loc[~has, "P"].eq(0).all()  # the engine leaves out the sets without a relevant item
-    assert per.loc[has, "R@5"].between(0, 1).all() and per.loc[~has, "R@5"].isna().all()
-
-
 def test_engine_metrics_depth_and_judged_options():
     df = toy_ratings(8, items=200, per_user=40)
     is_test = np.random.default_rng(3).random(len(df)) < 0.3
@@ -453,39 +363,22 @@ def test_engine_metrics_depth_and_judged_options():
         engine_metrics(sets, sys_, ["P@10"], 4, judged="some")
 
 
-def test_nonpersonalised_scorers_hand_example():
-    from recmeta.protocols import liked_scorer, mean_rating_scorer, oracle_scorer
-
-    s = build("TI", "AR", "AN")  # sets of u1 {3, 4, 5}, u2 {1, 4, 5}, u3 {3, 4, 5}
-    liked = liked_scorer(4)(TRAIN, s).set_index(["user", "item"])["score"]
-    # |PR_train|: item 1: 1 (u1 rated 5), item 2: 1, item 3: 1, items 4, 5: 0; ties broken by |R_train|
-    assert liked[(2, 1)] > liked[(2, 4)] and liked[(1, 3)] > liked[(1, 5)]
-    mean = mean_rating_scorer(damping=0)(TRAIN, s).set_index(["user", "item"])["score"]
-    assert mean[(2, 1)] == pytest.approx(4.0)  # item 1: ratings 5 and 3
-    assert mean[(1, 5)] == pytest.approx(TRAIN["rating"].mean())  # no training rating: the global mean
-    oracle = oracle_scorer(TRAIN, s).set_index(["user", "item"])["score"]
-    # relevant in test: item 3 (u1), 4 (u1), 1 (u2), 5 (u2)
-    assert oracle[(1, 3)] == 1 and oracle[(3, 3)] == 1 and oracle[(2, 4)] == 1
-    with pytest.raises(ValueError, match="damping"):
-        mean_rating_scorer(-1)
-
-
 @pytest.mark.parametrize("relevant", ["AR", "1R"])
 def test_partial_ranks_agree_with_the_full_sort_above_the_depth(relevant):
-    from recmeta.protocols import _rank_in_sets
+    from recmeta.protocols import rank_in_sets
 
     df = toy_ratings(9, users=60, items=300, per_user=40)
     is_test = np.random.default_rng(4).random(len(df)) < 0.3
     p = Protocol("AI", "AR", "AN", threshold=4) if relevant == "AR" else Protocol("TI", "1R", "NN", 30, threshold=4)
     sets = target_sets(df[~is_test], df[is_test], p)
     scored = attach_scores(sets, random_scores(sets, 1).assign(score=lambda d: (d["score"] * 6).round()))
-    full = _rank_in_sets(scored)
+    full = rank_in_sets(scored)
     # independent: a pandas sort by (set, score desc, item)
     ref = scored.sort_values(["set", "score", "item"], ascending=[True, False, True])
     ref_rank = ref.groupby("set").cumcount().reindex(scored.index).to_numpy()
     np.testing.assert_array_equal(full, ref_rank)
     for depth in (1, 5, 10):
-        part = _rank_in_sets(scored, depth=depth)
+        part = rank_in_sets(scored, depth=depth)
         top = full < depth
         np.testing.assert_array_equal(part[top], full[top])
         assert (part[~top] >= depth).all()

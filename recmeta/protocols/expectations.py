@@ -27,22 +27,26 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+
+from .ranks import rank_in_sets, rank_within
+from .set_metrics import target_metrics
 
 __all__ = [
-    "harmonic_target_size",
-    "relevance_density",
-    "random_precision_ar",
-    "random_precision_1r",
-    "random_precision",
-    "nonpersonalised_precision_ar",
-    "nonpersonalised_precision_uniform",
-    "lemma_bounds",
-    "lemma_ranks",
-    "top_positive_counts",
-    "random_precision_terms",
-    "random_precision_an",
     "conditional_precision_ar",
     "expected_precision_fixed_ranking",
+    "harmonic_target_size",
+    "lemma_bounds",
+    "lemma_ranks",
+    "nonpersonalised_precision_ar",
+    "nonpersonalised_precision_uniform",
+    "random_precision",
+    "random_precision_1r",
+    "random_precision_an",
+    "random_precision_ar",
+    "random_precision_terms",
+    "relevance_density",
+    "top_positive_counts",
 ]
 
 
@@ -85,7 +89,7 @@ def random_precision(sets: pd.DataFrame) -> float:
     For a random permutation of T, E[P@n] = |T ∩ PR_test| / |T| for every n ≤ |T| (each of the
     first n positions holds a relevant item with that probability), so the expectation is the
     protocol mean of ρ_T = |T ∩ PR_test| / |T| — the paper's ρ. ``sets`` is a target-set frame
-    from :func:`recmeta.protocols.target_sets`.
+    from :func:`recmeta.protocols.targets.target_sets`.
     """
     g = sets.groupby("set")
     rho = g["relevant"].mean()
@@ -156,8 +160,6 @@ def lemma_bounds(scored: pd.DataFrame, n: int) -> tuple[float, float, float]:
     expectation only. Ranks within T_u break ties by item id, as in
     :func:`recmeta.protocols.target_metrics`.
     """
-    from .protocols import target_metrics
-
     per_set = target_metrics(scored, n)
     n_pos = int(scored["relevant"].sum())
     if n_pos != len(per_set):
@@ -191,24 +193,12 @@ def top_positive_counts(scored: pd.DataFrame, n: int, positive_counts: pd.Series
     sizes = scored.groupby("set").size()
     if (sizes < n).any():
         raise ValueError(f"every target set needs at least n = {n} items")
-    from .protocols import _rank_in_sets
-
-    rank = _rank_in_sets(scored, depth=n)
+    rank = rank_in_sets(scored, depth=n)
     top = np.flatnonzero(rank < n)
     s = scored["set"].to_numpy()[top]
     top = top[np.lexsort((rank[top], s))]  # sets in increasing order, ranks 0..n-1 within each
     values = positive_counts.reindex(scored["item"].to_numpy()[top]).fillna(0).to_numpy(dtype=float)
     return values.reshape(-1, n)
-
-
-def _rank_in(frame: pd.DataFrame, group: np.ndarray) -> np.ndarray:
-    """0-based rank of each row within its ``group``: score descending, then item id ascending."""
-    _, inv = np.unique(group, return_inverse=True)
-    order = np.lexsort((frame["item"].to_numpy(), -frame["score"].to_numpy(dtype=float), inv))
-    inv_s = inv[order]
-    rank = np.empty(len(frame), dtype=np.int64)
-    rank[order] = np.arange(len(frame)) - np.searchsorted(inv_s, inv_s, side="left")
-    return rank
 
 
 def lemma_ranks(scored: pd.DataFrame) -> pd.DataFrame:
@@ -226,16 +216,23 @@ def lemma_ranks(scored: pd.DataFrame) -> pd.DataFrame:
     """
     for c in ("set", "user", "item", "relevant", "score"):
         if c not in scored.columns:
-            raise ValueError(f"scored frame lacks column {c!r}; build it with target_sets + attach_scores")
-    own = _rank_in(scored, scored["set"].to_numpy()) + 1
+            raise ValueError(
+                f"scored frame lacks column {c!r}; build it with target_sets + attach_scores"
+            )
+    own = rank_within(scored, scored["set"].to_numpy()) + 1
     rel = scored["relevant"].to_numpy(dtype=bool)
-    if np.bincount(scored["set"].to_numpy()[rel]).max(initial=0) > 1 or rel.sum() != scored["set"].nunique():
+    if (
+        np.bincount(scored["set"].to_numpy()[rel]).max(initial=0) > 1
+        or rel.sum() != scored["set"].nunique()
+    ):
         raise ValueError("lemma_ranks needs a 1R frame (exactly one relevant item per target set)")
     union = scored.drop_duplicates(["user", "item"])
     if len(scored.drop_duplicates(["user", "item", "score"])) != len(union):
         raise ValueError("a (user, item) pair has different scores in different target sets")
-    union_rank = pd.Series(_rank_in(union, union["user"].to_numpy()) + 1,
-                           index=pd.MultiIndex.from_frame(union[["user", "item"]]))
+    union_rank = pd.Series(
+        rank_within(union, union["user"].to_numpy()) + 1,
+        index=pd.MultiIndex.from_frame(union[["user", "item"]]),
+    )
     r = scored.loc[rel, ["set", "user", "item"]].assign(own=own[rel])
     r["union"] = union_rank.reindex(pd.MultiIndex.from_frame(r[["user", "item"]])).to_numpy()
     r["relevant"] = r.groupby("user")["set"].transform("size").to_numpy()
@@ -243,7 +240,10 @@ def lemma_ranks(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def random_precision_terms(
-    sets: pd.DataFrame, sigma: float | None = None, n_positive: float | None = None, n_users: int | None = None
+    sets: pd.DataFrame,
+    sigma: float | None = None,
+    n_positive: float | None = None,
+    n_users: int | None = None,
 ) -> pd.Series:
     """ρ of AR target sets split into the parts eq. 4 keeps and the part it leaves out.
 
@@ -324,8 +324,6 @@ def expected_precision_fixed_ranking(
     eq. 3 approximates (Bellogín et al. 2017, §4.1) without the step p(i ∈ T_u) = |T_u|/|𝒞|;
     the ranking must not depend on the split (rank by |R(i)| over all data, for instance).
     """
-    from scipy import stats
-
     if not 0 < sigma <= 1:
         raise ValueError(f"sigma must lie in (0, 1], got {sigma}")
     if n < 1:
@@ -369,13 +367,20 @@ def random_precision_an(
     """
     if candidates not in ("AI", "TI"):
         raise ValueError(f"candidates must be 'AI' or 'TI', got {candidates!r}")
-    universe = np.unique(np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()])) \
-        if items is None else np.unique(np.asarray(items))
+    universe = (
+        np.unique(np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()]))
+        if items is None
+        else np.unique(np.asarray(items))
+    )
     cand = np.unique(test["item"].to_numpy()) if candidates == "TI" else universe
     users = np.unique(np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()]))
     in_c = np.isin(train["item"].to_numpy(), cand)
     train_in = pd.Series(train["user"].to_numpy()[in_c]).value_counts().reindex(users, fill_value=0)
-    rel = test.loc[test["rating"].to_numpy(dtype=float) >= threshold, "user"].value_counts().reindex(users, fill_value=0)
+    rel = (
+        test.loc[test["rating"].to_numpy(dtype=float) >= threshold, "user"]
+        .value_counts()
+        .reindex(users, fill_value=0)
+    )
     size = len(cand) - train_in.to_numpy()
     total = float((rel.to_numpy() / size).sum())
     return total / (len(users) if n_users is None else int(n_users))

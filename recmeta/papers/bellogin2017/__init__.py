@@ -1,0 +1,59 @@
+"""Bellogín, Castells & Cantador (2017), "Statistical biases in Information Retrieval metrics for
+recommender systems": the statistical-biases chapter's study, ledger and prose.
+
+- :mod:`~recmeta.papers.bellogin2017.settings`: :class:`Settings` (the chapter's parameters with
+  the profile's defaults), the paper's printed values and the designs' names;
+- :mod:`~recmeta.papers.bellogin2017.trials`: systems as scorers of target sets and the trials
+  over random splits;
+- :mod:`~recmeta.papers.bellogin2017.study`: :class:`Study`, the paper's experiments (those of
+  §5–§6 in ``study_popularity``, the shared machinery in ``study_base``);
+- :mod:`~recmeta.papers.bellogin2017.evidence`: protocol means with their bootstrap over users;
+- :mod:`~recmeta.papers.bellogin2017.claims` and ``claims_popularity``: :data:`LEDGER`;
+- :mod:`~recmeta.papers.bellogin2017.text` and ``figures``: the chapter's sentences and plots.
+
+Importing the package registers the ledger (:func:`recmeta.papers.register`).
+"""
+
+from __future__ import annotations
+
+from . import (  # claims_popularity: §5–§7, after §3–§4
+    claims_popularity,
+    figures,
+    tables,
+    text,
+)
+from .claims import LEDGER, outcome
+from .evidence import lift, protocol_estimate, user_bootstrap, user_table
+from .settings import (
+    CHAPTER,
+    FIG2_DESIGNS,
+    FIG8_DESIGNS,
+    NONPERSONALISED,
+    ORACLE,
+    PAPER,
+    Settings,
+    cost_plan,
+)
+from .study import Study
+
+__all__ = [
+    "CHAPTER",
+    "FIG2_DESIGNS",
+    "FIG8_DESIGNS",
+    "LEDGER",
+    "NONPERSONALISED",
+    "ORACLE",
+    "PAPER",
+    "Settings",
+    "Study",
+    "claims_popularity",
+    "cost_plan",
+    "figures",
+    "lift",
+    "outcome",
+    "protocol_estimate",
+    "tables",
+    "text",
+    "user_bootstrap",
+    "user_table",
+]

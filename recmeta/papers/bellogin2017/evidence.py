@@ -1,0 +1,251 @@
+"""The evidence behind the chapter's verdicts: protocol means with their uncertainty, and the
+small steps the claims share.
+
+Most estimates come from a percentile bootstrap over users (:func:`user_bootstrap`): a user's
+target sets in every split of a configuration stay together, and the protocol's average (over
+users in AR, over positive test ratings in 1R, over percentiles in P1R) is recomputed on each
+resample. Quantities measured once per split (ρ, eq. 4) get a Student t interval over the
+splits (:func:`over_splits`); closed forms and counts are exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...ledger import Estimate, Outcome, Verdict, format_number, not_reproduced
+from .settings import Settings
+
+__all__ = [
+    "Getter",
+    "absent_designs",
+    "append_reason",
+    "boot",
+    "design_rows",
+    "exact_bound",
+    "join_verdicts",
+    "lift",
+    "missing_roles",
+    "order_in",
+    "over_splits",
+    "protocol_estimate",
+    "settings_of",
+    "systems_in",
+    "user_bootstrap",
+    "user_table",
+]
+
+
+def user_table(
+    parts: Mapping[str, tuple[pd.DataFrame, Sequence[str]]], metric: str = "P"
+) -> pd.DataFrame:
+    """Per-user sums from which every protocol mean of several configurations is a ratio.
+
+    ``parts`` maps a label to (per-set frame of one configuration, systems). The frame has
+    one row per (seed, system, set) with ``user``, ``stratum`` and the ``metric`` column, as
+    :func:`~recmeta.papers.bellogin2017.trials.trials` gives with ``per_set=True``. Only the seeds every listed
+    system ran on are kept. Each set gets the weight w = 1/(splits · strata · sets in its
+    stratum), so Σ w·value is the protocol mean averaged over splits (eq. 1 in 1R, the mean
+    over users in AR, the mean over percentiles in P1R). Columns ``"<label>|<system>"`` hold
+    Σ w·value per user and ``"<label>|w"`` Σ w, users absent from a configuration have 0.
+    """
+    cols = []
+    for label, (frame, systems) in parts.items():
+        systems = list(systems)
+        if metric not in frame.columns:
+            raise ValueError(f"part {label!r} has no column {metric!r}")
+        f = frame.loc[frame["system"].isin(systems)]
+        missing = [s for s in systems if s not in set(pd.unique(f["system"]))]
+        if missing:
+            raise KeyError(f"part {label!r} has no rows of system(s) {missing}")
+        common = set.intersection(
+            *(set(pd.unique(f.loc[f["system"] == s, "seed"])) for s in systems)
+        )
+        f = f.loc[f["seed"].isin(common)]
+        wide = (
+            f.set_index(["seed", "set", "user", "stratum", "system"])[metric]
+            .unstack("system")
+            .reset_index()
+        )
+        if wide[systems].isna().any().any():
+            raise ValueError(f"part {label!r}: the systems were not run on the same target sets")
+        per_stratum = wide.groupby(["seed", "stratum"])["set"].transform("size")
+        strata = wide.groupby("seed")["stratum"].transform("nunique")
+        w = 1.0 / (len(common) * strata * per_stratum)
+        block = wide[systems].mul(w, axis=0)
+        block.columns = [f"{label}|{s}" for s in systems]
+        block[f"{label}|w"] = w
+        cols.append(block.groupby(wide["user"].to_numpy()).sum())
+    return pd.concat(cols, axis=1).fillna(0.0)
+
+
+Getter = Callable[[str, str], np.ndarray]
+
+
+def user_bootstrap(
+    table: pd.DataFrame,
+    statistic: Callable[[Getter], Any],
+    *,
+    resamples: int = 999,
+    level: float = 0.95,
+    seed: int = 0,
+    what: str = "users",
+) -> Estimate:
+    """Percentile bootstrap over users of a statistic of protocol means.
+
+    ``statistic(get)`` computes the quantity from ``get(label, system)``, the protocol mean of
+    ``system`` in configuration ``label`` (Σ_u S_u / Σ_u W_u from :func:`user_table`); it is
+    evaluated once on all users (the value) and on ``resamples`` resamples of the users drawn
+    with replacement (the interval: their ``(1 ± level)/2`` quantiles). Resamples in which a
+    configuration has no set are skipped.
+    """
+    x = table.to_numpy(dtype=float)
+    n = len(x)
+    if n < 2:
+        raise ValueError("a bootstrap over users needs at least two users")
+    col = {c: k for k, c in enumerate(table.columns)}
+    totals = x.sum(axis=0)
+
+    def full(label: str, system: str) -> np.ndarray:
+        return np.asarray(totals[col[f"{label}|{system}"]] / totals[col[f"{label}|w"]])
+
+    value = float(statistic(full))
+    rng = np.random.default_rng(seed)
+    reps = []
+    done = 0
+    while done < resamples:
+        b = min(256, resamples - done)
+        draws = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=b * n).reshape(
+            b, n
+        )  # times each user is drawn
+        sums = counts.astype(float) @ x
+
+        def get(label: str, system: str, sums: np.ndarray = sums) -> np.ndarray:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return sums[:, col[f"{label}|{system}"]] / sums[:, col[f"{label}|w"]]
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps.append(np.asarray(statistic(get), dtype=float).reshape(-1))
+        done += b
+    r = np.concatenate(reps)
+    r = r[np.isfinite(r)]
+    return Estimate.from_samples(
+        r,
+        level,
+        value=value,
+        method=f"percentile bootstrap over {n} {what} ({len(r)} resamples), {level * 100:g} %",
+    )
+
+
+def protocol_estimate(
+    frame: pd.DataFrame, system: str, settings: Settings, metric: str = "P"
+) -> Estimate:
+    """The protocol mean of one system in one configuration, with its bootstrap over users."""
+    table = user_table({"x": (frame, [system])}, metric)
+    return user_bootstrap(
+        table,
+        lambda get: get("x", system),
+        resamples=settings.resamples,
+        level=settings.level,
+        seed=settings.seed,
+    )
+
+
+def lift(
+    get: Getter, label: str, system: str = "popularity", baseline: str = "random"
+) -> np.ndarray:
+    """A system's protocol mean over the baseline's (popularity over random), in one configuration."""
+    return get(label, system) / get(label, baseline)
+
+
+def over_splits(values: Iterable[float], what: str = "splits") -> Estimate:
+    """Mean with a Student t interval over per-split values; a point estimate from one split."""
+    v = np.asarray(list(values), dtype=float)
+    if len(v) >= 2:
+        return Estimate.mean_se(v, method=f"t interval over {len(v)} {what}, 95 %")
+    return Estimate.point(float(v[0]), method=f"one {what[:-1]}, no interval")
+
+
+def append_reason(out: Outcome, text: str) -> Outcome:
+    """``out`` with ``text`` added to its reason."""
+    return Outcome(out.verdict, out.ours, f"{out.reason}; {text}", out.detail)
+
+
+def join_verdicts(parts: list[Outcome]) -> Verdict:
+    """Differs if any part differs, agrees if all agree, else inconclusive."""
+    verdicts = [p.verdict for p in parts]
+    if any(v == Verdict.DIFFERS for v in verdicts):
+        return Verdict.DIFFERS
+    if all(v == Verdict.AGREES for v in verdicts):
+        return Verdict.AGREES
+    return Verdict.INCONCLUSIVE
+
+
+def settings_of(results: Mapping[str, Any]) -> Settings:
+    """The study's :class:`Settings` among a claim's results."""
+    return results["settings"]
+
+
+def boot(
+    results: Mapping[str, Any], table: pd.DataFrame, statistic: Callable[[Getter], Any]
+) -> Estimate:
+    """:func:`user_bootstrap` with the resamples, level and seed of the results' settings."""
+    s = settings_of(results)
+    return user_bootstrap(table, statistic, resamples=s.resamples, level=s.level, seed=s.seed)
+
+
+def design_rows(frame: pd.DataFrame, name: str, column: str = "design") -> pd.DataFrame:
+    """The rows of one design (or of one value of ``column``)."""
+    return frame.loc[frame[column] == name]
+
+
+def absent_designs(frame: pd.DataFrame, names: Iterable[str]) -> Outcome | None:
+    """Not reproduced when a design did not run (the profile may leave out the costly ones)."""
+    missing = [d for d in names if d not in set(pd.unique(frame["design"]))]
+    if missing:
+        return not_reproduced(
+            f"design(s) {', '.join(missing)} did not run in this profile "
+            "(the second dataset's quick run leaves out the designs over all items)"
+        )
+    return None
+
+
+def systems_in(frame: pd.DataFrame) -> list[str]:
+    """The systems of a frame, in order of appearance."""
+    return list(pd.unique(frame["system"]))
+
+
+def missing_roles(roles: Iterable[str], frame: pd.DataFrame) -> str | None:
+    """Why the roles that did not run are absent (``None`` when all ran)."""
+    absent = [r for r in roles if r not in set(pd.unique(frame["system"]))]
+    if absent:
+        return (
+            f"{', '.join(absent)} did not run here (the roster systems of the profile: "
+            f"{', '.join(s for s in systems_in(frame) if s not in ('popularity', 'random')) or 'none'})"
+        )
+    return None
+
+
+def exact_bound(value: float, bound: float, label: str, below: bool = True) -> Outcome:
+    """Agrees when an exact ``value`` is at most (``below``) or at least ``bound``."""
+    ours = Estimate.exact(value)
+    ok = value <= bound + 1e-12 if below else value >= bound - 1e-12
+    side = "at most" if below else "at least"
+    verdict = Verdict.AGREES if ok else Verdict.DIFFERS
+    return Outcome(
+        verdict,
+        ours,
+        f"{label} {format_number(value)} is {'' if ok else 'not '}{side} {format_number(bound)}",
+    )
+
+
+def order_in(
+    r: Mapping[str, Any], frame: pd.DataFrame, systems: Sequence[str], metric: str = "P"
+) -> dict[str, Estimate]:
+    """Each system's protocol mean in ``frame`` with its bootstrap over users."""
+    table = user_table({"x": (frame, systems)}, metric)
+    return {sy: boot(r, table, lambda get, sy=sy: get("x", sy)) for sy in systems}

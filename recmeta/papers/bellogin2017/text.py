@@ -1,0 +1,402 @@
+"""The sentences the statistical-biases chapter prints from computed values, as Markdown.
+
+Every function takes a :class:`~recmeta.papers.bellogin2017.study.Study` whose experiments
+have run (or the evaluated ledgers) and returns the text; claims are cited through the one
+renderer, :func:`recmeta.ledger.sentence`, so a re-run on other data cannot leave a number or a
+direction behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...ledger import counts, sentence
+from ...popularity import item_counts
+from ...protocols import relevance_density
+from .claims import LEDGER
+from .settings import PAPER
+from .study import Study
+from .tables import fig8_table
+from .trials import summarise
+
+__all__ = [
+    "CLAIMS",
+    "cite",
+    "claims",
+    "direction",
+    "eq3_text",
+    "fig2_text",
+    "fig4_text",
+    "fig5_text",
+    "fig8_text",
+    "fig9_text",
+    "fit_line",
+    "formula_text",
+    "p1r_text",
+    "popularity_gap_text",
+    "positive_shares_text",
+    "proof_step_text",
+    "summary",
+    "target_sets_text",
+    "verdicts_text",
+]
+
+_B = "bellogin2017."
+
+#: the claims each part of the chapter cites, in the order it cites them
+CLAIMS: dict[str, tuple[str, ...]] = {
+    "fig2": (
+        "fig2.popularity-ar",
+        "fig2.popularity-beats-random",
+        "fig2.plsa-best",
+        "fig2.ai-ti",
+        "fig2.wilcoxon",
+    ),
+    "lemma": ("eq2.bounds", "fig3.band-sparsity", "fig3.band-size"),
+    "formulas": ("eq4.monte-carlo", "eq4.exact", "eq5.random-1r"),
+    "fig4": ("fig4.ar-linear", "fig4.1r-flat", "fig4.1r-size", "fig4.order"),
+    "sec4.2": ("sec4.2.recall", "sec4.2.ndcg"),
+    "sec5.1": ("sec5.1.popularity-best",),
+    "fig5": (
+        "fig5.random-alpha0",
+        "fig5.popularity-alpha0",
+        "fig5.below-random",
+        "fig5.rises",
+        "fig5.cf-near-random",
+        "fig5.plsa-tracks",
+        "fig5.alpha",
+    ),
+    "fig7": ("fig7.ratio-grows",),
+    "sec6.2": ("sec6.2.uniform-size",),
+    "fig8": (
+        "fig8.u1r",
+        "fig8.p1r",
+        "fig8.head",
+        "fig8.uar",
+        "fig8.ai-uar",
+        "fig8.uar-knn",
+        "fig8.plsa-best",
+    ),
+    "sec6.3": ("sec6.3.map-mrr", "sec6.3.grades"),
+    "fig9": ("fig9.bpref", "fig9.infap", "fig9.srecall", "fig9.bpref-1r"),
+}
+
+
+def _row(study: Study, claim: str) -> dict[str, Any]:
+    return LEDGER.row(_B + claim, study.results, dataset=study.dataset, profile=study.s.profile)
+
+
+def cite(study: Study, claim: str) -> str:
+    """One claim (``"fig2.wilcoxon"`` or its full id) as a sentence: statement, the paper's value,
+    ours with its method, verdict and reason (:func:`recmeta.ledger.sentence`)."""
+    return sentence(_row(study, claim.removeprefix(_B)))
+
+
+def claims(study: Study, part: str) -> str:
+    """The claims of one part of the chapter (a key of :data:`CLAIMS`) as a Markdown list."""
+    if part not in CLAIMS:
+        raise KeyError(f"no part {part!r}; parts: {', '.join(CLAIMS)}")
+    return "\n".join(f"* {cite(study, c)}" for c in CLAIMS[part])
+
+
+def direction(
+    value: float, up: str = "rises", down: str = "falls", flat: str = "stays level"
+) -> str:
+    """A word for the sign of ``value``."""
+    return up if value > 0 else down if value < 0 else flat
+
+
+def summary(study: Study) -> str:
+    """The dataset and the profile's sizes, in one line."""
+    r, s = study.ratings, study.s
+    return (
+        f"{study.dataset}: {r['user'].nunique():,} users, {r['item'].nunique():,} items, "
+        f"{len(r):,} ratings, {(r['rating'] >= s.threshold).mean():.1%} of them relevant; "
+        f"profile {s.profile}, {len(s.seeds)} splits per configuration, roster systems: "
+        f"{', '.join(s.roster) or 'none'}"
+    )
+
+
+def target_sets_text(study: Study) -> str:
+    """How much Table 3's designs move popularity's precision and ρ, and why AI ≠ TI here."""
+    table3, coverage, n = study.results["table3"], study.results["coverage"], study.s.n
+    pcol = table3[f"popularity P@{n}"]
+    no_test = coverage["no test rating"].mean()
+    size_ratio = table3.loc["TI-AN AR", "mean |T|"] / table3.loc["AI-AN AR", "mean |T|"]
+    return (
+        f"The same system on the same split scores from {pcol.min():.4f} ({pcol.idxmin()}) to "
+        f"{pcol.max():.4f} ({pcol.idxmax()}), depending only on how the target sets were built, "
+        f"and the random baseline $\\rho$ moves with the size of the sets, from "
+        f"{table3['rho'].min():.4f} to {table3['rho'].max():.4f}. AI and TI do not give the same "
+        f"sets here: on average {no_test:.1%} of the items of {study.dataset} have no test rating "
+        f"in a split, so TI leaves them out, and a TI-AN set holds {size_ratio:.0%} of the items "
+        f"of the AI-AN set of the same user. The paper's remark that AI and TI nearly coincide "
+        f"rests on nearly every item having a test rating, which it reports for MovieLens 1M."
+    )
+
+
+def fig2_text(study: Study) -> str:
+    """The best system per design of Fig. 2, popularity over random, AI-AN against TI-AN."""
+    fig2_split = summarise(study.results["fig2"], by=["design"])
+    means = fig2_split.groupby(["design", "system"])["P"].mean().unstack("system")
+    best = means.idxmax(axis=1)
+    lift2 = means["popularity"] / means["random"]
+    ai_ti = pd.Series(dtype=float)
+    if "AR AI-AN" in means.index:  # on the splits both designs ran on
+        ai_seeds = fig2_split.loc[fig2_split["design"] == "AR AI-AN", "seed"]
+        both = fig2_split.loc[fig2_split["seed"].isin(ai_seeds)]
+        m2 = both.groupby(["design", "system"])["P"].mean().unstack("system")
+        ai_ti = m2.loc["AR TI-AN"] / m2.loc["AR AI-AN"] - 1
+    moved = ai_ti[ai_ti.abs() > 0.05]
+    text = (
+        "The best system is "
+        + "; ".join(f"{best[d]} under {d}" for d in means.index)
+        + ". Popularity, which knows nothing about the user, scores "
+        + ", ".join(f"{lift2[d]:.1f} times random under {d}" for d in means.index)
+        + ". "
+    )
+    if len(ai_ti):
+        text += (
+            "From AI-AN to TI-AN, P@n changes by "
+            + ", ".join(f"{v:+.1%} for {s}" for s, v in ai_ti.items())
+            + "; "
+            + (
+                f"the system(s) moving by more than five per cent: {', '.join(moved.index)} — "
+                "the items TI removes are never relevant, and these systems place some of them "
+                "in their top n."
+                if len(moved)
+                else "no system moves by more than five per cent."
+            )
+            + " "
+        )
+    text += (
+        f"1R values cannot exceed $1/n = {1 / study.s.n:g}$, while AR values depend on how "
+        "many relevant items the users have. The paper's claims on this figure:\n\n"
+    )
+    return text + claims(study, "fig2")
+
+
+def popularity_gap_text(study: Study) -> str:
+    """Why popularity's AR precision differs from the paper's: the two quantities that set it."""
+    pop_ar = _row(study, "fig2.popularity-ar")["ours"]
+    side = "lower" if pop_ar < PAPER["popularity_ar"] else "higher"
+    fig2_split = summarise(study.results["fig2"], by=["design"])
+    ar_sets_t = fig2_split.loc[fig2_split["design"] == "AR TI-AN", "t"].mean()
+    n_users = study.ratings["user"].nunique()
+    delta = relevance_density(int(study.positive.sum()), n_users, ar_sets_t)
+    top = study.positive.sort_values(ascending=False).iloc[: study.s.n] / n_users
+    d, n = study.dataset, study.s.n
+    return (
+        f"Why is popularity's AR precision on {d} {side} than the paper's MovieLens 1M value? "
+        f"On {d} the density of relevance in the AR TI-AN target sets is $\\delta$ = "
+        f"{delta:.4f}, and the {n} most liked items are liked by {top.mean():.1%} of the users on "
+        f"average — the two quantities that set a popularity list's precision (eqs. 3–4 below). "
+        f"The paper prints neither for MovieLens 1M (only that its single most liked item is "
+        f"liked by {PAPER['top_liked']:.1%} of the users), so we cannot tell which of them, or "
+        f"which difference of setup, makes the gap: it stays unexplained here."
+    )
+
+
+def proof_step_text(study: Study) -> str:
+    """The proof-step claim and the share of sets where the printed step holds trivially."""
+    proof = study.results["proof_step"]
+    return (
+        "* "
+        + cite(study, "eq2.proof-step")
+        + f" The printed inequality holds exactly for the users with a single relevant test "
+        f"item (a share {proof['one relevant item'].mean():.4f} of the sets), whose two sets "
+        f"coincide."
+    )
+
+
+def formula_text(study: Study) -> str:
+    """The claims on eqs. 4–5, and a note when the Monte-Carlo and exact checks of eq. 4 part."""
+    mc, exact = (_row(study, c)["verdict"] for c in ("eq4.monte-carlo", "eq4.exact"))
+    note = (
+        ""
+        if mc == exact
+        else f"\n\nOn the same splits the Monte-Carlo check of eq. 4 *{mc}* while the exact "
+        f"$\\rho$ *{exact}*: the spread of a random system's precision over a few splits is "
+        "wider than the bias of eq. 4, which the exact expectation shows."
+    )
+    return claims(study, "formulas") + note
+
+
+def fig4_text(study: Study) -> str:
+    """Fig. 4's claims, and how removing test ratings changes 1R TI-NN's candidates."""
+    cand = (
+        summarise(study.results["lemma_removal"])
+        .groupby("removed")[["candidates", "nonrelevant popularity"]]
+        .mean()
+    )
+    lo, hi = cand.index.min(), cand.index.max()
+    pop_lo, pop_hi = cand.loc[lo, "nonrelevant popularity"], cand.loc[hi, "nonrelevant popularity"]
+    return (
+        claims(study, "fig4")
+        + f"\n\nUnder 1R TI-NN the candidates are the items with a test rating: removing a share "
+        f"{hi:g} of the test ratings takes them from {cand.loc[lo, 'candidates']:,.0f} to "
+        f"{cand.loc[hi, 'candidates']:,.0f} items, and the mean number of ratings of the sampled "
+        f"non-relevant items {direction(pop_hi - pop_lo, 'rises', 'falls')} from {pop_lo:.0f} "
+        f"to {pop_hi:.0f}: the non-relevant items a popularity list must beat change with the "
+        "test data, while the random baseline $1/t$ does not."
+    )
+
+
+def eq3_text(study: Study) -> str:
+    """Eq. 3 against its conditional form and the exact expectation of a fixed ranking."""
+    ratings, s = study.ratings, study.s
+    ar_checks = study.results["ar_checks"]
+    eq3 = ar_checks.dropna(subset=["popularity"])
+    top_item_share = item_counts(ratings).iloc[0] / ratings["user"].nunique()
+    shown = 1 - (1 - s.sigma) * top_item_share
+    t_over_c = (1 / ar_checks["inv_t"] / ar_checks["candidates"]).mean()
+    m = eq3[["popularity", "eq3", "conditional", "exact"]].mean()
+    se = eq3["popularity"].std(ddof=1) / np.sqrt(len(eq3)) if len(eq3) > 1 else np.nan
+    closes = abs(m["exact"] - m["popularity"]) <= 3 * se
+    return (
+        f"The most rated item of {study.dataset} is rated by {top_item_share:.0%} of the users, "
+        f"so it is in the target sets of a share {shown:.2f} of them, where eq. 3 assumes "
+        f"{t_over_c:.2f} for every item. Conditioning item by item takes the prediction from "
+        f"{m['eq3']:.4f} to {m['conditional']:.4f}, and the exact per-user expectation to "
+        f"{m['exact']:.4f}, against {m['popularity']:.4f} measured"
+        + (
+            " (within three standard errors over the splits): the gap of eq. 3 comes from the "
+            "conditioning on $i \\notin R_\\text{train}(u)$, not from the items the lists skip."
+            if closes
+            else " (more than three standard errors over the splits away): the conditioning explains "
+            "part of the gap of eq. 3, and the rest — the ranking learnt from training counts "
+            "instead of the fixed one, or the TI candidates — stays open here."
+        )
+        + f"\n\n* {cite(study, 'eq3.popularity')}"
+    )
+
+
+def fit_line(study: Study) -> str:
+    """The shifted power law fitted to the dataset's popularity (Fig. 5)."""
+    fit = study.results["fit"]
+    return (
+        f"fit on {study.dataset}: c1 = {fit.c1:.3g}, c2 = {fit.c2:.1f}, "
+        f"beta = {fit.beta:.3g}, alpha = {fit.alpha:.2f}"
+    )
+
+
+def fig5_text(study: Study) -> str:
+    """Fig. 5's claims, and how the MF system fares at the steepest simulated skew."""
+    sim_split = summarise(study.results["simulation"], by=["alpha"])
+    mf_note = ""
+    top_alpha = sim_split["alpha"].max()
+    at_top = sim_split[sim_split["alpha"] == top_alpha].groupby("system")["P"].mean()
+    if "MF" in at_top.index:
+        mf_note = (
+            f" At α = {top_alpha:g} our MF scores {at_top['MF'] / at_top['random']:.1f} "
+            f"times random and {at_top['MF'] / at_top['popularity']:.2f} times "
+            "popularity. It is implicit-feedback ALS, which learns from *which* items "
+            "were rated — on these data, popularity and nothing else."
+        )
+    return (
+        claims(study, "fig5")
+        + "\n\nWith uniform popularity, the items with the most training ratings are those with "
+        "the fewest test ratings, which is the paper's explanation of popularity's dip below "
+        f"random. The simulated data copy the sizes of {study.dataset}, not of MovieLens 1M."
+        + mf_note
+    )
+
+
+def positive_shares_text(study: Study, second: Study | None = None) -> str:
+    """How concentrated the positive ratings are on each dataset, beside the paper's item."""
+    rows = [study] + ([second] if second is not None else [])
+    shares = [(st.dataset, st.results["positive_shares"]) for st in rows]
+    return (
+        "; ".join(
+            f"on {d} the most liked item is liked by {x['top_liked']:.1%} of the users, "
+            f"and {x['single']:.1%} of the liked items are liked by a single user"
+            for d, x in shares
+        )
+        + f". The paper reports {PAPER['top_liked']:.1%} for its MovieLens item, against at most "
+        "a few per cent of the queries for any TREC document.\n\n"
+        + f"* {cite(study, 'fig5.top-liked')}"
+    )
+
+
+def fig8_text(study: Study) -> str:
+    """Where popularity's advantage over random is smallest and largest among the designs of
+    Fig. 8 that ran, the claims, and P1R with AI candidates."""
+    lift8 = fig8_table(study)["popularity / random"]
+    return (
+        "Popularity's advantage over random (the ratio in the last column) is smallest under "
+        f"{lift8.idxmin()} and largest under {lift8.idxmax()}. The paper's claims on this "
+        "figure:\n\n"
+        + claims(study, "fig8")
+        + (
+            "\n\nWith AI candidates P1R gives popularity a ratio of "
+            f"{lift8['P1R (AI)']:.2f}, against {lift8['P1R']:.2f} with TI."
+            if "P1R (AI)" in lift8.index
+            else ""
+        )
+    )
+
+
+def p1r_text(study: Study) -> str:
+    """How unevenly P1R's percentiles hold target sets."""
+    fig8 = study.results["fig8"]
+    p1r = (
+        fig8.loc[(fig8["design"] == "P1R") & (fig8["system"] == "random")].groupby("stratum").size()
+    )
+    return (
+        f"P1R weighs every percentile the same, but the percentiles hold very different numbers "
+        f"of positive test ratings: {p1r.iloc[0]:,} target sets in the most popular one against "
+        f"{p1r.iloc[-1]:,} in the least popular, over the splits of this design. Its value rests "
+        f"on few sets in the tail, and the intervals of the ledger carry that."
+    )
+
+
+def fig9_text(study: Study) -> str:
+    """Popularity over random by each metric of Fig. 9, and the claims."""
+    fig9 = study.results["fig9"]
+    m9 = fig9.groupby(["design", "metric", "system"])["value"].mean().unstack("metric")
+    ar9 = m9.loc["AR TI-AN"]
+    lifts9 = ar9.loc["popularity"] / ar9.loc["random"]
+    return (
+        "Under AR TI-AN popularity scores "
+        + ", ".join(
+            f"{lifts9[k]:.1f} times random by {k}" for k in ["P", "bpref", "infAP", "SRecall"]
+        )
+        + f". The engine's P@n here ({ar9.loc['popularity', 'P']:.4f} for popularity) averages over "
+        "the users with a relevant test item only, so it is not the AR value of Figure 2, which "
+        "counts the others as zero.\n\n"
+        + claims(study, "fig9")
+        + "\n\nThe paper's 1R sets keep no judged non-relevant item, so its bpref is one for every "
+        "system; ours sample the non-relevant items from every unrated-in-training candidate, "
+        "judged or not."
+    )
+
+
+def verdicts_text(frames: Mapping[str, pd.DataFrame]) -> str:
+    """The verdict counts of the evaluated ledgers (dataset → frame), and which claims get a
+    different verdict on the first two datasets."""
+    tally = pd.DataFrame({d: counts(f) for d, f in frames.items()})
+    text = "; ".join(
+        f"on {d}: " + ", ".join(f"{int(c)} {v}" for v, c in tally[d].items() if c)
+        for d in tally.columns
+    )
+    both = ""
+    if len(frames) > 1:
+        first, second = list(frames.values())[:2]
+        j = (
+            first.set_index("claim")["verdict"]
+            .to_frame("a")
+            .join(second.set_index("claim")["verdict"].rename("b"))
+        )
+        j = j[(j["a"] != "not reproduced here") & (j["b"] != "not reproduced here")]
+        same = int((j["a"] == j["b"]).sum())
+        changed = ", ".join(j.index[j["a"] != j["b"]].str.replace(_B, "", regex=False))
+        both = (
+            f" Of the {len(j)} claims judged on both datasets, {same} get the same verdict "
+            "on both" + (f"; the others: {changed}." if same < len(j) else ".")
+        )
+    first_frame = next(iter(frames.values()))
+    return f"**Verdicts.** {len(first_frame)} claims — {text}.{both}"

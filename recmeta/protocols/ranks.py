@@ -1,0 +1,74 @@
+"""Ranks within target sets: score descending, ties by item id ascending.
+
+This is the metric engine's ``ties="item_id"`` order, computed without building runs; every
+measure on target sets (:mod:`recmeta.protocols.set_metrics`) and the lemma's ranks
+(:mod:`recmeta.protocols.expectations`) use it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["rank_in_sets", "rank_within", "set_codes"]
+
+
+def set_codes(s: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(set ids, code of each row's set, whether rows are grouped by set and sorted by item within)."""
+    same = s[1:] == s[:-1]
+    grouped = (
+        bool(np.all((s[1:] > s[:-1]) | (same & (item[1:] >= item[:-1])))) if len(s) > 1 else True
+    )
+    if grouped:
+        start = np.r_[True, ~same] if len(s) else np.zeros(0, bool)
+        return s[start], np.cumsum(start) - 1, True
+    sets, inverse = np.unique(s, return_inverse=True)
+    return sets, inverse, False
+
+
+def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
+    """0-based rank of every row within its set: score descending, ties by item id ascending —
+    the metric engine's ``ties="item_id"`` order, computed without building runs.
+
+    With ``depth`` only the ranks below ``depth`` are exact: the rows that cannot reach the first
+    ``depth`` places of their set are found by a partition instead of a sort and get ``depth``.
+    """
+    s = scored["set"].to_numpy()
+    item = scored["item"].to_numpy()
+    score = scored["score"].to_numpy(dtype=float)
+    _, inv, grouped = set_codes(s, item)
+    rows = np.arange(len(s))
+    if depth is not None and grouped and len(s):
+        counts = np.bincount(inv)
+        width = int(counts.max())
+        if width > depth and len(counts) * width <= 4 * len(s) + 4096:
+            starts = np.r_[0, np.cumsum(counts)[:-1]]
+            table = np.full((len(counts), width), -np.inf)
+            table[inv, rows - starts[inv]] = score
+            # the depth-th largest score of each set: every row that can rank above depth has at least it
+            floor = np.partition(table, width - depth, axis=1)[:, width - depth]
+            pick = np.flatnonzero(score >= floor[inv])
+            rank = np.full(len(s), depth, dtype=np.int64)
+            order = pick[np.lexsort((-score[pick], inv[pick]))]  # stable: item order among ties
+            so = inv[order]
+            rank[order] = np.arange(len(order)) - np.searchsorted(so, so, side="left")
+            return rank
+    if grouped:  # stable sorts keep the item order among equal scores
+        by_score = np.argsort(-score, kind="stable")
+        order = by_score[np.argsort(inv[by_score], kind="stable")]
+    else:
+        order = np.lexsort((item, -score, inv))
+    so = inv[order]
+    rank = np.empty(len(s), dtype=np.int64)
+    rank[order] = rows - np.searchsorted(so, so, side="left")
+    return rank
+
+
+def rank_within(frame: pd.DataFrame, group: np.ndarray) -> np.ndarray:
+    """0-based rank of each row within its ``group``: score descending, then item id ascending."""
+    _, inv = np.unique(group, return_inverse=True)
+    order = np.lexsort((frame["item"].to_numpy(), -frame["score"].to_numpy(dtype=float), inv))
+    inv_s = inv[order]
+    rank = np.empty(len(frame), dtype=np.int64)
+    rank[order] = np.arange(len(frame)) - np.searchsorted(inv_s, inv_s, side="left")
+    return rank

@@ -1,0 +1,99 @@
+"""A recommender's scores on target sets: the pairs to score, non-personalised and random
+scores, and the join back onto the target-set frame."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from ..recommenders.components.random import pair_uniform
+
+__all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores"]
+
+
+def _strictly_sorted(u: np.ndarray, i: np.ndarray) -> bool:
+    """Whether the (u, i) pairs are in strictly increasing lexicographic order (so all distinct)."""
+    if len(u) < 2:
+        return True
+    try:
+        return bool(np.all((u[1:] > u[:-1]) | ((u[1:] == u[:-1]) & (i[1:] > i[:-1]))))
+    except TypeError:  # ids that do not compare
+        return False
+
+
+def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
+    """The distinct (user, item) pairs a recommender must score for these target sets, sorted."""
+    u, i = sets["user"].to_numpy(), sets["item"].to_numpy()
+    if _strictly_sorted(u, i):  # AR sets come out of target_sets this way: nothing to do
+        return pd.DataFrame({"user": u, "item": i})
+    return (
+        sets[["user", "item"]]
+        .drop_duplicates()
+        .sort_values(["user", "item"])
+        .reset_index(drop=True)
+    )
+
+
+def item_scores(sets: pd.DataFrame, scores: pd.Series) -> pd.DataFrame:
+    """(user, item, score) for a non-personalised system: every user gets ``scores[item]``.
+
+    ``scores`` is indexed by item (e.g. :func:`recmeta.popularity.item_counts` of the training
+    data for the popularity recommender). Candidate items missing from it raise.
+    """
+    pairs = candidate_pairs(sets)
+    values = scores.reindex(pairs["item"].to_numpy()).to_numpy(dtype=float)
+    if np.isnan(values).any():
+        missing = pairs["item"].to_numpy()[np.isnan(values)]
+        raise ValueError(
+            f"{len(np.unique(missing))} candidate items have no score (e.g. {missing[:3].tolist()}); "
+            "give every candidate a score (count unseen items as 0 for popularity)"
+        )
+    return pairs.assign(score=values)
+
+
+def random_scores(sets: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """(user, item, score) of the random recommender: a seeded hash of (seed, user, item).
+
+    The score of a pair does not depend on the other candidates, so one random system ranks the
+    same pair consistently in every target set (as :mod:`recmeta.recommenders.components.random`).
+    """
+    pairs = candidate_pairs(sets)
+    return pairs.assign(
+        score=pair_uniform(seed, pairs["user"].to_numpy(), pairs["item"].to_numpy())
+    )
+
+
+def attach_scores(
+    sets: pd.DataFrame, scores: pd.DataFrame, *, missing: Literal["raise", "last"] = "raise"
+) -> pd.DataFrame:
+    """Join a recommender's ``scores`` (user, item, score) onto the target-set frame.
+
+    Pairs the recommender did not score raise by default; ``missing="last"`` gives them score
+    −inf, i.e. they rank after every scored item (a recommender that cannot score an item does not
+    recommend it). Duplicate (user, item) scores raise.
+    """
+    for c in ("user", "item", "score"):
+        if c not in scores.columns:
+            raise ValueError(f"scores lack column {c!r}; expected a frame (user, item, score)")
+    su, si = sets["user"].to_numpy(), sets["item"].to_numpy()
+    cu, ci = scores["user"].to_numpy(), scores["item"].to_numpy()
+    unique = _strictly_sorted(cu, ci)
+    if not unique and scores.duplicated(["user", "item"]).any():
+        raise ValueError("scores have duplicate (user, item) pairs; keep one score per pair")
+    if unique and len(su) == len(cu) and np.array_equal(su, cu) and np.array_equal(si, ci):
+        out = sets.assign(
+            score=scores["score"].to_numpy(dtype=float)
+        )  # same pairs in the same order
+    else:
+        out = sets.merge(scores[["user", "item", "score"]], on=["user", "item"], how="left")
+    nan = out["score"].isna()
+    if nan.any():
+        if missing == "raise":
+            raise ValueError(
+                f"{int(nan.sum())} candidate pairs have no score (e.g. user {out.loc[nan, 'user'].iloc[0]}, "
+                f"item {out.loc[nan, 'item'].iloc[0]}); score them or pass missing='last'"
+            )
+        out.loc[nan, "score"] = -np.inf
+    return out
