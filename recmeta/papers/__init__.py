@@ -1,9 +1,11 @@
-"""The papers' claims as code: one ledger per chapter, and the registry of ledgers.
+"""The five papers, one package each, and the registry of their ledgers.
 
-Each paper gets a module here (``recmeta/papers/<paper>.py``) that builds a :class:`Ledger` for
-its chapter and calls :func:`register` at import. The modules are listed in
-:data:`PAPER_MODULES` and imported lazily, the first time :func:`ledgers` or :func:`get` is
-called, so ``import recmeta.papers`` stays cheap.
+Each paper has one home, ``recmeta/papers/<paper>/``: its study (the experiments specific to the
+paper), its settings (the chapter's parameters resolved for a profile), its claims (a
+:class:`~recmeta.ledger.Ledger` registered with :func:`register` when the package is imported)
+and ``text.py``, the sentences its chapter prints, built from computed values. The packages are
+listed in :data:`PAPER_MODULES` and imported lazily, the first time :func:`ledgers` or
+:func:`get` is called, so ``import recmeta.papers`` stays cheap.
 
 A chapter's last cells evaluate its ledger on the results it computed, store the table (for
 ``recmeta claims`` and the book's ledger page) and show it, in one call::
