@@ -60,18 +60,34 @@ GRADED_ONLY: dict[str, str] = {
 }
 
 
-def ratings(dataset: str | os.PathLike, *, needs: str | None = None, **columns: str | None) -> pd.DataFrame:
+def ratings(
+    dataset: str | os.PathLike,
+    *,
+    needs: str | None = None,
+    columns: object = None,
+    **named: str | None,
+) -> pd.DataFrame:
     """Ratings frame of a chapter's ``dataset`` parameter (see :func:`recmeta.data.load`).
 
-    A registered name (``ml-100k``, ``ml-latest-small``, ...) loads that release; a path to a CSV
-    file loads your own data, with columns ``user, item[, rating][, timestamp]`` unless
-    ``columns`` maps them. A file without ratings loads as implicit feedback. ``needs="graded"``
-    (chapters of :data:`GRADED_ONLY`) refuses such data with the reason and the chapters that
-    do run on it.
+    A registered name (``ml-100k``, ``ml-latest-small``, ...) loads that release; a path loads
+    a ratings file of your own (CSV, TSV, ``.dat``, Parquet), its columns recognised by their
+    usual names (``userId``, ``movieId``, ...) unless ``columns`` (the chapter's ``columns``
+    parameter, e.g. ``"user=uid,item=song"``) names them; the columns taken are printed. A file
+    without ratings loads as implicit feedback. ``needs="graded"`` (chapters of
+    :data:`GRADED_ONLY`) refuses such data with the reason and the chapters that do run on it.
     """
+    import warnings
+
     from . import data
 
-    df = data.load(dataset, **columns)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", data.ColumnsRecognised)
+        df = data.load(dataset, columns=columns if data.is_path(dataset) else None, **named)
+    for w in caught:
+        if issubclass(w.category, data.ColumnsRecognised):
+            print(f"Note: {w.message}")
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if needs not in (None, "graded"):
         raise ValueError(f"needs={needs!r}: use None or 'graded'")
     if needs == "graded" and data.is_implicit(df):
@@ -94,12 +110,6 @@ def _implicit_chapters() -> list[str]:
         return [c.name for c in discover(project_root()) if c.name not in GRADED_ONLY]
     except ChapterError:
         return ["datasets", "sampled-metrics", "robustness"]
-
-
-def _csv_columns(path: Path) -> list[str]:
-    """The header of a ratings file (tab-separated for ``.tsv``)."""
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
 
 
 def _calling_chapter() -> str:
@@ -322,6 +332,7 @@ def run(
     name: str,
     *,
     dataset: str | None = None,
+    columns: str | None = None,
     overrides: dict[str, object] | None = None,
     quick: bool = False,
     out: str | os.PathLike = "_build/runs",
@@ -330,7 +341,10 @@ def run(
 ) -> Path:
     """Execute chapter ``name`` with its parameters overridden; return the executed notebook.
 
-    Writes ``<out>/<name>.ipynb`` (and ``.html``). The run cache of recommender outputs is shared
+    ``dataset`` and ``columns`` (a ratings file's columns, :func:`recmeta.data.parse_columns`)
+    go into the parameters of the same names; the file is read once before the chapter starts,
+    so a bad file fails here, with its line and value. Writes ``<out>/<name>.ipynb`` (and
+    ``.html``). The run cache of recommender outputs is shared
     with the book build, so a re-run trains no model that was trained before with the same inputs.
     A failing cell raises :class:`ChapterError` naming the cell and the error.
     """
@@ -354,7 +368,8 @@ def run(
             path = Path(dataset).resolve()
             if not path.is_file():
                 raise ChapterError(f"no such ratings file: {dataset}")
-            if name in GRADED_ONLY and "rating" not in _csv_columns(path):
+            mine = data.load(path, columns=columns)
+            if name in GRADED_ONLY and data.is_implicit(mine):
                 raise ChapterError(
                     f"{path.name} has no rating column (implicit feedback), and chapter {name!r} "
                     f"cannot run on it: {GRADED_ONLY[name]}. Chapters that run on implicit "
@@ -362,6 +377,16 @@ def run(
                 )
             dataset = str(path)
         params["dataset"] = dataset
+    if columns is not None:
+        from .data import is_path, parse_columns
+
+        if dataset is None or not is_path(dataset):
+            raise ChapterError("--columns names the columns of a ratings file: give it with "
+                               "--dataset PATH")
+        if "columns" not in chapter.parameters:
+            raise ChapterError(f"chapter {name!r} has no 'columns' parameter.")
+        parse_columns(columns)  # refuse a bad mapping before the chapter starts
+        params["columns"] = columns
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / f"{name}.input.ipynb"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import chapters
+from .data import add_columns_option, notices
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -18,10 +19,11 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError("name a chapter (recmeta run --list shows them)")
     chapter = chapters.find(args.chapter, args.root)
     overrides = chapters.parse_assignments(args.set, chapter.parameters)
-    path = chapters.run(
-        args.chapter, dataset=args.dataset, overrides=overrides, quick=args.quick,
-        out=args.out, root=args.root, html=not args.no_html,
-    )
+    with notices():
+        path = chapters.run(
+            args.chapter, dataset=args.dataset, columns=args.columns, overrides=overrides,
+            quick=args.quick, out=args.out, root=args.root, html=not args.no_html,
+        )
     print(path)
     return 0
 
@@ -30,7 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="execute a chapter with overridden parameters")
     p.add_argument("chapter", nargs="?", help="chapter name (file name in notebooks/ without .md)")
     p.add_argument("--list", action="store_true", help="list the chapters and their parameters")
-    p.add_argument("--dataset", help="registered dataset name or path to a ratings CSV")
+    p.add_argument("--dataset",
+                   help="registered dataset name or path of a ratings file (CSV, TSV, .dat, Parquet)")
+    add_columns_option(p, "the --dataset file's columns")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a parameter (Python literal or string); repeatable")
     p.add_argument("--quick", action="store_true", help="the quick profile (small sizes)")
