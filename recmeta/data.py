@@ -52,6 +52,7 @@ __all__ = [
     "from_csv",
     "from_lenskit",
     "lenskit_frame",
+    "usual_names",
     "is_lenskit",
     "parse_columns",
     "ColumnsRecognised",
@@ -496,6 +497,20 @@ def _resolve(
     return mapping, guessed
 
 
+def usual_names(df: pd.DataFrame, roles: Sequence[str] = ROLES) -> pd.DataFrame:
+    """``df`` with the usual spelling of each role renamed to the role (``user_id`` → user).
+
+    A role already present, or with several candidate columns, is left as it is; nothing is
+    validated (for lists of recommendations, which carry scores and ranks).
+    """
+    names = {}
+    for role in roles:
+        hits = [c for c in df.columns if _spelling(c) in COLUMN_SPELLINGS[role]]
+        if role not in df.columns and len(hits) == 1:
+            names[hits[0]] = role
+    return df.rename(columns=names)
+
+
 def from_frame(
     df: pd.DataFrame,
     columns: Columns = None,
@@ -686,10 +701,14 @@ def lenskit_frame(x: object, what: str = "the data") -> pd.DataFrame:
 def from_lenskit(x: object, *, source: str | None = None) -> pd.DataFrame:
     """Tidy ratings (or interaction) frame of a LensKit object (:func:`lenskit_frame`); validated.
 
-    Timestamps that LensKit holds as dates become whole seconds since 1970-01-01 UTC.
+    Timestamps that LensKit holds as dates become whole seconds since 1970-01-01 UTC; integer
+    ids (LensKit's MovieLens loader keeps them as int32) become int64, as the releases load.
     """
     source = source or f"LensKit {type(x).__name__}"
     df = lenskit_frame(x, source)
+    for col in ("user", "item"):
+        if col in df.columns and pd.api.types.is_integer_dtype(df[col]):
+            df[col] = df[col].astype("int64")
     keep = [c for c in ROLES if c in df.columns]
     return validate_ratings(df[keep], source=source, implicit="rating" not in keep)
 
