@@ -16,7 +16,7 @@ import ast
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +32,8 @@ __all__ = [
     "Chapter",
     "find",
     "discover",
+    "describe",
+    "PROFILE_TEXT",
     "run",
     "ChapterError",
 ]
@@ -256,12 +258,24 @@ def start(chapter: str, *, profile: str, dataset: object = None, seed: object = 
 
 @dataclass(frozen=True)
 class Chapter:
-    """A chapter notebook and the defaults of its parameters cell."""
+    """A chapter notebook and the defaults of its parameters cell.
+
+    ``descriptions``: each parameter's comment in that cell; ``profile_sizes``: for parameters
+    whose value the chapter sets by profile (``n = n or (5 if quick else 50)``), the quick and
+    the full value as written in the chapter.
+    """
 
     name: str
     path: Path
     title: str
     parameters: dict[str, object]
+    descriptions: dict[str, str] = field(default_factory=dict)
+    profile_sizes: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def implicit(self) -> bool:
+        """Whether the chapter runs on implicit feedback (data without ratings) too."""
+        return self.name not in GRADED_ONLY
 
 
 def _root(root: str | os.PathLike | None) -> Path:
@@ -283,15 +297,93 @@ def _read(path: Path) -> Chapter:
         path.stem,
     )
     params: dict[str, object] = {}
+    notes: dict[str, str] = {}
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
     if cell is not None:
+        comments = _comments(cell.source)
         for node in ast.parse(cell.source).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
                 try:
-                    params[node.targets[0].id] = ast.literal_eval(node.value)
+                    params[name] = ast.literal_eval(node.value)
                 except ValueError:
-                    params[node.targets[0].id] = ast.unparse(node.value)
-    return Chapter(path.stem, path, title, params)
+                    params[name] = ast.unparse(node.value)
+                if node.lineno in comments:
+                    notes[name] = comments[node.lineno]
+    sizes: dict[str, tuple[str, str]] = {}
+    for c in nb.cells:
+        if c.cell_type == "code" and c is not cell:
+            sizes.update(_profile_sizes(c.source, set(params)))
+    return Chapter(path.stem, path, title, params, notes, sizes)
+
+
+def _comments(source: str) -> dict[int, str]:
+    """The comment at the end of each line of ``source`` (line numbers from 1)."""
+    import io
+    import tokenize
+
+    out: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                out[tok.start[0]] = tok.string.lstrip("#").strip()
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+def _profile_sizes(source: str, names: set[str]) -> dict[str, tuple[str, str]]:
+    """``{parameter: (quick value, full value)}`` of the assignments ``x = ... if quick else ...``
+    in a cell (as ``x = x or (...)``, ``x = x if x is not None else (...)`` or ``x = (...)``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell with IPython magics
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in names):
+            continue
+        value = node.value
+        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+            value = value.values[-1]
+        elif isinstance(value, ast.IfExp) and not _is_quick(value.test):
+            value = value.orelse
+        if isinstance(value, ast.IfExp) and _is_quick(value.test):
+            out[node.targets[0].id] = (ast.unparse(value.body), ast.unparse(value.orelse))
+    return out
+
+
+def _is_quick(test: ast.expr) -> bool:
+    return isinstance(test, ast.Name) and test.id == "quick"
+
+
+#: what each profile is, as ``recmeta run --list`` and the pages say it
+PROFILE_TEXT = {
+    "full": "the book's sizes (close to the papers')",
+    "quick": "smaller sizes, for a first look",
+}
+
+
+def describe(chapter: Chapter) -> str:
+    """The text ``recmeta run --list`` prints for a chapter: data it takes, parameters with
+    their meaning, and what the quick profile changes."""
+    lines = [f"{chapter.name}: {chapter.title}"]
+    if "dataset" in chapter.parameters:
+        data_text = ("ratings, or implicit feedback (a file without a rating column)"
+                     if chapter.implicit else
+                     f"ratings only (not implicit feedback: {GRADED_ONLY[chapter.name]})")
+        lines.append(f"  data: {data_text}")
+    lines.append("  parameters (--set NAME=VALUE):")
+    for k, v in chapter.parameters.items():
+        line = f"    {k} = {v!r}"
+        if k in chapter.descriptions:
+            line += f"  # {chapter.descriptions[k]}"
+        if k in chapter.profile_sizes:
+            quick, full = chapter.profile_sizes[k]
+            line += f" [if None: quick {quick}, full {full}]"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def discover(root: str | os.PathLike | None = None) -> list[Chapter]:

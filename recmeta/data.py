@@ -792,8 +792,8 @@ def validate_ratings(
                 k = int(bad[0])
                 raise DataError(
                     f"{source}, {unit} {where(bad[:1])}: {column(col)} holds {_plain(s.iloc[k])!r}, "
-                    f"which is not a number; {len(bad)} such value(s) ({unit}s {where(bad)}"
-                    f"{', ...' if len(bad) > 5 else ''}). A {col} must be a number (e.g. "
+                    f"which is not a number{_others(bad, unit, where)}. A {col} must be a "
+                    f"number (e.g. "
                     f"{example}): fix or remove those lines, or map the values to numbers first."
                 )
             raise DataError(
@@ -820,6 +820,13 @@ def validate_ratings(
     if "timestamp" in cols:
         out["timestamp"] = _seconds(out["timestamp"], source, unit, where, column("timestamp"))
     return out
+
+
+def _others(bad: np.ndarray, unit: str, where) -> str:
+    """``"; 3 such values (lines 4, 9, 12)"`` after the first bad value, or nothing."""
+    if len(bad) < 2:
+        return ""
+    return f"; {len(bad)} such values ({unit}s {where(bad)}{', ...' if len(bad) > 5 else ''})"
 
 
 def _seconds(ts: pd.Series, source: str, unit: str, where, label: str) -> pd.Series:

@@ -10,7 +10,7 @@ import pytest
 from recmeta import data
 from recmeta.compare import compare
 
-FAST = dict(n_permutations=1000, n_bootstrap=200, n_tukey=0, n_random=3)
+FAST = {"n_permutations": 1000, "n_bootstrap": 200, "n_tukey": 0, "n_random": 3}
 
 
 @pytest.fixture(scope="module")
