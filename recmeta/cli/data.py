@@ -36,19 +36,22 @@ def add_columns_option(parser: argparse.ArgumentParser, what: str = "the dataset
 
 @contextlib.contextmanager
 def notices() -> Iterator[None]:
-    """Print the data's notices (columns read by their names) on stderr as plain lines."""
+    """Print the data's notices (columns read by their names) on stderr as plain lines, as they
+    come (before a chapter starts, not after it)."""
     from ..data import ColumnsRecognised
 
-    with warnings.catch_warnings(record=True) as caught:
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, ColumnsRecognised):
+            print(f"recmeta: note: {message}", file=sys.stderr, flush=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
         warnings.simplefilter("always", ColumnsRecognised)
-        try:
-            yield
-        finally:
-            for w in caught:
-                if issubclass(w.category, ColumnsRecognised):
-                    print(f"recmeta: note: {w.message}", file=sys.stderr)
-                else:
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        warnings.showwarning = show
+        yield
 
 
 def _data_fetch(args: argparse.Namespace) -> int:
