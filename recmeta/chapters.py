@@ -35,6 +35,7 @@ __all__ = [
     "describe",
     "PROFILE_TEXT",
     "run",
+    "page",
     "ChapterError",
 ]
 
@@ -211,7 +212,8 @@ class Execution:
         else:
             runs_text = (f"{total} recommender runs, {f['runs_cached']} read from the run cache "
                          f"and {f['runs_made']} trained during this execution")
-        parts = [f"profile: **{f['profile']}**"]
+        parts = [f"profile: **{f['profile']}**"
+                 + (f" ({PROFILE_TEXT[str(f['profile'])]})" if f["profile"] in PROFILE_TEXT else "")]
         if f["dataset"] is not None:
             parts.append(f"dataset: {f['dataset']}")
         if f["seed"] is not None:
@@ -504,8 +506,67 @@ def run(
             os.environ[ENV_VAR] = env_before
         src.unlink(missing_ok=True)
     if html:
-        subprocess.run(
-            [sys.executable, "-m", "nbconvert", "--to", "html", "--log-level", "WARN", str(dst)],
-            check=True,
-        )
+        page(dst, root=root_path, out=out_dir)
     return dst
+
+
+def page(
+    notebook: str | os.PathLike,
+    *,
+    root: str | os.PathLike | None = None,
+    out: str | os.PathLike | None = None,
+) -> Path:
+    """The HTML page of an executed chapter, rendered as the book renders it; returns its path.
+
+    The notebook is built, without executing it again, by Jupyter Book with the book's own
+    configuration (``_config.yml``: MyST extensions, bibliography, offline MathJax), so glue
+    (the provenance line under the title), ``{cite}`` roles (with the page's reference list) and
+    math render as in the book; ``{doc}`` links to other chapters become plain text. The page
+    and its assets (``_static``, ``_images``, search) are written to ``out`` (default: the
+    notebook's folder) as ``<name>.html``.
+    """
+    import json
+    import shutil
+    import tempfile
+
+    import yaml
+
+    nb_path = Path(notebook)
+    name = nb_path.stem
+    root_path = _root(root).resolve()
+    out_dir = Path(out) if out is not None else nb_path.parent
+    jb = Path(sys.executable).parent / "jupyter-book"
+    if not jb.exists():
+        raise ChapterError("the page needs Jupyter Book: pip install 'recmeta[book]' (make setup "
+                           "installs it), or pass --no-html")
+    config = yaml.safe_load((root_path / "_config.yml").read_text())
+    config["execute"] = {"execute_notebooks": "off"}
+    config["exclude_patterns"] = ["_build"]
+    sources = [root_path / b for b in config.get("bibtex_bibfiles", [])]
+    bib = [b.name for b in sources]
+    config["bibtex_bibfiles"] = bib
+    config.setdefault("sphinx", {}).pop("local_extensions", None)  # the book's own pages
+    nb = json.loads(nb_path.read_text())
+    if bib and any("{cite" in "".join(c.get("source", "")) for c in nb["cells"]):
+        nb["cells"].append({
+            "cell_type": "markdown", "id": "recmeta-references", "metadata": {},
+            "source": "## References\n\n```{bibliography}\n:filter: docname in docnames\n```\n",
+        })
+    with tempfile.TemporaryDirectory(prefix=f"recmeta-page-{name}-") as tmp:
+        here = Path(tmp)
+        (here / "_config.yml").write_text(yaml.safe_dump(config))
+        (here / "_toc.yml").write_text(yaml.safe_dump({"format": "jb-book", "root": name}))
+        for b in sources:
+            shutil.copy(b, here / b.name)
+        (here / f"{name}.ipynb").write_text(json.dumps(nb))
+        r = subprocess.run([str(jb), "build", str(here), "--path-output", str(here)],
+                           capture_output=True, text=True)
+        built = here / "_build" / "html"
+        if r.returncode != 0 or not (built / f"{name}.html").exists():
+            raise ChapterError(f"the page of {name!r} could not be built (the executed notebook is "
+                               f"{nb_path}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(built, out_dir, dirs_exist_ok=True,
+                        ignore=lambda folder, names: ["index.html"] if folder == str(built) else [])
+    return out_dir / f"{name}.html"
+

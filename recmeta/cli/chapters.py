@@ -21,6 +21,8 @@ def _run(args: argparse.Namespace) -> int:
             quick=args.quick, out=args.out, root=args.root, html=not args.no_html,
         )
     print(path)
+    if not args.no_html:
+        print(path.with_suffix(".html"))
     return 0
 
 
@@ -55,5 +57,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="the quick profile (small sizes)")
     p.add_argument("--out", default="_build/runs", help="output folder (default _build/runs)")
     p.add_argument("--root", default=None, help="project folder (default: current folder)")
-    p.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    p.add_argument("--no-html", action="store_true",
+                   help="skip the HTML page (rendered by Jupyter Book as the book renders it)")
     p.set_defaults(func=_run)
