@@ -164,3 +164,36 @@ def test_chapters_with_a_dataset_take_columns():
     for c in chapters.discover(ROOT):
         if "dataset" in c.parameters:
             assert c.parameters.get("columns", "absent") is None, c.name
+
+
+def test_runs_make_and_compare_take_columns(tmp_path, monkeypatch, ml_latest_small, capsys):
+    from recmeta import metrics
+
+    monkeypatch.setenv("RECMETA_CACHE", str(tmp_path / "cache"))
+    small = ml_latest_small[ml_latest_small["user"] <= 60]
+    odd = small.rename(columns={"user": "uid", "item": "song", "rating": "stars",
+                                "timestamp": "when"})
+    p = tmp_path / "odd.csv"
+    odd.to_csv(p, sep=";", index=False)
+    spec = "user=uid,item=song,rating=stars,timestamp=when"
+    assert cli_main(["runs", "make", "--dataset", str(p), "--columns", spec, "--systems", "pop",
+                     "--depth", "10"]) == 0
+    assert "1 systems, " in capsys.readouterr().out
+    # compare --train: the odd file with --columns gives what the canonical file gives
+    canonical = tmp_path / "train.csv"
+    small.to_csv(canonical, index=False)
+    test = small.groupby("user").tail(3)
+    metrics.write_qrels(test.assign(rating=(2 * test["rating"]).astype(int)), tmp_path / "test.qrels")
+    top = small.groupby("item").size().sort_values(ascending=False).index[:10]
+    run = pd.DataFrame([(u, i, 10 - k) for u in test["user"].unique() for k, i in enumerate(top)],
+                       columns=["user", "item", "score"])
+    metrics.write_run(run, tmp_path / "pop.run", system="pop")
+    base = ["compare", str(tmp_path / "pop.run"), "--qrels", str(tmp_path / "test.qrels"),
+            "--threshold", "8", "--bootstrap", "99", "--format", "json"]
+    assert cli_main([*base, "--train", str(canonical)]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert cli_main([*base, "--train", str(p), "--columns", spec]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["references"] == expected["references"] and len(got["references"]) == 2
+    assert cli_main([*base, "--train", str(p)]) == 2
+    assert "missing column(s) ['user']" in capsys.readouterr().err
