@@ -85,3 +85,16 @@ def test_compare_takes_a_mapping_of_item_lists(lenskit_run):
     pd.testing.assert_frame_equal(a.summary, b.summary)
     with pytest.raises(TypeError, match="name the system"):
         compare(lists["pop"], split.test, ["RR"], threshold=4, **FAST)
+
+
+def test_splits_take_a_dataset(lenskit_run):
+    from recmeta import splits
+
+    ds, _, _ = lenskit_run
+    frame = data.load(ds)
+    a, b = splits.holdout_per_user(ds, 0.2, seed=3), splits.holdout_per_user(frame, 0.2, seed=3)
+    pd.testing.assert_frame_equal(a.test, b.test)
+    assert len(a.train) + len(a.test) == ds.interaction_count
+    assert len(splits.kfold(ds, 5, seed=1)) == 5
+    with pytest.raises(data.DataError, match="got list"):
+        splits.coin_flip([1, 2], 0.5)
