@@ -212,8 +212,8 @@ class Execution:
         else:
             runs_text = (f"{total} recommender runs, {f['runs_cached']} read from the run cache "
                          f"and {f['runs_made']} trained during this execution")
-        parts = [f"profile: **{f['profile']}**"
-                 + (f" ({PROFILE_TEXT[str(f['profile'])]})" if f["profile"] in PROFILE_TEXT else "")]
+        what = PROFILE_TEXT.get(str(f["profile"]))
+        parts = [f"profile: **{f['profile']}**" + (f" ({what})" if what else "")]
         if f["dataset"] is not None:
             parts.append(f"dataset: {f['dataset']}")
         if f["seed"] is not None:

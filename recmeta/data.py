@@ -347,7 +347,8 @@ def load(
             raise ValueError(f"column mappings apply to files, not to the release {dataset!r}")
         return _load_release(dataset, download=download)
     if is_path(dataset):
-        return from_csv(Path(os.fspath(dataset)), columns=columns, **named)  # type: ignore[arg-type]
+        path = Path(os.fspath(dataset))  # type: ignore[arg-type]
+        return from_csv(path, columns=columns, **named)
     known = ", ".join(sorted(REGISTRY))
     if not isinstance(dataset, (str, os.PathLike)):
         raise TypeError(
@@ -610,7 +611,8 @@ def from_csv(
                         "user,item,rating,timestamp) and one line per rating.")
     spec = parse_columns(columns)
     if p.suffix.lower() in (".parquet", ".pq"):
-        return from_frame(pd.read_parquet(p), spec, source=str(p), **named)  # type: ignore[arg-type]
+        table = pd.read_parquet(p)
+        return from_frame(table, spec, source=str(p), **named)  # type: ignore[arg-type]
     line = _first_line(p)
     if not line.strip():
         raise DataError(f"{p}, line 1: the line is blank; the first line is the header row "
@@ -652,8 +654,8 @@ def from_csv(
     except pd.errors.ParserError as exc:
         raise DataError(f"{p}: {str(exc).strip()}; every line needs as many fields as line 1 "
                         f"({len(fields)}, separated by {sep!r}).") from None
-    return from_frame(df, spec, source=str(p), first_line=2 if header else 1,  # type: ignore[arg-type]
-                      **named)
+    first = 2 if header else 1
+    return from_frame(df, spec, source=str(p), first_line=first, **named)  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------- LensKit's objects
@@ -791,7 +793,8 @@ def validate_ratings(
             if len(bad):
                 k = int(bad[0])
                 raise DataError(
-                    f"{source}, {unit} {where(bad[:1])}: {column(col)} holds {_plain(s.iloc[k])!r}, "
+                    f"{source}, {unit} {where(bad[:1])}: {column(col)} holds "
+                    f"{_plain(s.iloc[k])!r}, "
                     f"which is not a number{_others(bad, unit, where)}. A {col} must be a "
                     f"number (e.g. "
                     f"{example}): fix or remove those lines, or map the values to numbers first."

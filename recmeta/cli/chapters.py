@@ -33,7 +33,10 @@ def _list(args: argparse.Namespace) -> int:
     if stray:
         raise ValueError(f"--list takes no {', '.join(stray)}: it lists the chapters; to run one, "
                          "drop --list (recmeta run CHAPTER ...)")
-    found = [chapters.find(args.chapter, args.root)] if args.chapter else chapters.discover(args.root)
+    if args.chapter:
+        found = [chapters.find(args.chapter, args.root)]
+    else:
+        found = chapters.discover(args.root)
     print("Profiles: " + "; ".join(
         f"{p}{' (--quick)' if p == 'quick' else ' (default)'}: {text}"
         for p, text in chapters.PROFILE_TEXT.items()) + ". A parameter set to None takes its "
@@ -47,10 +50,12 @@ def _list(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="execute a chapter with overridden parameters")
     p.add_argument("chapter", nargs="?", help="chapter name (file name in notebooks/ without .md)")
-    p.add_argument("--list", action="store_true", help="list the chapters (or the one named): the data each takes, its parameters "
-                   "with their meaning, and what --quick changes")
+    p.add_argument("--list", action="store_true",
+                   help="list the chapters (or the one named): the data each takes, its "
+                   "parameters with their meaning, and what --quick changes")
     p.add_argument("--dataset",
-                   help="registered dataset name or path of a ratings file (CSV, TSV, .dat, Parquet)")
+                   help="registered dataset name or path of a ratings file (CSV, TSV, .dat, "
+                   "Parquet)")
     add_columns_option(p, "the --dataset file's columns")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a parameter (Python literal or string); repeatable")

@@ -65,7 +65,8 @@ def _data_fetch(args: argparse.Namespace) -> int:
             print(f"{name}: a local file, {len(df):,} {kind}; nothing to fetch")
             continue
         if args.columns:
-            raise ValueError(f"--columns applies to files of one's own, not to the release {name!r}")
+            raise ValueError(f"--columns applies to files of one's own, not to the release "
+                             f"{name!r}")
         path = data.fetch(name, seed=args.seed, download=not args.offline)
         print(f"{name}: {path}")
     return 0
