@@ -362,7 +362,7 @@ def _is_quick(test: ast.expr) -> bool:
 
 #: what each profile is, as ``recmeta run --list`` and the pages say it
 PROFILE_TEXT = {
-    "full": "the book's sizes (close to the papers')",
+    "full": "the book's sizes, close to the papers'",
     "quick": "smaller sizes, for a first look",
 }
 
