@@ -6,9 +6,11 @@ Data without ratings (implicit feedback: clicks, plays, purchases) load as an *i
 frame*, the same without the ``rating`` column; every interaction counts as relevant, and
 :func:`is_implicit` tells the two apart.
 
-:func:`load` is the one loader of the package: it takes a registered release name or the path
-of a CSV/TSV file of your own, so every command and chapter parameter that names a dataset
-accepts either.
+:func:`load` is the one loader of the package: it takes a registered release name, the path
+of a ratings file of your own (CSV, TSV, MovieLens ``.dat``, Parquet; columns recognised by their
+usual names or named with ``columns=``, the ``--columns`` option of every command), a pandas
+frame or a LensKit ``Dataset`` / ``ItemListCollection``, so every command and chapter parameter
+that names a dataset accepts any of them.
 
 The cache directory is ``$RECMETA_DATA`` if set, else ``data/`` in the current directory. A
 cache that already holds the extracted folder of a release (``<cache>/ml-100k/u.data``, ...) is

@@ -52,7 +52,7 @@ def _text(html: str) -> str:
 
 
 def test_page_is_the_books_rendering(page):
-    out, nb = page
+    out, _ = page
     html = (out / "tiny.html").read_text()
     text = _text(html)
     for raw in ("{glue", "{cite}", "{doc}", ":format:", "krichene2020sampled"):
