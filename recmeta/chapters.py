@@ -85,7 +85,7 @@ def ratings(
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", data.ColumnsRecognised)
-        df = data.load(dataset, columns=columns if data.is_path(dataset) else None, **named)
+        df = data.load(dataset, columns=columns, **named)
     for w in caught:
         if issubclass(w.category, data.ColumnsRecognised):
             print(f"Note: {w.message}")
@@ -371,7 +371,7 @@ def describe(chapter: Chapter) -> str:
     """The text ``recmeta run --list`` prints for a chapter: data it takes, parameters with
     their meaning, and what the quick profile changes."""
     lines = [f"{chapter.name}: {chapter.title}"]
-    if "dataset" in chapter.parameters:
+    if {"dataset", "datasets"} & set(chapter.parameters):
         data_text = ("ratings, or implicit feedback (a file without a rating column)"
                      if chapter.implicit else
                      f"ratings only (not implicit feedback: {GRADED_ONLY[chapter.name]})")

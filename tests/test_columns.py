@@ -197,3 +197,8 @@ def test_runs_make_and_compare_take_columns(tmp_path, monkeypatch, ml_latest_sma
     assert got["references"] == expected["references"] and len(got["references"]) == 2
     assert cli_main([*base, "--train", str(p)]) == 2
     assert "missing column(s) ['user']" in capsys.readouterr().err
+
+
+def test_columns_with_a_release_are_refused_not_ignored():
+    with pytest.raises(ValueError, match="column mappings apply to files"):
+        chapters.ratings("ml-100k", columns="user=uid,item=song")
