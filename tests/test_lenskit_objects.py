@@ -98,3 +98,16 @@ def test_splits_take_a_dataset(lenskit_run):
     assert len(splits.kfold(ds, 5, seed=1)) == 5
     with pytest.raises(data.DataError, match="got list"):
         splits.coin_flip([1, 2], 0.5)
+
+
+def test_sample_records_split_into_compare(lenskit_run):
+    from lenskit.splitting import sample_records
+
+    ds, _, recs = lenskit_run
+    split = sample_records(ds, 2_000, rng=5)
+    train_df = split.train.interaction_table(format="pandas", original_ids=True)
+    a = compare(recs, split.test, ["P@10"], threshold=4, train=split.train, **FAST)
+    b = compare(recs, split.test, ["P@10"], threshold=4, train=train_df, **FAST)
+    pd.testing.assert_frame_equal(a.references, b.references)
+    assert set(a.references["reference"]) == {"random", "popularity"}
+    assert len(data.load(split.test)) == 2_000
