@@ -1,9 +1,16 @@
-# The two commands of README.md. Each sets up what it needs (virtual environment, data cache).
+# The commands of README.md. Each sets up what it needs (virtual environment, data cache).
 VENV ?= .venv
 export RECMETA_VENV := $(VENV)
 export TQDM_DISABLE := 1
 
-.PHONY: book test quick-book clean-book
+.PHONY: setup book test quick-book clean-book
+
+## prepare the environment and nothing more: the virtual environment with what `recmeta run`
+## needs (papermill, nbconvert, Jupyter Book) and the data cache (ML-100K, ml-latest-small);
+## builds no page and runs no chapter
+setup:
+	scripts/bootstrap.sh book
+	@echo "ready: .venv/bin/recmeta run --list shows the chapters"
 
 ## build the book, executing every chapter (full profile), into _build/html
 book:

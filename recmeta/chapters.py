@@ -16,7 +16,7 @@ import ast
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -32,7 +32,10 @@ __all__ = [
     "Chapter",
     "find",
     "discover",
+    "describe",
+    "PROFILE_TEXT",
     "run",
+    "page",
     "ChapterError",
 ]
 
@@ -60,18 +63,34 @@ GRADED_ONLY: dict[str, str] = {
 }
 
 
-def ratings(dataset: str | os.PathLike, *, needs: str | None = None, **columns: str | None) -> pd.DataFrame:
+def ratings(
+    dataset: str | os.PathLike,
+    *,
+    needs: str | None = None,
+    columns: object = None,
+    **named: str | None,
+) -> pd.DataFrame:
     """Ratings frame of a chapter's ``dataset`` parameter (see :func:`recmeta.data.load`).
 
-    A registered name (``ml-100k``, ``ml-latest-small``, ...) loads that release; a path to a CSV
-    file loads your own data, with columns ``user, item[, rating][, timestamp]`` unless
-    ``columns`` maps them. A file without ratings loads as implicit feedback. ``needs="graded"``
-    (chapters of :data:`GRADED_ONLY`) refuses such data with the reason and the chapters that
-    do run on it.
+    A registered name (``ml-100k``, ``ml-latest-small``, ...) loads that release; a path loads
+    a ratings file of your own (CSV, TSV, ``.dat``, Parquet), its columns recognised by their
+    usual names (``userId``, ``movieId``, ...) unless ``columns`` (the chapter's ``columns``
+    parameter, e.g. ``"user=uid,item=song"``) names them; the columns taken are printed. A file
+    without ratings loads as implicit feedback. ``needs="graded"`` (chapters of
+    :data:`GRADED_ONLY`) refuses such data with the reason and the chapters that do run on it.
     """
+    import warnings
+
     from . import data
 
-    df = data.load(dataset, **columns)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", data.ColumnsRecognised)
+        df = data.load(dataset, columns=columns, **named)
+    for w in caught:
+        if issubclass(w.category, data.ColumnsRecognised):
+            print(f"Note: {w.message}")
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if needs not in (None, "graded"):
         raise ValueError(f"needs={needs!r}: use None or 'graded'")
     if needs == "graded" and data.is_implicit(df):
@@ -94,12 +113,6 @@ def _implicit_chapters() -> list[str]:
         return [c.name for c in discover(project_root()) if c.name not in GRADED_ONLY]
     except ChapterError:
         return ["datasets", "sampled-metrics", "robustness"]
-
-
-def _csv_columns(path: Path) -> list[str]:
-    """The header of a ratings file (tab-separated for ``.tsv``)."""
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
 
 
 def _calling_chapter() -> str:
@@ -199,7 +212,8 @@ class Execution:
         else:
             runs_text = (f"{total} recommender runs, {f['runs_cached']} read from the run cache "
                          f"and {f['runs_made']} trained during this execution")
-        parts = [f"profile: **{f['profile']}**"]
+        what = PROFILE_TEXT.get(str(f["profile"]))
+        parts = [f"profile: **{f['profile']}**" + (f" ({what})" if what else "")]
         if f["dataset"] is not None:
             parts.append(f"dataset: {f['dataset']}")
         if f["seed"] is not None:
@@ -246,12 +260,24 @@ def start(chapter: str, *, profile: str, dataset: object = None, seed: object = 
 
 @dataclass(frozen=True)
 class Chapter:
-    """A chapter notebook and the defaults of its parameters cell."""
+    """A chapter notebook and the defaults of its parameters cell.
+
+    ``descriptions``: each parameter's comment in that cell; ``profile_sizes``: for parameters
+    whose value the chapter sets by profile (``n = n or (5 if quick else 50)``), the quick and
+    the full value as written in the chapter.
+    """
 
     name: str
     path: Path
     title: str
     parameters: dict[str, object]
+    descriptions: dict[str, str] = field(default_factory=dict)
+    profile_sizes: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def implicit(self) -> bool:
+        """Whether the chapter runs on implicit feedback (data without ratings) too."""
+        return self.name not in GRADED_ONLY
 
 
 def _root(root: str | os.PathLike | None) -> Path:
@@ -273,15 +299,97 @@ def _read(path: Path) -> Chapter:
         path.stem,
     )
     params: dict[str, object] = {}
+    notes: dict[str, str] = {}
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
     if cell is not None:
+        comments = _comments(cell.source)
+        lines = cell.source.splitlines()
         for node in ast.parse(cell.source).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
                 try:
-                    params[node.targets[0].id] = ast.literal_eval(node.value)
+                    params[name] = ast.literal_eval(node.value)
                 except ValueError:
-                    params[node.targets[0].id] = ast.unparse(node.value)
-    return Chapter(path.stem, path, title, params)
+                    params[name] = ast.unparse(node.value)
+                above = node.lineno - 1  # a comment on the line of its own just above
+                if node.lineno in comments:
+                    notes[name] = comments[node.lineno]
+                elif above in comments and lines[above - 1].lstrip().startswith("#"):
+                    notes[name] = comments[above]
+    sizes: dict[str, tuple[str, str]] = {}
+    for c in nb.cells:
+        if c.cell_type == "code" and c is not cell:
+            sizes.update(_profile_sizes(c.source, set(params)))
+    return Chapter(path.stem, path, title, params, notes, sizes)
+
+
+def _comments(source: str) -> dict[int, str]:
+    """The comment on each line of ``source`` (line numbers from 1), at its end or alone."""
+    import io
+    import tokenize
+
+    out: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                out[tok.start[0]] = tok.string.lstrip("#").strip()
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+def _profile_sizes(source: str, names: set[str]) -> dict[str, tuple[str, str]]:
+    """``{parameter: (quick value, full value)}`` of the assignments ``x = ... if quick else ...``
+    in a cell (as ``x = x or (...)``, ``x = x if x is not None else (...)`` or ``x = (...)``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell with IPython magics
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in names):
+            continue
+        value = node.value
+        if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+            value = value.values[-1]
+        elif isinstance(value, ast.IfExp) and not _is_quick(value.test):
+            value = value.orelse
+        if isinstance(value, ast.IfExp) and _is_quick(value.test):
+            out[node.targets[0].id] = (ast.unparse(value.body), ast.unparse(value.orelse))
+    return out
+
+
+def _is_quick(test: ast.expr) -> bool:
+    return isinstance(test, ast.Name) and test.id == "quick"
+
+
+#: what each profile is, as ``recmeta run --list`` and the pages say it
+PROFILE_TEXT = {
+    "full": "the book's sizes, close to the papers'",
+    "quick": "smaller sizes, for a first look",
+}
+
+
+def describe(chapter: Chapter) -> str:
+    """The text ``recmeta run --list`` prints for a chapter: data it takes, parameters with
+    their meaning, and what the quick profile changes."""
+    lines = [f"{chapter.name}: {chapter.title}"]
+    if {"dataset", "datasets"} & set(chapter.parameters):
+        data_text = ("ratings, or implicit feedback (a file without a rating column)"
+                     if chapter.implicit else
+                     f"ratings only (not implicit feedback: {GRADED_ONLY[chapter.name]})")
+        lines.append(f"  data: {data_text}")
+    lines.append("  parameters (--set NAME=VALUE):")
+    for k, v in chapter.parameters.items():
+        line = f"    {k} = {v!r}"
+        if k in chapter.descriptions:
+            line += f"  # {chapter.descriptions[k]}"
+        if k in chapter.profile_sizes:
+            quick, full = chapter.profile_sizes[k]
+            line += f" [if None: quick {quick}, full {full}]"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def discover(root: str | os.PathLike | None = None) -> list[Chapter]:
@@ -322,6 +430,7 @@ def run(
     name: str,
     *,
     dataset: str | None = None,
+    columns: str | None = None,
     overrides: dict[str, object] | None = None,
     quick: bool = False,
     out: str | os.PathLike = "_build/runs",
@@ -330,7 +439,10 @@ def run(
 ) -> Path:
     """Execute chapter ``name`` with its parameters overridden; return the executed notebook.
 
-    Writes ``<out>/<name>.ipynb`` (and ``.html``). The run cache of recommender outputs is shared
+    ``dataset`` and ``columns`` (a ratings file's columns, :func:`recmeta.data.parse_columns`)
+    go into the parameters of the same names; the file is read once before the chapter starts,
+    so a bad file fails here, with its line and value. Writes ``<out>/<name>.ipynb`` (and
+    ``.html``). The run cache of recommender outputs is shared
     with the book build, so a re-run trains no model that was trained before with the same inputs.
     A failing cell raises :class:`ChapterError` naming the cell and the error.
     """
@@ -354,7 +466,8 @@ def run(
             path = Path(dataset).resolve()
             if not path.is_file():
                 raise ChapterError(f"no such ratings file: {dataset}")
-            if name in GRADED_ONLY and "rating" not in _csv_columns(path):
+            mine = data.load(path, columns=columns)
+            if name in GRADED_ONLY and data.is_implicit(mine):
                 raise ChapterError(
                     f"{path.name} has no rating column (implicit feedback), and chapter {name!r} "
                     f"cannot run on it: {GRADED_ONLY[name]}. Chapters that run on implicit "
@@ -362,6 +475,16 @@ def run(
                 )
             dataset = str(path)
         params["dataset"] = dataset
+    if columns is not None:
+        from .data import is_path, parse_columns
+
+        if dataset is None or not is_path(dataset):
+            raise ChapterError("--columns names the columns of a ratings file: give it with "
+                               "--dataset PATH")
+        if "columns" not in chapter.parameters:
+            raise ChapterError(f"chapter {name!r} has no 'columns' parameter.")
+        parse_columns(columns)  # refuse a bad mapping before the chapter starts
+        params["columns"] = columns
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / f"{name}.input.ipynb"
@@ -387,8 +510,67 @@ def run(
             os.environ[ENV_VAR] = env_before
         src.unlink(missing_ok=True)
     if html:
-        subprocess.run(
-            [sys.executable, "-m", "nbconvert", "--to", "html", "--log-level", "WARN", str(dst)],
-            check=True,
-        )
+        page(dst, root=root_path, out=out_dir)
     return dst
+
+
+def page(
+    notebook: str | os.PathLike,
+    *,
+    root: str | os.PathLike | None = None,
+    out: str | os.PathLike | None = None,
+) -> Path:
+    """The HTML page of an executed chapter, rendered as the book renders it; returns its path.
+
+    The notebook is built, without executing it again, by Jupyter Book with the book's own
+    configuration (``_config.yml``: MyST extensions, bibliography, offline MathJax), so glue
+    (the provenance line under the title), ``{cite}`` roles (with the page's reference list) and
+    math render as in the book; ``{doc}`` links to other chapters become plain text. The page
+    and its assets (``_static``, ``_images``, search) are written to ``out`` (default: the
+    notebook's folder) as ``<name>.html``.
+    """
+    import json
+    import shutil
+    import tempfile
+
+    import yaml
+
+    nb_path = Path(notebook)
+    name = nb_path.stem
+    root_path = _root(root).resolve()
+    out_dir = Path(out) if out is not None else nb_path.parent
+    jb = Path(sys.executable).parent / "jupyter-book"
+    if not jb.exists():
+        raise ChapterError("the page needs Jupyter Book: pip install 'recmeta[book]' (make setup "
+                           "installs it), or pass --no-html")
+    config = yaml.safe_load((root_path / "_config.yml").read_text())
+    config["execute"] = {"execute_notebooks": "off"}
+    config["exclude_patterns"] = ["_build"]
+    sources = [root_path / b for b in config.get("bibtex_bibfiles", [])]
+    bib = [b.name for b in sources]
+    config["bibtex_bibfiles"] = bib
+    config.setdefault("sphinx", {}).pop("local_extensions", None)  # the book's own pages
+    nb = json.loads(nb_path.read_text())
+    if bib and any("{cite" in "".join(c.get("source", "")) for c in nb["cells"]):
+        nb["cells"].append({
+            "cell_type": "markdown", "id": "recmeta-references", "metadata": {},
+            "source": "## References\n\n```{bibliography}\n:filter: docname in docnames\n```\n",
+        })
+    with tempfile.TemporaryDirectory(prefix=f"recmeta-page-{name}-") as tmp:
+        here = Path(tmp)
+        (here / "_config.yml").write_text(yaml.safe_dump(config))
+        (here / "_toc.yml").write_text(yaml.safe_dump({"format": "jb-book", "root": name}))
+        for b in sources:
+            shutil.copy(b, here / b.name)
+        (here / f"{name}.ipynb").write_text(json.dumps(nb))
+        r = subprocess.run([str(jb), "build", str(here), "--path-output", str(here)],
+                           capture_output=True, text=True)
+        built = here / "_build" / "html"
+        if r.returncode != 0 or not (built / f"{name}.html").exists():
+            raise ChapterError(f"the page of {name!r} could not be built (the executed notebook is "
+                               f"{nb_path}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(built, out_dir, dirs_exist_ok=True,
+                        ignore=lambda folder, names: ["index.html"] if folder == str(built) else [])
+    return out_dir / f"{name}.html"
+

@@ -6,9 +6,11 @@ Data without ratings (implicit feedback: clicks, plays, purchases) load as an *i
 frame*, the same without the ``rating`` column; every interaction counts as relevant, and
 :func:`is_implicit` tells the two apart.
 
-:func:`load` is the one loader of the package: it takes a registered release name or the path
-of a CSV/TSV file of your own, so every command and chapter parameter that names a dataset
-accepts either.
+:func:`load` is the one loader of the package: it takes a registered release name, the path
+of a ratings file of your own (CSV, TSV, MovieLens ``.dat``, Parquet; columns recognised by their
+usual names or named with ``columns=``, the ``--columns`` option of every command), a pandas
+frame or a LensKit ``Dataset`` / ``ItemListCollection``, so every command and chapter parameter
+that names a dataset accepts any of them.
 
 The cache directory is ``$RECMETA_DATA`` if set, else ``data/`` in the current directory. A
 cache that already holds the extracted folder of a release (``<cache>/ml-100k/u.data``, ...) is
@@ -24,9 +26,12 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import shutil
 import tempfile
+import warnings
 import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -47,6 +52,13 @@ __all__ = [
     "describe_source",
     "from_frame",
     "from_csv",
+    "from_lenskit",
+    "lenskit_frame",
+    "usual_names",
+    "is_lenskit",
+    "parse_columns",
+    "ColumnsRecognised",
+    "COLUMN_SPELLINGS",
     "validate_ratings",
     "stats",
     "gini",
@@ -284,7 +296,8 @@ def _read_ratings(d: DatasetInfo, path: Path) -> pd.DataFrame:
 def _load_release(name: str, *, download: bool = True) -> pd.DataFrame:
     d = info(name)
     path = fetch(name, download=download)
-    df = validate_ratings(_read_ratings(d, path), source=str(path))
+    df = validate_ratings(_read_ratings(d, path), source=str(path),
+                          first_line=2 if d.file_format == "csv" else 1)
     got = (len(df), df["user"].nunique(), df["item"].nunique())
     if got != (d.n_ratings, d.n_users, d.n_items):
         raise DataError(
@@ -295,32 +308,55 @@ def _load_release(name: str, *, download: bool = True) -> pd.DataFrame:
     return df
 
 
-def is_path(dataset: str | os.PathLike) -> bool:
+_AUTO = "auto"
+
+
+def is_path(dataset: object) -> bool:
     """Whether ``dataset`` names a file of one's own rather than a registered release."""
     if not isinstance(dataset, (str, os.PathLike)):
         return False
     text = os.fspath(dataset)
     return text not in REGISTRY and (
-        Path(text).suffix.lower() in {".csv", ".tsv", ".txt"} or os.sep in text or Path(text).exists()
+        Path(text).suffix.lower() in FILE_SUFFIXES or os.sep in text or Path(text).exists()
     )
 
 
-def load(dataset: str | os.PathLike, *, download: bool = True, **columns: str | None) -> pd.DataFrame:
-    """Tidy ratings frame of a registered release or of a ratings file of your own.
+def load(
+    dataset: object,
+    *,
+    columns: Columns = None,
+    download: bool = True,
+    **named: str | None,
+) -> pd.DataFrame:
+    """Tidy ratings frame of a registered release, a file, a frame or a LensKit object.
 
     A registered name (``ml-100k``, ``ml-latest-small``, ...) loads that release, fetched on
     first use, validated (:func:`validate_ratings`) and checked against its documented numbers
-    of ratings, users and items. Any other value is read as the path of a CSV file (a ``.tsv``
-    file is tab-separated) through :func:`from_csv`; ``columns`` maps its column names there.
+    of ratings, users and items. A path loads a file of your own (CSV, TSV, MovieLens ``.dat``,
+    Parquet) through :func:`from_csv`; a pandas frame goes through :func:`from_frame`; a LensKit
+    ``Dataset``, ``ItemListCollection`` or mapping user → ``ItemList`` through
+    :func:`from_lenskit`. ``columns`` (or ``user=``, ``item=``, ``rating=``, ``timestamp=``)
+    names the columns, see :func:`parse_columns`.
     """
+    if isinstance(dataset, pd.DataFrame):
+        return from_frame(dataset, columns, **named)  # type: ignore[arg-type]
+    if is_lenskit(dataset):
+        if columns or named:
+            raise ValueError("LensKit objects name their own columns: drop columns=")
+        return from_lenskit(dataset)
     if isinstance(dataset, str) and dataset in REGISTRY:
-        if columns:
+        if columns or named:
             raise ValueError(f"column mappings apply to files, not to the release {dataset!r}")
         return _load_release(dataset, download=download)
     if is_path(dataset):
-        p = Path(dataset)
-        return from_csv(p, sep="\t" if p.suffix.lower() == ".tsv" else ",", **columns)
+        path = Path(os.fspath(dataset))  # type: ignore[arg-type]
+        return from_csv(path, columns=columns, **named)
     known = ", ".join(sorted(REGISTRY))
+    if not isinstance(dataset, (str, os.PathLike)):
+        raise TypeError(
+            f"a dataset is a release name, a file path, a pandas DataFrame or a LensKit Dataset / "
+            f"ItemListCollection; got {type(dataset).__name__}"
+        )
     raise KeyError(
         f"dataset {os.fspath(dataset)!r} is neither a registered release (known datasets: "
         f"{known}) nor a ratings file; give a release name or a file path (e.g. ./ratings.csv)."
@@ -339,16 +375,387 @@ def describe_source(dataset: str | os.PathLike) -> str:
     return Path(dataset).name
 
 
-def validate_ratings(df: pd.DataFrame, *, source: str = "ratings", implicit: bool = False) -> pd.DataFrame:
-    """Check a tidy ratings frame and return it with canonical dtypes.
+# ----------------------------------------------------------------- columns of one's own data
+ROLES = ("user", "item", "rating", "timestamp")
 
-    Rejected, each with a message that names the problem: an empty table, a missing ``user``,
-    ``item`` or ``rating`` column, missing values, non-numeric ratings, duplicate (user, item)
-    pairs. Nothing is dropped or coerced silently: ratings must already be numeric. With
-    ``implicit=True`` the frame has no ``rating`` column (implicit feedback) and none is asked for.
+#: common spellings of each column, compared in lower case without ``_``, ``-`` and spaces
+#: (``userId``, ``user_id`` and ``UserID`` are all ``userid``)
+COLUMN_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "user": ("user", "userid"),
+    "item": ("item", "itemid", "movieid", "movie"),
+    "rating": ("rating", "score"),
+    "timestamp": ("timestamp", "time"),
+}
+
+#: file suffixes read as ratings files (the separator is read from the first line)
+FILE_SUFFIXES = {".csv", ".tsv", ".txt", ".dat", ".data", ".parquet", ".pq"}
+
+#: what ``columns=`` accepts: ``"user=userId,item=movieId"``, ``{"user": "userId"}``, or the
+#: columns of a file without a header row in order, ``"user,item,rating,timestamp"``
+Columns = str | Mapping[str, "str | None"] | Sequence[str] | None
+
+_SKIP = {"-", "_"}
+
+
+class ColumnsRecognised(UserWarning):
+    """A file's or frame's columns were taken by their common spellings (``userId`` → user)."""
+
+
+def parse_columns(spec: Columns) -> dict[str, str | None] | list[str] | None:
+    """The column mapping of ``--columns`` text or of Python's ``columns=``.
+
+    ``"user=userId,item=movieId,rating=stars"`` (or a dict) maps each role to the file's column;
+    ``rating=none`` reads the file as implicit feedback, ``timestamp=none`` drops the timestamps.
+    Names without ``=``, ``"user,item,rating,timestamp"``, are the columns of a file without a
+    header row, in order; ``-`` skips a column.
+    """
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        parts = [p.strip() for p in spec.split(",")]
+        if not any(parts):
+            raise DataError("columns is empty; e.g. --columns user=userId,item=movieId")
+        with_eq = ["=" in p for p in parts]
+        if all(with_eq):
+            spec = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in parts)}
+        elif any(with_eq):
+            raise DataError(
+                f"columns {spec!r} mixes role=name pairs and plain names; give either "
+                "user=userId,item=movieId,... (a file with a header row) or user,item,rating,"
+                "timestamp (the columns of a file without one, in order)"
+            )
+        else:
+            spec = parts
+    if isinstance(spec, Mapping):
+        out: dict[str, str | None] = {}
+        for role, col in spec.items():
+            if role not in ROLES:
+                raise DataError(
+                    f"columns: unknown role {role!r}; the roles are {', '.join(ROLES)} "
+                    "(e.g. user=userId,item=movieId,rating=score)"
+                )
+            empty = col is None or str(col).strip().lower() in ("", "none")
+            if empty and role in ("user", "item"):
+                raise DataError(f"columns: the {role} column cannot be left out ({role}={col!r})")
+            out[role] = None if empty else str(col)
+        taken = [c for c in out.values() if c is not None]
+        if len(set(taken)) < len(taken):
+            raise DataError(f"columns: one column is given two roles in {out}")
+        return out
+    order = [str(c).strip() for c in spec]
+    roles = [c for c in order if c not in _SKIP]
+    bad = [c for c in roles if c not in ROLES]
+    if bad or len(set(roles)) < len(roles) or not {"user", "item"} <= set(roles):
+        raise DataError(
+            f"columns {order}: the columns of a file without a header row are named in order "
+            f"with the roles {', '.join(ROLES)} (each once, user and item needed; '-' skips a "
+            "column), e.g. user,item,rating,timestamp"
+        )
+    return order
+
+
+def _spelling(name: object) -> str:
+    return re.sub(r"[\s_\-]", "", str(name)).lower()
+
+
+def _resolve(
+    found: list, given: dict[str, str | None], source: str
+) -> tuple[dict[str, str], list[str]]:
+    """Role of each column to take: ``{file column: role}``, and the ones read by spelling."""
+    mapping: dict[str, str] = {}
+    guessed: list[str] = []
+    for role in ROLES:
+        if role in given:
+            col = given[role]
+            if col is None:
+                continue
+            if col not in found:
+                hint = ("; for data without ratings pass rating=None (--columns rating=none)"
+                        if role == "rating" else "")
+                raise DataError(
+                    f"{source}: missing column(s) [{col!r}] (named as the {role} column); found "
+                    f"{[str(c) for c in found]}. Name the right column with --columns {role}=NAME "
+                    f"({role}= in Python){hint}."
+                )
+            mapping[col] = role
+            continue
+        hits = [c for c in found if _spelling(c) in COLUMN_SPELLINGS[role]
+                and c not in mapping and c not in given.values()]
+        if len(hits) > 1:
+            raise DataError(
+                f"{source}: columns {[str(c) for c in hits]} could each be the {role} column; say "
+                f"which with --columns {role}={hits[0]} ({role}= in Python)."
+            )
+        if hits:
+            mapping[hits[0]] = role
+            if hits[0] != role:
+                guessed.append(f"{hits[0]} → {role}")
+        elif role in ("user", "item"):
+            raise DataError(
+                f"{source}: missing column(s) [{role!r}]; found {[str(c) for c in found]}. Name "
+                f"the columns with --columns user=...,item=...,rating=...,timestamp=... "
+                f"(columns= in Python); a file without a header row needs its columns in order, "
+                "e.g. --columns user,item,rating,timestamp."
+            )
+    return mapping, guessed
+
+
+def usual_names(df: pd.DataFrame, roles: Sequence[str] = ROLES) -> pd.DataFrame:
+    """``df`` with the usual spelling of each role renamed to the role (``user_id`` → user).
+
+    A role already present, or with several candidate columns, is left as it is; nothing is
+    validated (for lists of recommendations, which carry scores and ranks).
+    """
+    names = {}
+    for role in roles:
+        hits = [c for c in df.columns if _spelling(c) in COLUMN_SPELLINGS[role]]
+        if role not in df.columns and len(hits) == 1:
+            names[hits[0]] = role
+    return df.rename(columns=names)
+
+
+def from_frame(
+    df: pd.DataFrame,
+    columns: Columns = None,
+    *,
+    user: str = _AUTO,
+    item: str = _AUTO,
+    rating: str | None = _AUTO,
+    timestamp: str | None = _AUTO,
+    source: str = "DataFrame",
+    first_line: int | None = None,
+) -> pd.DataFrame:
+    """Tidy ratings frame from your own table, its columns named or recognised; validated.
+
+    ``columns`` (:func:`parse_columns`) or the keywords ``user=``, ``item=``, ``rating=``,
+    ``timestamp=`` name the table's columns. A role not named is looked up among the common
+    spellings (:data:`COLUMN_SPELLINGS`: ``userId``, ``movieId``, ``score``, ``time``, ...), and
+    a :class:`ColumnsRecognised` warning says which were taken. A table without a rating column
+    is read as implicit feedback (every interaction relevant, no ``rating`` column in the result;
+    see :func:`is_implicit`); ``rating=None`` asks for it explicitly, ``timestamp=None`` drops the
+    timestamps. ``first_line`` is the file line of the first row, for messages.
     """
     if not isinstance(df, pd.DataFrame):
         raise DataError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
+    spec = parse_columns(columns)
+    if isinstance(spec, list):
+        if len(spec) != df.shape[1]:
+            raise DataError(f"{source}: columns names {len(spec)} columns, the table has "
+                            f"{df.shape[1]} ({list(df.columns)})")
+        df = df.set_axis([f"-{k}" if c in _SKIP else c for k, c in enumerate(spec)], axis=1)
+        spec = None
+    given = dict(spec or {})
+    for role, value in (("user", user), ("item", item), ("rating", rating),
+                        ("timestamp", timestamp)):
+        if value is _AUTO:
+            continue
+        if role in given and given[role] != value:
+            raise DataError(f"{source}: the {role} column is named twice ({given[role]!r} in "
+                            f"columns, {value!r} as {role}=)")
+        given[role] = value
+    mapping, guessed = _resolve(list(df.columns), given, source)
+    if guessed:
+        warnings.warn(
+            f"{source}: columns read by their names: {', '.join(guessed)} (--columns or "
+            "columns= names others)", ColumnsRecognised, stacklevel=3,
+        )
+    taken = df[list(mapping)].rename(columns=mapping)
+    labels = {role: str(col) for col, role in mapping.items()}
+    return validate_ratings(taken, source=source, implicit="rating" not in labels,
+                            first_line=first_line, labels=labels)
+
+
+def _first_line(p: Path) -> str:
+    with p.open("rb") as f:
+        raw = f.readline()
+    return raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def _separator(line: str) -> str:
+    """The field separator of a ratings file, read from its first line."""
+    for sep in ("::", "\t", ",", ";", "|"):
+        if sep in line:
+            return sep
+    return r"\s+" if line.strip().count(" ") else ","
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.strip().strip('"'))
+    except ValueError:
+        return False
+    return True
+
+
+def from_csv(
+    path: str | os.PathLike,
+    *,
+    columns: Columns = None,
+    sep: str | None = None,
+    **named: str | None,
+) -> pd.DataFrame:
+    """Tidy ratings frame of a ratings file: CSV, TSV, MovieLens ``.dat`` (``::``) or Parquet.
+
+    The separator is read from the first line (``::``, tab, comma, semicolon, ``|``, spaces)
+    unless ``sep`` is given. A file with a header row has its columns named or recognised as in
+    :func:`from_frame`; a file without one (the first line holds only numbers) needs its columns
+    in order, ``columns="user,item,rating,timestamp"``, except a ``::`` file of three or four
+    fields, read in MovieLens's order (UserID::MovieID::Rating[::Timestamp]). Messages name the
+    file, the line, the column and the bad value.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no such ratings file: {p}")
+    if p.is_dir():
+        raise DataError(f"{p} is a folder; give the path of the ratings file inside it.")
+    if p.stat().st_size == 0:
+        raise DataError(f"{p} is empty (0 bytes): a ratings file needs a header row (e.g. "
+                        "user,item,rating,timestamp) and one line per rating.")
+    spec = parse_columns(columns)
+    if p.suffix.lower() in (".parquet", ".pq"):
+        table = pd.read_parquet(p)
+        return from_frame(table, spec, source=str(p), **named)  # type: ignore[arg-type]
+    line = _first_line(p)
+    if not line.strip():
+        raise DataError(f"{p}, line 1: the line is blank; the first line is the header row "
+                        "(e.g. user,item,rating,timestamp) or the first rating.")
+    sep = sep or _separator(line)
+    fields = line.split() if sep == r"\s+" else line.split(sep)
+    header = not all(_is_number(f) for f in fields) and not (
+        isinstance(spec, list) and any(_is_number(f) for f in fields))
+    names = None
+    if isinstance(spec, list):
+        if len(spec) != len(fields):
+            raise DataError(f"{p}, line 1: {len(fields)} fields, and columns names {len(spec)} "
+                            f"({','.join(spec)}); name every column in order, '-' for one to skip.")
+        names = [f"-{k}" if c in _SKIP else c for k, c in enumerate(spec)]
+        spec = None
+    elif not header:
+        if sep == "::" and len(fields) in (3, 4) and not spec and not named:
+            names = list(ROLES[: len(fields)])
+            warnings.warn(f"{p}: no header row; read in MovieLens's order "
+                          f"{'::'.join(names)} (--columns names others)",
+                          ColumnsRecognised, stacklevel=2)
+        else:
+            shown = line if len(line) <= 60 else line[:57] + "..."
+            order = ",".join(ROLES[: len(fields)]) if len(fields) <= 4 else "user,item,rating,-"
+            raise DataError(
+                f"{p}: line 1 ({shown!r}) is data, not a header row, so the columns have no "
+                f"names; name them in order: --columns {order} (columns={order!r} in Python; "
+                "'-' skips a column)."
+            )
+    text: str | io.BytesIO = str(p)
+    if sep == "::":
+        text, sep = io.BytesIO(p.read_bytes().replace(b"::", b"\t")), "\t"
+    try:
+        df = pd.read_csv(text, sep=sep, header=0 if header else None, names=names,
+                         skip_blank_lines=False, engine="python" if sep == r"\s+" else "c")
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{p} has no data: a ratings file needs a header row and one line per "
+                        "rating.") from None
+    except pd.errors.ParserError as exc:
+        raise DataError(f"{p}: {str(exc).strip()}; every line needs as many fields as line 1 "
+                        f"({len(fields)}, separated by {sep!r}).") from None
+    first = 2 if header else 1
+    return from_frame(df, spec, source=str(p), first_line=first, **named)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------- LensKit's objects
+def is_lenskit(x: object) -> bool:
+    """A LensKit ``Dataset``, ``ItemListCollection`` or ``ItemList``, or a mapping of lists."""
+    if hasattr(x, "interaction_table") or (hasattr(x, "to_df") and hasattr(x, "key_fields")):
+        return True
+    if _is_item_list(x):
+        return True
+    return (isinstance(x, Mapping) and len(x) > 0
+            and all(_is_item_list(v) for v in x.values()))
+
+
+def _is_item_list(x: object) -> bool:
+    return hasattr(x, "ids") and hasattr(x, "to_df") and not hasattr(x, "key_fields")
+
+
+def lenskit_frame(x: object, what: str = "the data") -> pd.DataFrame:
+    """Tidy frame (``user``, ``item`` and the other columns) of a LensKit object, not validated.
+
+    A ``Dataset`` gives its interaction table with the original ids; an ``ItemListCollection``
+    (e.g. ``lenskit.batch.recommend``'s output, or a split's ``test``) gives one row per
+    (key, item), its first key field as ``user``; a mapping ``{user: ItemList}`` likewise. A
+    single ``ItemList`` has no user: wrap it as ``{user: item_list}``.
+    """
+    if hasattr(x, "interaction_table"):
+        df = x.interaction_table(format="pandas", original_ids=True)
+        return df.rename(columns={"user_id": "user", "item_id": "item"})
+    if hasattr(x, "to_df") and hasattr(x, "key_fields"):
+        keys = list(x.key_fields)
+        if len(keys) != 1:
+            raise DataError(f"{what}: an ItemListCollection keyed by one field (the user) is "
+                            f"needed; this one has keys {keys}")
+        return x.to_df().rename(columns={keys[0]: "user", "item_id": "item"})
+    if _is_item_list(x):
+        raise DataError(f"{what}: a single ItemList does not say whose list it is; pass "
+                        "{user: item_list} (several users: an ItemListCollection or a mapping)")
+    if isinstance(x, Mapping) and x and all(_is_item_list(v) for v in x.values()):
+        parts = [v.to_df().assign(user=k) for k, v in x.items()]
+        return pd.concat(parts, ignore_index=True).rename(columns={"item_id": "item"})
+    raise DataError(f"{what}: expected a LensKit Dataset, ItemListCollection or "
+                    f"{{user: ItemList}}, got {type(x).__name__}")
+
+
+def from_lenskit(x: object, *, source: str | None = None) -> pd.DataFrame:
+    """Tidy ratings (or interaction) frame of a LensKit object (:func:`lenskit_frame`); validated.
+
+    Timestamps that LensKit holds as dates become whole seconds since 1970-01-01 UTC; integer
+    ids (LensKit's MovieLens loader keeps them as int32) become int64, as the releases load.
+    """
+    source = source or f"LensKit {type(x).__name__}"
+    df = lenskit_frame(x, source)
+    for col in ("user", "item"):
+        if col in df.columns and pd.api.types.is_integer_dtype(df[col]):
+            df[col] = df[col].astype("int64")
+    keep = [c for c in ROLES if c in df.columns]
+    return validate_ratings(df[keep], source=source, implicit="rating" not in keep)
+
+
+# ----------------------------------------------------------------- validation
+def _plain(x: object) -> object:
+    """A numpy scalar as the Python value it holds (prints as ``1``, not ``np.int64(1)``)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def validate_ratings(
+    df: pd.DataFrame,
+    *,
+    source: str = "ratings",
+    implicit: bool = False,
+    first_line: int | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Check a tidy ratings frame and return it with canonical dtypes.
+
+    Rejected, each with a message that names the source, the line (``first_line`` is the file
+    line of the first row; rows by index label otherwise), the column (``labels``: its name in
+    the source), the bad value and the fix: an empty table, a missing ``user``, ``item`` or
+    ``rating`` column, missing values, non-numeric ratings or timestamps, duplicate (user, item)
+    pairs. Nothing is dropped or coerced silently. With ``implicit=True`` the frame has no
+    ``rating`` column (implicit feedback) and none is asked for. Timestamps held as dates become
+    whole seconds since 1970-01-01 UTC.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise DataError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
+    labels = dict(labels or {})
+
+    def where(pos: np.ndarray) -> str:
+        if first_line is not None:
+            return ", ".join(f"{first_line + int(k)}" for k in pos[:5])
+        return ", ".join(repr(_plain(df.index[int(k)])) for k in pos[:5])
+
+    unit = "line" if first_line is not None else "row"
+
+    def column(role: str) -> str:
+        name = labels.get(role, role)
+        return f"column {name!r}" + (f" (the {role})" if name != role else "")
+
     required = ("user", "item") if implicit else ("user", "item", "rating")
     missing = [c for c in required if c not in df.columns]
     if missing:
@@ -360,97 +767,89 @@ def validate_ratings(df: pd.DataFrame, *, source: str = "ratings", implicit: boo
             + "."
         )
     if len(df) == 0:
-        raise DataError(f"{source}: the ratings table is empty; at least one rating is needed.")
+        raise DataError(f"{source}: no ratings in it (the table is empty); at least one rating "
+                        "is needed.")
     cols = list(required) + (["timestamp"] if "timestamp" in df.columns else [])
-    nulls = df[cols].isna().sum()
-    if nulls.any():
-        bad = {c: int(n) for c, n in nulls.items() if n}
-        first = df.index[df[cols].isna().any(axis=1)][:5].tolist()
+    isna = df[cols].isna().to_numpy()
+    if isna.any():
+        rows = np.flatnonzero(isna.any(axis=1))
+        first = cols[int(np.flatnonzero(isna[rows[0]])[0])]
+        s = "s" if len(rows) > 1 else ""
         raise DataError(
-            f"{source}: missing values {bad} (first rows {first}); remove or fill them "
-            "before loading, recmeta does not guess."
+            f"{source}, {unit} {where(rows[:1])}: {column(first)} is empty; {len(rows)} "
+            f"{unit}{s} with a missing value ({unit}{s} {where(rows)}"
+            f"{', ...' if len(rows) > 5 else ''}). Fill or remove them before loading: "
+            "recmeta does not guess."
         )
     for col in [c for c in ("rating", "timestamp") if c in cols]:
         s = df[col]
-        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        if col == "timestamp" and pd.api.types.is_datetime64_any_dtype(s):
+            continue
+        if pd.api.types.is_bool_dtype(s):
+            raise DataError(f"{source}: {column(col)} holds True/False values, not numbers; "
+                            f"convert it explicitly (e.g. 1 for True) if that is meant.")
+        if not pd.api.types.is_numeric_dtype(s):
+            number = pd.to_numeric(s, errors="coerce")
+            bad = np.flatnonzero(number.isna().to_numpy())
+            example = "4 or 3.5" if col == "rating" else "881250949 (seconds)"
+            if len(bad):
+                k = int(bad[0])
+                raise DataError(
+                    f"{source}, {unit} {where(bad[:1])}: {column(col)} holds "
+                    f"{_plain(s.iloc[k])!r}, "
+                    f"which is not a number{_others(bad, unit, where)}. A {col} must be a "
+                    f"number (e.g. "
+                    f"{example}): fix or remove those lines, or map the values to numbers first."
+                )
             raise DataError(
-                f"{source}: column {col!r} must be numeric, found dtype {s.dtype} "
-                f"(e.g. {s.iloc[0]!r}); convert it explicitly, e.g. with pd.to_numeric."
+                f"{source}: {column(col)} holds numbers written as text (e.g. "
+                f"{_plain(s.iloc[0])!r}); convert the column explicitly, e.g. with pd.to_numeric."
             )
-    dup = df.duplicated(["user", "item"], keep=False)
+    dup = df.duplicated(["user", "item"], keep=False).to_numpy()
     if dup.any():
-        ex = df.loc[dup, ["user", "item"]].drop_duplicates().head(3).to_records(index=False)
+        pos = np.flatnonzero(dup)
+        groups = df.iloc[pos].groupby(["user", "item"], sort=False).indices
+        shown = []
+        for pair, members in list(groups.items())[:3]:
+            plain = tuple(_plain(v) for v in pair)
+            shown.append(f"({', '.join(repr(v) for v in plain)}) at {unit}s "
+                         f"{where(pos[members])}")
         what = "interaction" if implicit else "rating"
         raise DataError(
-            f"{source}: {int(dup.sum())} rows share a (user, item) pair, e.g. "
-            f"{[tuple(r) for r in ex]}; keep one {what} per pair (e.g. the latest) before loading."
+            f"{source}: {len(pos)} {unit}s share a (user, item) pair, e.g. "
+            f"{'; '.join(shown)}; keep one {what} per pair (e.g. the latest) before loading."
         )
     out = df[cols].reset_index(drop=True)
     if not implicit:
         out = out.astype({"rating": "float64"})
     if "timestamp" in cols:
-        ts = out["timestamp"]
-        if pd.api.types.is_float_dtype(ts) and not np.all(np.mod(ts, 1) == 0):
-            raise DataError(f"{source}: timestamps must be whole numbers (seconds).")
-        out["timestamp"] = ts.astype("int64")
+        out["timestamp"] = _seconds(out["timestamp"], source, unit, where, column("timestamp"))
     return out
 
 
-_AUTO = "auto"
+def _others(bad: np.ndarray, unit: str, where) -> str:
+    """``"; 3 such values (lines 4, 9, 12)"`` after the first bad value, or nothing."""
+    if len(bad) < 2:
+        return ""
+    return f"; {len(bad)} such values ({unit}s {where(bad)}{', ...' if len(bad) > 5 else ''})"
 
 
-def from_frame(
-    df: pd.DataFrame,
-    *,
-    user: str = "user",
-    item: str = "item",
-    rating: str | None = _AUTO,
-    timestamp: str | None = _AUTO,
-    source: str = "DataFrame",
-) -> pd.DataFrame:
-    """Tidy ratings frame from your own table, with a column mapping; validated.
-
-    ``rating`` names the rating column; by default a column ``rating`` is used when there is
-    one, and a table without it is read as implicit feedback (every interaction relevant, no
-    ``rating`` column in the result; see :func:`is_implicit`). ``rating=None`` asks for implicit
-    feedback explicitly; a named column that is absent is an error. ``timestamp`` likewise: a
-    ``timestamp`` column is kept when present, ``timestamp=None`` drops it.
-    """
-    if not isinstance(df, pd.DataFrame):
-        raise DataError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
-    if rating == _AUTO:
-        rating = "rating" if "rating" in df.columns else None
-    if timestamp == _AUTO:
-        timestamp = "timestamp" if "timestamp" in df.columns else None
-    mapping = {user: "user", item: "item"}
-    if rating is not None:
-        mapping[rating] = "rating"
-    if timestamp is not None:
-        mapping[timestamp] = "timestamp"
-    missing = [c for c in mapping if c not in df.columns]
-    if missing:
-        raise DataError(
-            f"{source}: missing column(s) {missing}; found {list(df.columns)}. "
-            "Pass the right names as user=, item=, rating=, timestamp= (rating=None for data "
-            "without ratings)."
-        )
-    taken = df[list(mapping)].rename(columns=mapping)
-    return validate_ratings(taken, source=source, implicit=rating is None)
-
-
-def from_csv(path: str | os.PathLike, *, sep: str = ",", **columns: str | None) -> pd.DataFrame:
-    """Tidy ratings frame from a CSV file with a header row; ``columns`` as in :func:`from_frame`.
-
-    A ``timestamp`` column is kept when present; a file without a ``rating`` column loads as
-    implicit feedback.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"no such ratings file: {p}")
-    if p.is_dir():
-        raise DataError(f"{p} is a folder; give the path of the ratings file inside it.")
-    df = pd.read_csv(p, sep=sep)
-    return from_frame(df, source=str(p), **columns)  # type: ignore[arg-type]
+def _seconds(ts: pd.Series, source: str, unit: str, where, label: str) -> pd.Series:
+    """Timestamps as int64 seconds; dates are converted, fractions of a second refused."""
+    if pd.api.types.is_datetime64_any_dtype(ts):
+        if getattr(ts.dt, "tz", None) is not None:
+            ts = ts.dt.tz_convert("UTC").dt.tz_localize(None)
+        ns = ts.astype("datetime64[ns]").astype("int64")
+        ts = pd.Series(ns // 10**9 + (ns % 10**9) / 1e9, index=ts.index)
+    if pd.api.types.is_float_dtype(ts):
+        frac = np.flatnonzero(np.mod(ts.to_numpy(), 1) != 0)
+        if len(frac):
+            raise DataError(
+                f"{source}, {unit} {where(frac[:1])}: {label} holds {_plain(ts.iloc[frac[0]])!r}; "
+                "timestamps must be whole numbers of seconds: round them explicitly if that is "
+                "meant."
+            )
+    return ts.astype("int64")
 
 
 def gini(counts: np.ndarray) -> float:

@@ -38,12 +38,22 @@ class Split:
         return f"Split(train={len(self.train)} ratings, test={len(self.test)} ratings)"
 
 
-def _check(df: pd.DataFrame) -> None:
+def _check(df: pd.DataFrame) -> pd.DataFrame:
+    """The frame to split: ``df``, or the tidy frame of a LensKit object (a ``Dataset``, an
+    ``ItemListCollection``) as :func:`recmeta.data.load` reads it."""
+    if not isinstance(df, pd.DataFrame):
+        from .data import is_lenskit, load
+
+        if not is_lenskit(df):
+            raise DataError(f"split input must be a ratings frame or a LensKit Dataset, got "
+                            f"{type(df).__name__}")
+        df = load(df)
     for c in ("user", "item"):  # ratings are optional: implicit feedback splits the same way
         if c not in df.columns:
             raise DataError(f"split input lacks column {c!r}; load it with recmeta.data first.")
     if len(df) == 0:
         raise DataError("cannot split an empty ratings table.")
+    return df
 
 
 def _parts(df: pd.DataFrame, is_test: np.ndarray) -> Split:
@@ -60,7 +70,7 @@ def holdout_per_user(
     At least ``min_train`` ratings of every user stay in train, so every test user is known to
     the recommenders (the test count is capped at n_u − min_train).
     """
-    _check(df)
+    df = _check(df)
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction}")
     rng = np.random.default_rng(seed)
@@ -79,7 +89,7 @@ def holdout_per_user(
 
 def coin_flip(df: pd.DataFrame, test_probability: float, *, seed: int = 0) -> Split:
     """Each rating goes to test independently with probability σ (Bellogín et al. 2017)."""
-    _check(df)
+    df = _check(df)
     if not 0 < test_probability < 1:
         raise ValueError(f"test_probability must lie in (0, 1), got {test_probability}")
     rng = np.random.default_rng(seed)
@@ -88,7 +98,7 @@ def coin_flip(df: pd.DataFrame, test_probability: float, *, seed: int = 0) -> Sp
 
 def kfold(df: pd.DataFrame, k: int = 5, *, seed: int = 0) -> list[Split]:
     """k-fold cross-validation over ratings: a random permutation cut into k near-equal folds."""
-    _check(df)
+    df = _check(df)
     if not 2 <= k <= len(df):
         raise ValueError(f"k must lie between 2 and the number of ratings ({len(df)}), got {k}")
     rng = np.random.default_rng(seed)
@@ -102,7 +112,7 @@ def leave_last_out(df: pd.DataFrame, *, min_ratings: int = 2) -> Split:
 
     Users with fewer than ``min_ratings`` ratings keep all of them in train.
     """
-    _check(df)
+    df = _check(df)
     if "timestamp" not in df.columns:
         raise DataError(
             "leave_last_out needs a 'timestamp' column; load the data with timestamps "

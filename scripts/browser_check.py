@@ -5,7 +5,9 @@
 Serves the HTML folder on a loopback port, loads each page, and reports:
 - images that failed to load (naturalWidth 0) and links inside the book that point nowhere;
 - cell outputs that carry an error or a traceback;
-- math that MathJax left unrendered (offline: MathJax must be served by the book itself).
+- math that MathJax left unrendered (offline: MathJax must be served by the book itself);
+- MyST markup left raw in the text (``{glue:md}``, ``{cite}``, ``{doc}``, ``:format: myst``...),
+  outside the code of code cells.
 A screenshot of each page is written to the screenshots folder. Exit code 1 on any problem.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``scripts/install-browser.sh``).
@@ -31,7 +33,11 @@ CHROME_FLAGS = [
     "--window-size=1280,1600",
 ]
 
-PAGE_PROBE = """
+#: MyST markup that should never reach a reader: a role or directive name in braces, or a
+#: directive option line (JavaScript regular expression)
+RAW_MYST = r"/\{(?:glue(?::\w+)?|cite(?::\w+)?|doc|ref|numref|eq|term|download|math|code-cell)\}|:format: *myst/g"
+
+PAGE_PROBE = "const RAW_MYST = " + RAW_MYST + ";\n" + """
 const imgs = Array.from(document.images).filter(i => !i.src.startsWith('data:'));
 const broken = imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
 const errs = Array.from(document.querySelectorAll(
@@ -41,8 +47,11 @@ const mathSrc = document.querySelectorAll('.math, span.math, div.math').length;
 const mathDone = document.querySelectorAll('mjx-container').length;
 const raw = Array.from(document.querySelectorAll('.math')).filter(
   e => !e.querySelector('mjx-container') && /\\\\\\(|\\\\\\[|\\$/.test(e.textContent)).length;
+const main = (document.querySelector('main, article, [role=main]') || document.body).cloneNode(true);
+main.querySelectorAll('.cell_input, .jp-CodeCell .jp-InputArea, script, style').forEach(e => e.remove());
+const roles = Array.from(main.textContent.matchAll(RAW_MYST)).map(m => m[0]);
 return {broken: broken, errors: errs, math: mathSrc, rendered: mathDone, raw: raw,
-        images: imgs.length};
+        images: imgs.length, roles: roles};
 """
 
 
@@ -120,6 +129,8 @@ def check(root: Path, shots: Path, pages: list[str] | None = None) -> list[str]:
                 problems.append(f"{rel}: image did not load: {src}")
             for e in r["errors"]:
                 problems.append(f"{rel}: error output in a cell: {e!r}")
+            for role in sorted(set(r["roles"])):
+                problems.append(f"{rel}: MyST markup left raw: {role!r}")
             if r["math"] and r["rendered"] == 0:
                 problems.append(f"{rel}: {r['math']} math element(s) not rendered by MathJax")
             browser.save_screenshot(str(shots / (rel.replace("/", "__").removesuffix(".html") + ".png")))

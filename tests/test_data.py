@@ -156,11 +156,12 @@ def test_from_frame_maps_columns():
     [
         (GOOD.iloc[:0], "empty"),
         (GOOD.drop(columns="r"), r"missing column\(s\) \['r'\]"),
-        (GOOD.assign(r=[4.0, np.nan, 5.0]), "missing values"),
-        (GOOD.assign(u=[1, None, 2]), "missing values"),
-        (GOOD.assign(r=["4", "3", "5"]), "must be numeric"),
-        (GOOD.assign(r=[True, False, True]), "must be numeric"),
-        (GOOD.assign(i=["a", "a", "a"]), "share a \\(user, item\\) pair"),
+        (GOOD.assign(r=[4.0, np.nan, 5.0]), r"row 1: column 'r' \(the rating\) is empty"),
+        (GOOD.assign(u=[1, None, 2]), r"row 1: column 'u' \(the user\) is empty"),
+        (GOOD.assign(r=["4", "3", "5"]), "numbers written as text .*pd.to_numeric"),
+        (GOOD.assign(r=["4", "good", "5"]), r"row 1: column 'r' \(the rating\) holds 'good'"),
+        (GOOD.assign(r=[True, False, True]), "True/False values, not numbers"),
+        (GOOD.assign(i=["a", "a", "a"]), r"share a \(user, item\) pair, e.g. \(1, 'a'\) at rows 0, 1"),
     ],
 )
 def test_bad_input_is_rejected_with_a_reason(frame, match):
@@ -174,7 +175,7 @@ def test_from_csv(tmp_path):
     df = data.from_csv(p, user="who", item="what", rating="stars", timestamp="when")
     assert df.to_dict("list") == {"user": [1, 2], "item": [7, 7], "rating": [4.0, 2.5], "timestamp": [100, 101]}
     p.write_text("who,what,stars\n1,7,\n")
-    with pytest.raises(data.DataError, match="missing values"):
+    with pytest.raises(data.DataError, match=f"{p}, line 2: column 'stars' \\(the rating\\) is empty"):
         data.from_csv(p, user="who", item="what", rating="stars")
     with pytest.raises(FileNotFoundError):
         data.from_csv(tmp_path / "nope.csv")

@@ -102,7 +102,19 @@ def _claims(args: argparse.Namespace) -> int:
         else:
             print(_table(frame))
     if frame.empty or missing:
-        print(f"recmeta: {_missing_message(missing, args.dataset, profile, args.quick)}", file=sys.stderr)
+        message = _missing_message(missing, args.dataset, profile, args.quick)
+        other = "full" if args.quick else "quick"
+        there = store.load_newest(roots, dataset=args.dataset, profile=other)
+        wanted = missing or sorted(set(there["chapter"]))
+        have = sorted(set(there["chapter"]) & set(wanted))
+        if have:
+            flag = "without --quick" if args.quick else "with --quick"
+            cmd = " ".join(["recmeta claims", *args.chapters,
+                            *([f"--dataset {args.dataset}"] if args.dataset else []),
+                            *([] if args.quick else ["--quick"])])
+            message += (f" The {other} profile has stored ledgers for {', '.join(have)}: run "
+                        f"`{cmd}` ({flag}) to print them.")
+        print(f"recmeta: {message}", file=sys.stderr)
         return 2
     return 0
 

@@ -17,6 +17,8 @@ import argparse
 import json
 import sys
 
+from .data import add_columns_option, notices
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -35,8 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="relevance threshold: grade >= threshold is relevant (default 1)")
     p.add_argument("--depth", type=int, default=None, help="truncate runs at this depth")
     p.add_argument("--train", metavar="FILE",
-                   help="training ratings (CSV: user,item[,rating]) for the random and popularity "
-                   "references")
+                   help="training ratings (a ratings file: CSV, TSV, .dat or Parquet with user, "
+                   "item[, rating]) for the random and popularity references")
+    add_columns_option(p, "the --train file's columns")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence level of the intervals (default 0.95)")
@@ -72,12 +75,20 @@ def run(args: argparse.Namespace) -> int:
     metrics = args.metric or ["nDCG@10"]
     for name in metrics:
         parse_metric(name)  # fail early with the list of known names
+    train = args.train
+    if train is not None:
+        from recmeta import data
+
+        with notices():
+            train = data.load(train, columns=args.columns)
+    elif args.columns:
+        raise ValueError("--columns names the columns of the --train file; give --train too")
     sampled = None
     if args.sampled is not None:
         sampled = Sampling(m=args.sampled, n=args.n_candidates, estimator=args.estimator)
     report = compare_trec(
         args.runs, args.qrels, metrics, threshold=args.threshold, depth=args.depth,
-        train=args.train, alpha=args.alpha, confidence=args.confidence, p_value=args.p_value,
+        train=train, alpha=args.alpha, confidence=args.confidence, p_value=args.p_value,
         correction=args.correction, n_permutations=args.permutations, n_bootstrap=args.bootstrap,
         n_tukey=args.tukey, difference=args.difference, power=args.power, sampled=sampled,
         seed=args.seed,

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .data import add_columns_option, notices
+
 SPLITS = ("holdout", "coin-flip", "leave-last-out", "kfold")
 
 
@@ -22,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rsub = p.add_subparsers(dest="runs_command", required=True)
 
     m = rsub.add_parser("make", help="train roster systems on a split and cache their top-N lists")
-    m.add_argument("--dataset", required=True, help="registered dataset name, e.g. ml-100k")
+    m.add_argument("--dataset", required=True,
+                   help="registered dataset name (e.g. ml-100k) or path of a ratings file")
+    add_columns_option(m)
     m.add_argument("--split", choices=SPLITS, default="holdout",
                    help="holdout: per-user 80/20; coin-flip: each rating to test w.p. 0.2; "
                    "leave-last-out; kfold: fold --fold of 5")
@@ -57,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _split(args: argparse.Namespace):
     from recmeta import data, splits
 
-    df = data.load(args.dataset, download=not args.offline)
+    with notices():
+        df = data.load(args.dataset, download=not args.offline, columns=args.columns)
     f = args.test_fraction
     if args.split == "holdout":
         return splits.holdout_per_user(df, f, seed=args.seed), f"holdout-{f:g}"

@@ -392,13 +392,15 @@ def compare(
     """Compare recommenders on one test set and return a :class:`Comparison`.
 
     ``recommendations``: a mapping system name → LensKit ``ItemListCollection`` (e.g. the output
-    of ``lenskit.batch.recommend``) or tidy frame (user, item, score or rank); or one frame with
-    a ``system`` column; or :class:`recmeta.metrics.Runs`. ``test``: the test data as a LensKit
-    ``ItemListCollection``, a frame (user, item[, rating]), a qrels path or
+    of ``lenskit.batch.recommend``), ``{user: ItemList}`` or tidy frame (user, item, score or
+    rank); or one frame with a ``system`` column; or :class:`recmeta.metrics.Runs`. ``test``:
+    the test data as a LensKit ``ItemListCollection`` (e.g. a ``lenskit.splitting`` split's
+    ``test``) or ``Dataset``, a frame (user, item[, rating]), a qrels path or
     :class:`~recmeta.metrics.Judgments`; with ratings, ``threshold`` (rating ≥ threshold is
     relevant) is required. ``metrics``: engine names (``"nDCG@10"``, ``"RR"``, ...).
 
-    ``train`` (frame, ``ItemListCollection`` or path) enables the random and popularity
+    ``train`` (a LensKit ``Dataset`` such as a split's ``train``, an ``ItemListCollection``, a
+    frame or a ratings file path) enables the random and popularity
     references; ``items`` is the catalogue (default: the training items). ``p_value`` picks the
     test that decides significance, ``correction`` ("holm", "bh", "none") its correction over
     the pairs of each metric (the Tukey test needs none). ``difference`` (per metric or one
@@ -587,14 +589,20 @@ def _is_item_lists(x: Any) -> bool:
 
 
 def _frame(x: Any, what: str) -> pd.DataFrame:
-    """A tidy frame (user, item, ...) of a frame or a LensKit ItemListCollection."""
-    if _is_item_lists(x):
-        df = x.to_df()
-        return df.rename(columns={x.key_fields[0]: "user", "item_id": "item"})
+    """A tidy frame (user, item, ...) of a frame or a LensKit object.
+
+    LensKit objects (``Dataset``, ``ItemListCollection``, ``{user: ItemList}``) as
+    :func:`recmeta.data.lenskit_frame` reads them; a frame's ``user_id``/``userId``/... and
+    ``item_id``/``movieId``/... columns are taken as ``user`` and ``item``.
+    """
+    from recmeta import data
+
+    if data.is_lenskit(x):
+        return data.lenskit_frame(x, what)
     if isinstance(x, pd.DataFrame):
-        return x.rename(columns={"user_id": "user", "item_id": "item"})
-    raise TypeError(f"{what} must be a pandas DataFrame or a LensKit ItemListCollection, "
-                    f"got {type(x).__name__}")
+        return data.usual_names(x, ("user", "item"))
+    raise TypeError(f"{what} must be a pandas DataFrame or a LensKit Dataset, ItemListCollection "
+                    f"or {{user: ItemList}}, got {type(x).__name__}")
 
 
 def _judgments(test: Any, threshold: float | None) -> Judgments:
@@ -627,14 +635,20 @@ def _runs(recs: Any, judgments: Judgments, depth: int | None) -> Runs:
     if isinstance(recs, Mapping):
         if not recs:
             raise ValueError("no recommendations given")
+        from recmeta import data
+
+        if data.is_lenskit(recs):
+            raise TypeError("recommendations: a mapping {user: ItemList} is one system's lists; "
+                            "name the system: {'my system': {user: ItemList, ...}}")
         kinds = {_is_item_lists(v) for v in recs.values()}
         if kinds == {True}:
             return Runs.from_lenskit(dict(recs), judgments, depth=depth)
         frames = [_frame(v, f"recommendations of {k!r}").assign(system=str(k))
                   for k, v in recs.items()]
         return Runs.from_frame(pd.concat(frames, ignore_index=True), judgments, depth=depth)
-    raise TypeError("recommendations must be a mapping {system: ItemListCollection or frame}, a "
-                    f"frame with a 'system' column, or Runs; got {type(recs).__name__}")
+    raise TypeError("recommendations must be a mapping {system: ItemListCollection, "
+                    "{user: ItemList} or frame}, a frame with a 'system' column, or Runs; got "
+                    f"{type(recs).__name__}")
 
 
 def _train(train: Any, judgments: Judgments) -> pd.DataFrame:
