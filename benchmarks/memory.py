@@ -7,10 +7,10 @@ Two paths, each in a fresh process, on the same synthetic lists (``--systems`` s
 files as the run cache holds them):
 
 * ``one frame``: every system's file read and concatenated into one frame, as
-  ``recmeta.runs.make`` returns it, then ``Runs.from_frame`` (the chapters' path before
+  ``recmeta.recommenders.make`` returns it, then ``Runs.from_frame`` (the chapters' path before
   ``runs.make_runs``);
 * ``per system``: one file read and turned into ``Runs`` at a time, then ``Runs.concat``
-  (``recmeta.runs.make_runs``).
+  (``recmeta.recommenders.make_runs``).
 
 Reported: the process's peak resident memory above its level after imports, and that per ranked
 position; the two results are checked equal.

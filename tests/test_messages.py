@@ -72,7 +72,7 @@ def test_frame_rows_are_named_by_their_label():
 
 def test_claims_suggests_the_other_profile(tmp_path, monkeypatch, capsys):
     from recmeta.cli.claims import JSON_KEYS
-    from recmeta.papers import store
+    from recmeta.ledger import store
 
     monkeypatch.setenv(store.ENV_VAR, str(tmp_path))
     row = {k: None for k in JSON_KEYS} | {

@@ -1,6 +1,6 @@
 """Runs made on a Ray cluster equal the runs made in this process (slow: starts a local cluster).
 
-What this test does is what ``recmeta.runs`` tells a reader to do on several machines, with one
+What this test does is what ``recmeta.recommenders`` tells a reader to do on several machines, with one
 machine standing in for the cluster: start a cluster (here ``ray.init(num_cpus=2)``; on
 machines ``ray start --head`` and ``ray start --address=...``, then ``RAY_ADDRESS``), then make
 the runs with ``use_ray=True``.

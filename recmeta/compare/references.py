@@ -4,7 +4,7 @@ Bellogín, Castells & Cantador (2017) show that a metric's value means little wi
 of trivial systems under the *same* protocol: a random ranking's precision is set by the share
 of relevant items among the candidates (σδ in AR, 1/t in 1R, their eqs. 4–5), and ranking by
 popularity scores far above it because test ratings concentrate on popular items (their §5).
-The protocol here is the one of :mod:`recmeta.runs` and of LensKit's ``topn_pipeline``: each
+The protocol here is the one of :mod:`recmeta.recommenders` and of LensKit's ``topn_pipeline``: each
 user's candidates are the catalogue (by default every item of the training data) minus the items
 the user rated in training, and a list holds the first ``depth`` of them.
 
@@ -12,7 +12,7 @@ the user rated in training, and a list holds the first ``depth`` of them.
   expected value of *any* metric of the engine is the mean of its values over these runs
   (:func:`reference_values` reports that mean with its Monte-Carlo standard error); for precision
   it is the exact ρ = mean_u |T_u ∩ PR_test(u)| / |T_u| of Bellogín et al. (§4.2,
-  :func:`recmeta.expectations.random_precision`), which the tests check.
+  :func:`recmeta.protocols.random_precision`), which the tests check.
 * :func:`popularity_runs` — the popularity recommender, the candidates ranked by their number of
   training ratings |R_train(i)|, ties by item id as text, descending (the engine's tie rule).
   It is computed, not approximated: the paper's eq. 3 assumes every item is equally likely to be
@@ -114,7 +114,7 @@ def popularity_runs(
 
     Score of an item: its number of training ratings (0 for a catalogue item never rated in
     training); ties by item id as text, descending — the order of :mod:`recmeta.metrics` and of
-    LensKit's ``PopScorer(score="count")`` run through :mod:`recmeta.runs`.
+    LensKit's ``PopScorer(score="count")`` run through :mod:`recmeta.recommenders`.
     """
     if depth < 1:
         raise ValueError(f"depth must be positive, got {depth}")

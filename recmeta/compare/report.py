@@ -539,7 +539,7 @@ def compare_trec(
 def item_lists(frame: pd.DataFrame, *, user_col: str = "user", item_col: str = "item"):
     """A LensKit ``ItemListCollection`` (keyed by ``user_id``) of a tidy list frame.
 
-    For runs kept as frames (e.g. :func:`recmeta.runs.make`, one system at a time): the columns
+    For runs kept as frames (e.g. :func:`recmeta.recommenders.make`, one system at a time): the columns
     ``rank`` and ``score`` are kept.
     """
     from lenskit.data import ItemListCollection

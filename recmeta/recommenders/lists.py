@@ -38,7 +38,7 @@ adds overhead (``benchmarks/knn.py --ray`` measures it); it pays when the cluste
 cores than this machine. How to run on several machines:
 
 1. ``pip install "recmeta[ray]"`` on every machine, in the same Python version, with recmeta
-   and its dependencies installed the same way (workers import ``recmeta.runs``);
+   and its dependencies installed the same way (workers import ``recmeta.recommenders``);
 2. token authentication (recent Ray releases turn it on by default): on the head machine
    ``ray get-auth-token --generate`` writes ``~/.ray/auth_token``; copy that file to the same
    place on every other machine (or set ``RAY_AUTH_TOKEN`` there), and ``export
@@ -150,7 +150,7 @@ def _check_ray(use_ray: bool) -> None:
         except ImportError:
             raise RuntimeError(
                 "use_ray=True needs Ray: pip install 'recmeta[ray]' (or 'ray[default]'); for a "
-                "cluster, see recmeta.runs; or leave use_ray off to run on this machine"
+                "cluster, see recmeta.recommenders; or leave use_ray off to run on this machine"
             ) from None
 
 

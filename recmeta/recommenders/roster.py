@@ -10,7 +10,7 @@ Choices worth knowing:
 
 * ALS models and FlexMF use their trained user embeddings (``user_embeddings="prefer"``): in our
   runs a user's history is exactly their training data, so re-solving the embedding from it
-  would only repeat training; it also makes the one-matrix-product path of :mod:`recmeta.runs`
+  would only repeat training; it also makes the one-matrix-product path of :mod:`recmeta.recommenders`
   equal to LensKit's per-user path.
 * FlexMF trains without ``torch.compile`` (:data:`TRAINING_ENVIRONMENT`): on ML-100K compiling
   costs far more than it saves. WARP gets 2 epochs only: its misranked-negative search makes an
@@ -161,7 +161,7 @@ def systems(spec: str | list[str] | None = None) -> list[System]:
     parts = spec.split(",") if isinstance(spec, str) else list(spec)
     out = [get(p.strip()) for p in parts if p.strip()]
     if not out:
-        raise ValueError("no system named; give names from recmeta.roster.names()")
+        raise ValueError("no system named; give names from recmeta.recommenders.roster.names()")
     return out
 
 

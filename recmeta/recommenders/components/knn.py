@@ -3,7 +3,7 @@ r"""Block scoring for LensKit's k-NN scorers: many users at once, LensKit's scor
 LensKit's ``ItemKNNScorer`` and ``UserKNNScorer`` score one user per pipeline call. The
 functions here compute the same scores for a block of users in one compiled pass (numba,
 parallel over users) from the *trained* LensKit component, so the model, its similarities and
-its hyper-parameters stay LensKit's; :mod:`recmeta.runs` uses them as the fast path of the two
+its hyper-parameters stay LensKit's; :mod:`recmeta.recommenders` uses them as the fast path of the two
 k-NN families (``benchmarks/knn.py`` measures both paths side by side).
 
 Item k-NN (Deshpande & Karypis 2004, as LensKit implements it). With :math:`s_{ji}` the stored
