@@ -46,7 +46,7 @@ def _chapter_table(part: pd.DataFrame, datasets: Sequence[str]) -> str:
     present = [ds for ds in datasets if (part["dataset"] == ds).any()]
     head = ["Claim", "Source", "Paper", *(f"Ours, {ds}" for ds in present)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for claim, rows in part.groupby("claim", sort=False):
+    for _claim, rows in part.groupby("claim", sort=False):
         first = rows.iloc[0].to_dict()
         cells = [first["statement"], first["source"], paper_text(first)]
         for ds in present:
