@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from .rules import Verdict
-from .table import cell as _cell
-from .table import ours_text, paper_text
+from .table import cell as _cell, ours_text, paper_text
 
 __all__ = ["DATASETS", "ledger_page"]
 

@@ -37,7 +37,10 @@ import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lenskit.pipeline import Pipeline
 
 __all__ = ["System", "ROSTER", "TRAINING_ENVIRONMENT", "get", "names", "systems", "for_implicit"]
 
@@ -56,14 +59,15 @@ class System:
     description: str = ""
     needs_ratings: bool = False  # learns from rating values, so cannot train on implicit feedback
 
-    def scorer(self):
-        """A fresh, untrained instance of the scoring component."""
+    def scorer(self) -> Any:
+        """A fresh, untrained instance of the scoring component (its class is named at run
+        time, so its type is not known statically)."""
         module, _, cls = self.component.partition(":")
         if not cls:
             raise ValueError(f"component {self.component!r} must read 'module:Class'")
         return getattr(importlib.import_module(module), cls)(**dict(self.config))
 
-    def pipeline(self, n: int = 100):
+    def pipeline(self, n: int = 100) -> Pipeline:
         """LensKit top-N pipeline around a fresh scorer (candidates: training items not rated)."""
         from lenskit.pipeline import topn_pipeline
 
@@ -76,11 +80,11 @@ class System:
         return {"component": self.component, "config": json.loads(json.dumps(cfg, default=str))}
 
 
-def _s(name, component, family, description, **config) -> System:
+def _s(name: str, component: str, family: str, description: str, **config: Any) -> System:
     return System(name, component, config, family, description)
 
 
-def _r(name, component, family, description, **config) -> System:
+def _r(name: str, component: str, family: str, description: str, **config: Any) -> System:
     """A system that learns from rating values (explicit feedback)."""
     return System(name, component, config, family, description, needs_ratings=True)
 
