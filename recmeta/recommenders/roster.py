@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -158,7 +158,7 @@ def get(name: str) -> System:
         raise KeyError(f"unknown system {name!r}; the roster has: {', '.join(ROSTER)}") from None
 
 
-def systems(spec: str | list[str] | None = None) -> list[System]:
+def systems(spec: str | Sequence[str] | None = None) -> list[System]:
     """Systems from a comma-separated string or list of names (all of them for ``None``/"all")."""
     if spec is None or spec == "all":
         return list(ROSTER.values())
@@ -169,7 +169,9 @@ def systems(spec: str | list[str] | None = None) -> list[System]:
     return out
 
 
-def for_implicit(spec: str | list[str] | None, implicit: bool) -> tuple[list[str], list[str]]:
+def for_implicit(
+    spec: str | Sequence[str] | None, implicit: bool
+) -> tuple[list[str], list[str]]:
     """Names of ``spec`` that can train on the data, and those left out because they need ratings.
 
     With explicit ratings every system is kept; with implicit feedback the systems that learn
