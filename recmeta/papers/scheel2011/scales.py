@@ -126,6 +126,7 @@ def scale_study(
             r = Runs.from_frame(runs, j)
         else:
             j = Judgments.from_frame(grades, threshold=tau, users=first.users, items=first.items)
+        assert r is not None  # built with ``first``, in the first pass
         parts.append(evaluate(j, r, list(metrics), per_user=per_user).assign(scale=name))
     cols = ["scale", "system", *(["user"] if per_user else []), "metric", "value"]
     return pd.concat(parts, ignore_index=True)[cols]
