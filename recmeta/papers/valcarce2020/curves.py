@@ -152,7 +152,10 @@ def area_estimate(
         return _area_estimate([_area_parts(a["share"].to_numpy(), a["tau"].to_numpy())], [1.0],
                               res, level, what)
     other = {"scheme": scheme, "aggregate": aggregate, "metric": metric, **dict(minus)}
-    b = _select(taus, other["scheme"], other["aggregate"], other["metric"])
+    b_scheme, b_aggregate = other["scheme"], other["aggregate"]
+    if b_scheme is None or b_aggregate is None:
+        raise ValueError(f"minus must name a scheme and an aggregate (or leave them out), got {minus}")
+    b = _select(taus, b_scheme, b_aggregate, other["metric"])
     what = "difference of areas"
     if other["scheme"] == scheme:
         both = a.merge(b, on=["share", "sample"], suffixes=("_a", "_b"), validate="one_to_one")
