@@ -156,7 +156,8 @@ def order_agreement(results: pd.DataFrame, reference: str = "native") -> pd.Data
         wide = part.pivot_table(index="system", columns="scale", values="value")
         for scale in (c for c in wide.columns if c != reference):
             tau = kendalltau(wide[reference], wide[scale]).statistic
-            rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))),
+            key_values = key if isinstance(key, tuple) else (key,)
+            rows.append({**dict(zip(keys, key_values, strict=True)),
                          "scale": scale, "tau": float(tau)})
     return pd.DataFrame(rows, columns=[*keys, "scale", "tau"])
 
