@@ -84,7 +84,7 @@ def _area_estimate(parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]],
                    signs: Sequence[float], resolution: float, level: float,
                    what: str) -> Estimate:
     """Combine independent areas ``Σ sign · area`` into an Estimate (:func:`area_estimate`)."""
-    value = float(sum(s * p[0] for s, p in zip(signs, parts)))
+    value = float(sum(s * p[0] for s, p in zip(signs, parts, strict=True)))
     random = [p for p in parts if not p[3]]
     a = np.concatenate([p[1] for p in random]) if random else np.zeros(0)
     n = np.concatenate([p[2] for p in parts if not p[3]]) if a.size else np.zeros(0)
@@ -194,7 +194,7 @@ def robustness_summary(
     rows = []
     for key, c in curves.groupby([*by, "metric"], sort=False):
         w = trapezoid_weights(c["share"].to_numpy())
-        row = dict(zip([*by, "metric"], key if isinstance(key, tuple) else (key,)))
+        row = dict(zip([*by, "metric"], key if isinstance(key, tuple) else (key,), strict=True))
         row["mean_tau"] = float(np.dot(w, c["tau"].to_numpy()))
         if banded:
             n = c["samples"].to_numpy()
