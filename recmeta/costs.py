@@ -114,7 +114,8 @@ def _ok(records: pd.DataFrame) -> pd.DataFrame:
     return records[(records["status"] == "ok") & (records["cpu_s"] > 0)]
 
 
-#: sizes a phase needs for exponents of its own (four coefficients and two residual degrees of freedom)
+#: sizes a phase needs for exponents of its own (four coefficients and two residual degrees of
+#: freedom)
 OWN_FIT_SIZES = 6
 
 
@@ -279,7 +280,8 @@ class Plan:
         return self
 
     def frame(self) -> pd.DataFrame:
-        """One row per step: group, step, kind (of :func:`growth`), seconds, low, high, extrapolated."""
+        """One row per step: group, step, kind (of :func:`growth`), seconds, low, high,
+        extrapolated."""
         rows = []
         for s in self.steps:
             t, lo, hi, ex = s.estimate()
@@ -362,8 +364,8 @@ def show(plan: Callable[[Size], Plan], here: Size, *, label: str = "this dataset
     note = (
         "**What this page will cost.** The chapter's expensive steps with these settings, "
         "estimated from the growth fits of `benchmarks/scale.py` in CPU seconds of its 2-core "
-        "machine (in parentheses: the range the fits' residuals give). Runs already in the run cache "
-        "cost nothing; the estimate counts every run as new."
+        "machine (in parentheses: the range the fits' residuals give). "
+        "Runs already in the run cache cost nothing; the estimate counts every run as new."
         + (" * extrapolated beyond the largest size measured for a step." if extrapolated else "")
         + (f" Not estimated: {'; '.join(others)}." if others else "")
     )

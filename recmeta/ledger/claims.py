@@ -133,9 +133,9 @@ class Ledger:
 
         ledger = Ledger("robustness", paper="valcarce2018robustness")
 
-        @ledger.claim("valcarce2018.fig5.precision-most-robust", statement=..., source="§5.1, Fig. 5a",
-                      paper_value="P", paper_dataset="ML-1M", rule="order rule on mean τ",
-                      needs=("tau_sparsity",))
+        @ledger.claim("valcarce2018.fig5.precision-most-robust", statement=...,
+                      source="§5.1, Fig. 5a", paper_value="P", paper_dataset="ML-1M",
+                      rule="order rule on mean τ", needs=("tau_sparsity",))
         def _(results):
             return order_rule(..., expected_best="P")
     """

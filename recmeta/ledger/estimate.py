@@ -152,7 +152,8 @@ class Estimate:
         ci_method: Literal["percentile", "basic", "BCa"] = "BCa",
         method: str | None = None,
     ) -> Estimate:
-        """Mean of a per-user array with a bootstrap interval over users (``scipy.stats.bootstrap``).
+        """Mean of a per-user array with a bootstrap interval over users
+        (``scipy.stats.bootstrap``).
 
         The interval is ``scipy.stats.bootstrap((x,), np.mean, n_resamples=n_resamples,
         confidence_level=level, method=ci_method, rng=np.random.default_rng(seed))``: resampling
@@ -163,7 +164,10 @@ class Estimate:
         level = _level(level)
         x = _finite_1d(per_user_values, "per_user_values", minimum=2)
         mean = float(x.mean())
-        method = method or f"bootstrap over {x.size} users ({ci_method}, {n_resamples} resamples), {_pct(level)}"
+        method = method or (
+            f"bootstrap over {x.size} users ({ci_method}, {n_resamples} resamples), "
+            f"{_pct(level)}"
+        )
         if np.all(x == x[0]):
             return cls(mean, mean, mean, method)
         res = stats.bootstrap(
@@ -196,7 +200,8 @@ class Estimate:
         if x.shape != y.shape:
             raise ValueError(f"paired arrays differ in length: {x.size} and {y.size}")
         method = method or (
-            f"paired bootstrap over {x.size} users ({ci_method}, {n_resamples} resamples), {_pct(_level(level))}"
+            f"paired bootstrap over {x.size} users ({ci_method}, {n_resamples} resamples), "
+            f"{_pct(_level(level))}"
         )
         return cls.bootstrap_mean(x - y, level, seed, n_resamples, ci_method=ci_method, method=method)
 
@@ -217,7 +222,8 @@ def _fixed_ok(*xs: float) -> bool:
 
 
 def format_number(x: float | None, digits: int = 3) -> str:
-    """``x`` with ``digits`` significant digits (fixed notation unless tiny or huge); ``—`` for none."""
+    """``x`` with ``digits`` significant digits (fixed notation unless tiny or huge); ``—`` for
+    none."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return _DASH
     x = float(x)

@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from .rules import Verdict
-from .table import cell as _cell
-from .table import ours_text, paper_text
+from .table import cell as _cell, ours_text, paper_text
 
 __all__ = ["DATASETS", "ledger_page"]
 
@@ -46,7 +45,7 @@ def _chapter_table(part: pd.DataFrame, datasets: Sequence[str]) -> str:
     present = [ds for ds in datasets if (part["dataset"] == ds).any()]
     head = ["Claim", "Source", "Paper", *(f"Ours, {ds}" for ds in present)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for claim, rows in part.groupby("claim", sort=False):
+    for _claim, rows in part.groupby("claim", sort=False):
         first = rows.iloc[0].to_dict()
         cells = [first["statement"], first["source"], paper_text(first)]
         for ds in present:

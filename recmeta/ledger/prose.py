@@ -120,7 +120,7 @@ def _mask_lines(lines: list[str]) -> list[str]:
         s = line.strip()
         if skip is not None:
             out[j] = ""
-            if re.fullmatch(re.escape(skip[0]) + "{%d,}" % skip[1], s):
+            if re.fullmatch(re.escape(skip[0]) + f"{{{skip[1]},}}", s):
                 skip = None
             continue
         if math:
@@ -192,7 +192,7 @@ def typed_numbers(markdown_text: str) -> list[Found]:
     lines = markdown_text.splitlines()
     masked_lines = _mask_lines(lines)
     # blanked lines keep their length so offsets map back to the original line and column
-    masked = "\n".join(m if m else " " * len(o) for m, o in zip(masked_lines, lines))
+    masked = "\n".join(m if m else " " * len(o) for m, o in zip(masked_lines, lines, strict=True))
     masked = _mask_inline(masked)
     starts = [0]
     for line in lines[:-1]:

@@ -7,13 +7,13 @@ paper's value) to an :class:`Outcome`: a :class:`Verdict` with one computed sent
 from __future__ import annotations
 
 import math
-
-import numpy as np
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
+
+import numpy as np
 
 from .estimate import Estimate, format_estimate, format_number, format_paper
 
@@ -21,16 +21,13 @@ __all__ = ["Verdict", "Outcome", "not_reproduced", "value_rule", "sign_rule", "o
            "rank_rule", "rank_range", "clearly_above", "top_set", "all_of", "equivalence_rule",
            "half_unit"]
 
-class Verdict(str, Enum):
-    """How our result stands to the paper's claim."""
+class Verdict(StrEnum):
+    """How our result stands to the paper's claim (``str()`` of a member is its value)."""
 
     AGREES = "agrees"
     DIFFERS = "differs"
     INCONCLUSIVE = "inconclusive"
     NOT_REPRODUCED = "not reproduced here"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -97,7 +94,8 @@ def value_rule(
         gap = ours.value - paper
         if abs(gap) <= tol:
             return Outcome(Verdict.AGREES, ours,
-                           f"{label} {format_estimate(ours)} is within {format_number(tol)} of the paper's {p}")
+                           f"{label} {format_estimate(ours)} is within {format_number(tol)} "
+                           f"of the paper's {p}")
         side = "above" if gap > 0 else "below"
         return Outcome(Verdict.INCONCLUSIVE, ours,
                        f"{label} {format_estimate(ours)} lies {side} the paper's {p} by "
@@ -211,7 +209,8 @@ def order_rule(
     wanted = _join(sorted(expected))
     hits = [n for n in top if n in expected]
     if len(top) == 1:
-        text = f"{best} is best ({format_estimate(estimates[best])}) and its interval overlaps no other's"
+        text = (f"{best} is best ({format_estimate(estimates[best])}) and its interval overlaps "
+                "no other's")
         if hits:
             return Outcome(Verdict.AGREES, estimates[best], text, detail)
         return Outcome(Verdict.DIFFERS, estimates[best], f"{text}; the paper expects {wanted}", detail)
@@ -229,7 +228,8 @@ def clearly_above(a: Estimate, b: Estimate) -> bool:
 
 
 def rank_range(estimates: Mapping[str, Estimate], name: str, higher_is_better: bool = True) -> tuple[int, int]:
-    """The ranks ``name`` can take given the intervals: ``(1 + #clearly better, n − #clearly worse)``.
+    """The ranks ``name`` can take given the intervals:
+    ``(1 + #clearly better, n − #clearly worse)``.
 
     "Clearly" means intervals that do not overlap (:func:`clearly_above`), the notion of a tie
     of :func:`order_rule`; an estimate without interval overlaps everything, so its range is

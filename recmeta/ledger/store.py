@@ -22,7 +22,7 @@ import json
 import os
 import re
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,8 @@ _META = ("chapter", "dataset", "profile", "recmeta_version", "written")
 
 
 def results_dir() -> Path:
-    """The store's root: ``$RECMETA_RESULTS`` if set, else ``_cache/results`` in the project folder."""
+    """The store's root: ``$RECMETA_RESULTS`` if set, else ``_cache/results`` in the project
+    folder."""
     from ..data import project_root
 
     env = os.environ.get(ENV_VAR)
@@ -132,7 +133,8 @@ def save(
     profile: str,
     root: str | os.PathLike | None = None,
 ) -> Path:
-    """Write an evaluated ledger (a frame of :meth:`Ledger.evaluate`) atomically; returns the path."""
+    """Write an evaluated ledger (a frame of :meth:`Ledger.evaluate`) atomically; returns the
+    path."""
     from .. import __version__
 
     if "chapter" in frame and len(frame) and not (frame["chapter"] == chapter).all():
@@ -146,7 +148,7 @@ def save(
         "dataset_key": dataset_key(dataset),
         "profile": profile,
         "recmeta_version": __version__,
-        "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "written": datetime.now(UTC).isoformat(timespec="seconds"),
         "columns": [str(c) for c in frame.columns],
         "records": _records(frame),
     }

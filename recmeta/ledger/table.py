@@ -73,7 +73,8 @@ def to_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
 
 
 def counts(frame: pd.DataFrame) -> pd.Series:
-    """Number of claims per verdict, every verdict listed (zeros included), in :class:`Verdict` order."""
+    """Number of claims per verdict, every verdict listed (zeros included), in :class:`Verdict`
+    order."""
     order = [v.value for v in Verdict]
     return frame["verdict"].astype(str).value_counts().reindex(order, fill_value=0).rename("claims")
 

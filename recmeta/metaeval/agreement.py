@@ -18,7 +18,7 @@ are vectorised over any number of leading axes (samples, metrics, ...).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -144,11 +144,11 @@ def tau_matrix(scores: ArrayLike, labels: Sequence[str] | None = None) -> pd.Dat
     s = np.asarray(scores, dtype=np.float64)
     if s.ndim != 2:
         raise ValueError(f"scores must be 2-d (metrics × systems), got shape {s.shape}")
-    labels = list(labels) if labels is not None else list(range(s.shape[0]))
-    if len(labels) != s.shape[0]:
-        raise ValueError(f"{len(labels)} labels for {s.shape[0]} rows of scores")
+    names: list[Hashable] = list(labels) if labels is not None else list(range(s.shape[0]))
+    if len(names) != s.shape[0]:
+        raise ValueError(f"{len(names)} labels for {s.shape[0]} rows of scores")
     tau = kendall_tau(s[:, None, :], s[None, :, :])
-    return pd.DataFrame(tau, index=labels, columns=labels)
+    return pd.DataFrame(tau, index=names, columns=names)
 
 
 def mean_band(values: ArrayLike, level: float = 0.95, axis: int = -1) -> tuple[np.ndarray, ...]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -217,7 +217,7 @@ def score_masks(
     metrics: Sequence[str],
     *,
     aggregate: str = "mean",
-    **options,
+    **options: Any,
 ) -> np.ndarray:
     """System scores of every metric on every incomplete test set: (masks × metrics × systems).
 

@@ -10,11 +10,12 @@ approximation of the area under that curve, is *DP* (lower means more discrimina
 The input everywhere is a score matrix ``scores`` of shape (systems × users): the per-user value
 of one metric for each system, users aligned across systems.
 
-*The paired permutation test.* For a pair ``(a, b)`` with per-user differences ``d_u = s_{a,u} - s_{b,u}``, under the null
-hypothesis the two labels of each user are exchangeable, so each ``d_u`` keeps or flips its sign
-with probability 1/2. With ``T(d) = |Σ_u d_u|`` (equivalent to the absolute difference of means)
-the exact two-sided p-value is ``#{ε ∈ {±1}^n : T(ε ⊙ d) ≥ T(d)} / 2^n``. We draw ``B`` random
-sign vectors ``ε`` and report
+*The paired permutation test.* For a pair ``(a, b)`` with per-user differences
+``d_u = s_{a,u} - s_{b,u}``, under the null hypothesis the two labels of each user are
+exchangeable, so each ``d_u`` keeps or flips its sign with probability 1/2. With
+``T(d) = |Σ_u d_u|`` (equivalent to the absolute difference of means) the exact two-sided
+p-value is ``#{ε ∈ {±1}^n : T(ε ⊙ d) ≥ T(d)} / 2^n``. We draw ``B`` random sign vectors ``ε``
+and report
 
 .. math:: \\hat p = \\frac{1 + \\#\\{b \\le B : T(\\varepsilon_b \\odot d) \\ge T(d)\\}}{1 + B},
 

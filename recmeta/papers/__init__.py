@@ -21,6 +21,11 @@ paper's printed values included: :mod:`recmeta.ledger.prose` finds numbers typed
 from __future__ import annotations
 
 import importlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
 
 from ..ledger import (
     COLUMNS,
@@ -82,7 +87,8 @@ _IMPORTED: set[str] = set()
 
 
 def register(ledger: Ledger, *, replace: bool = False) -> Ledger:
-    """Register ``ledger`` under its chapter; returns it (usable as ``LEDGER = register(Ledger(...))``).
+    """Register ``ledger`` under its chapter; returns it (usable as
+    ``LEDGER = register(Ledger(...))``).
 
     Registering the same object twice is harmless; another ledger for a chapter that already has
     one is an error unless ``replace``.
@@ -97,7 +103,8 @@ def register(ledger: Ledger, *, replace: bool = False) -> Ledger:
 
 
 def unregister(chapter: str) -> Ledger | None:
-    """Remove the ledger of ``chapter`` from the registry; returns it, or ``None`` if there was none."""
+    """Remove the ledger of ``chapter`` from the registry; returns it, or ``None`` if there was
+    none."""
     return _REGISTRY.pop(chapter, None)
 
 
@@ -122,8 +129,8 @@ def get(chapter: str) -> Ledger:
     return known[chapter]
 
 
-def report(chapter: str, results, *, dataset: str, profile: str, show: bool = True,
-           root=None):
+def report(chapter: str, results: Mapping[str, Any], *, dataset: str, profile: str,
+           show: bool = True, root: str | os.PathLike | None = None) -> pd.DataFrame:
     """Evaluate ``chapter``'s ledger on ``results``, store it, and display its table.
 
     The stored copy (:func:`recmeta.ledger.store.save`, keyed by chapter, dataset and profile)

@@ -24,10 +24,10 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -184,7 +184,7 @@ class Parts:
     metadata, the block's users (a user whose list came out empty is still done).
     """
 
-    def __init__(self, final: Path, key: RunKey):
+    def __init__(self, final: Path, key: RunKey) -> None:
         self.final, self.key = Path(final), key
         self.dir = self.final.with_name(self.final.name + ".parts")
 

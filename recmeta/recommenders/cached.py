@@ -8,7 +8,10 @@ engine's :class:`~recmeta.metrics.Runs` of several systems.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +19,10 @@ import pandas as pd
 from .lists import score_candidates, top_n
 from .roster import System
 from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, train
+
+if TYPE_CHECKING:
+    from ..metrics import Judgments, Runs
+    from .cache import RunKey
 
 __all__ = ["make", "make_runs", "RUN_COUNTS"]
 
@@ -38,7 +45,7 @@ def make(
     use_ray: bool = False,
     n_jobs: int | None = None,
     block: int = 256,
-    root=None,
+    root: str | os.PathLike | None = None,
     progress: bool | None = None,
 ) -> pd.DataFrame:
     """Runs of several systems on one split, from the cache where present, else made and cached.
@@ -82,8 +89,8 @@ def make(
     return res[["system", *[c for c in res.columns if c != "system"]]]
 
 
-def make_runs(systems: Iterable[System], train_df: pd.DataFrame, judgments, *, ties: str = "trec_eval",
-              **make_options):
+def make_runs(systems: Iterable[System], train_df: pd.DataFrame, judgments: Judgments, *,
+              ties: str = "trec_eval", **make_options: Any) -> Runs:
     """The top-N runs of :func:`make`, as the metric engine's ``Runs`` for ``judgments``.
 
     Each system's frame is read (or made), turned into arrays and dropped before the next one
@@ -106,8 +113,10 @@ def make_runs(systems: Iterable[System], train_df: pd.DataFrame, judgments, *, t
     return Runs.concat(parts)
 
 
-def _make_one(system, train_df, key, path, *, seed, depth, candidates, test, pairs, engine,
-              use_ray, n_jobs, block, progress) -> pd.DataFrame:
+def _make_one(system: System, train_df: pd.DataFrame, key: RunKey, path: Path, *, seed: int,
+              depth: int, candidates: Candidates, test: pd.DataFrame | None,
+              pairs: pd.DataFrame | None, engine: Engine, use_ray: bool, n_jobs: int | None,
+              block: int, progress: bool | None) -> pd.DataFrame:
     from . import cache
 
     model = train(system, train_df, seed=seed, n=depth)
@@ -121,7 +130,7 @@ def _make_one(system, train_df, key, path, *, seed, depth, candidates, test, pai
                             progress=progress)
 
 
-def _resumable_top_n(model: Model, key, path, **kw) -> pd.DataFrame:
+def _resumable_top_n(model: Model, key: RunKey, path: Path, **kw: Any) -> pd.DataFrame:
     from .cache import Parts
 
     parts = Parts(path, key)

@@ -1,4 +1,5 @@
-r"""Recommendation lists for a split: top-N lists and candidate scores, from trained LensKit pipelines.
+r"""Recommendation lists for a split: top-N lists and candidate scores, from trained LensKit
+pipelines.
 
 Three protocols (Bellogín et al. 2017, §3):
 
@@ -18,8 +19,8 @@ Two engines give the same lists:
 
 * ``"fast"``: for scorers whose scores for many users at once are one matrix product (MF
   embeddings, EASE, biases, popularity, recmeta's components) or one compiled pass (LensKit's
-  item and user k-NN, :mod:`recmeta.recommenders.components.knn`), score a block of users at once, mask the
-  excluded items and select the top N with the tie rule, all vectorised;
+  item and user k-NN, :mod:`recmeta.recommenders.components.knn`), score a block of users at
+  once, mask the excluded items and select the top N with the tie rule, all vectorised;
 * ``"lenskit"``: LensKit's per-user pipeline via ``lenskit.batch``; its lists are re-ordered by
   the tie rule, but where a tie straddles the cut-off the items kept are LensKit's choice.
 
@@ -56,11 +57,12 @@ Candidate scoring (:func:`score_candidates`) sends its fast-path blocks the same
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, fast_scorer
 
@@ -127,12 +129,9 @@ def _blocks(n: int, size: int) -> list[slice]:
     return [slice(i, min(i + size, n)) for i in range(0, n, size)]
 
 
-def _user_numbers(model: Model, users) -> tuple[np.ndarray, np.ndarray]:
+def _user_numbers(model: Model, users: ArrayLike | None) -> tuple[np.ndarray, np.ndarray]:
     vocab = model.data.users
-    if users is None:
-        ids = np.asarray(vocab.ids())
-    else:
-        ids = np.asarray(pd.unique(pd.Series(users)))
+    ids = np.asarray(vocab.ids() if users is None else pd.unique(pd.Series(users)))
     nums = np.asarray(vocab.numbers(ids, missing="negative"))
     if np.any(nums < 0):
         bad = ids[nums < 0][:3].tolist()
@@ -171,7 +170,7 @@ def _allowed_items(model: Model, candidates: Candidates, test: pd.DataFrame | No
 
 def top_n(
     model: Model,
-    users=None,
+    users: ArrayLike | None = None,
     *,
     depth: int = 100,
     candidates: Candidates = "all",
@@ -217,7 +216,7 @@ def top_n(
         )
     parts = []
     bar = tqdm(total=len(ids), desc=model.name, unit="user", disable=progress is False or None)
-    for sl, part in zip(slices, done):
+    for sl, part in zip(slices, done, strict=True):
         if on_block is not None:
             on_block(part)
         parts.append(part)
@@ -228,11 +227,21 @@ def top_n(
 
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
     if not parts:
-        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(RUN_COLUMNS, ["int64"] * 3 + ["float64"])})
+        dtypes = ["int64"] * 3 + ["float64"]
+        return pd.DataFrame(
+            {c: pd.Series(dtype=t) for c, t in zip(RUN_COLUMNS, dtypes, strict=True)}
+        )
     return pd.concat(parts, ignore_index=True)
 
 
-def _fast_block(model, f, ids, nums, allowed, depth) -> pd.DataFrame:
+def _fast_block(
+    model: Model,
+    f: Callable[[np.ndarray], np.ndarray],
+    ids: np.ndarray,
+    nums: np.ndarray,
+    allowed: np.ndarray,
+    depth: int,
+) -> pd.DataFrame:
     scores = np.array(f(nums), dtype=np.float32)  # LensKit's precision
     scores[np.isnan(scores)] = -np.inf
     scores[:, ~allowed] = -np.inf
@@ -262,7 +271,9 @@ def _perm(model: Model, item_ids: np.ndarray) -> np.ndarray:
     return cache
 
 
-def _lenskit_block(model, ids, allowed, depth, n_jobs) -> pd.DataFrame:
+def _lenskit_block(
+    model: Model, ids: np.ndarray, allowed: np.ndarray, depth: int, n_jobs: int | None
+) -> pd.DataFrame:
     import warnings
 
     from lenskit.batch import BatchPipelineRunner, InvocationSpec
@@ -338,7 +349,7 @@ def score_candidates(
         else:
             done = (_pair_scores(f, *w[1:]) for w in work)
         bar = tqdm(total=len(ids), desc=model.name, disable=progress is False or None)
-        for (sel, *_), sl, got in zip(work, slices, done):
+        for (sel, *_), sl, got in zip(work, slices, done, strict=True):
             out[sel] = got
             bar.update(sl.stop - sl.start)
         bar.close()
@@ -360,7 +371,9 @@ def score_candidates(
     )
 
 
-def _pair_scores(f, nums, rows, cols) -> np.ndarray:
+def _pair_scores(
+    f: Callable[[np.ndarray], np.ndarray], nums: np.ndarray, rows: np.ndarray, cols: np.ndarray
+) -> np.ndarray:
     """Scores of the (row, column) cells of ``f(nums)``: one block of candidate pairs."""
     return np.asarray(f(nums), dtype=np.float32)[rows, cols]
 
@@ -387,7 +400,9 @@ def _ray_task(refs: list, task: tuple) -> Any:
     import ray
 
     cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
-    numba.set_num_threads(max(1, min(int(cpus), numba.config.NUMBA_NUM_THREADS)))
+    # numba.config sets its options as module attributes at import: the stubs cannot see them
+    n_threads = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(int(cpus), n_threads)))
     model, f = _worker_model(refs)
     if task[0] == "pairs":
         return _pair_scores(f, *task[1:])
@@ -397,7 +412,7 @@ def _ray_task(refs: list, task: tuple) -> Any:
     return _lenskit_block(model, ids, allowed, depth, 1)
 
 
-def _on_ray(model: Model, tasks: list[tuple], n_jobs: int | None):
+def _on_ray(model: Model, tasks: list[tuple], n_jobs: int | None) -> Iterator[Any]:
     """Results of ``tasks`` run as Ray tasks, yielded in order, at most ``n_jobs`` in flight.
 
     Connects to the cluster of ``RAY_ADDRESS`` or starts a local one if Ray is not initialised

@@ -35,9 +35,12 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lenskit.pipeline import Pipeline
 
 __all__ = ["System", "ROSTER", "TRAINING_ENVIRONMENT", "get", "names", "systems", "for_implicit"]
 
@@ -56,14 +59,15 @@ class System:
     description: str = ""
     needs_ratings: bool = False  # learns from rating values, so cannot train on implicit feedback
 
-    def scorer(self):
-        """A fresh, untrained instance of the scoring component."""
+    def scorer(self) -> Any:
+        """A fresh, untrained instance of the scoring component (its class is named at run
+        time, so its type is not known statically)."""
         module, _, cls = self.component.partition(":")
         if not cls:
             raise ValueError(f"component {self.component!r} must read 'module:Class'")
         return getattr(importlib.import_module(module), cls)(**dict(self.config))
 
-    def pipeline(self, n: int = 100):
+    def pipeline(self, n: int = 100) -> Pipeline:
         """LensKit top-N pipeline around a fresh scorer (candidates: training items not rated)."""
         from lenskit.pipeline import topn_pipeline
 
@@ -76,11 +80,11 @@ class System:
         return {"component": self.component, "config": json.loads(json.dumps(cfg, default=str))}
 
 
-def _s(name, component, family, description, **config) -> System:
+def _s(name: str, component: str, family: str, description: str, **config: Any) -> System:
     return System(name, component, config, family, description)
 
 
-def _r(name, component, family, description, **config) -> System:
+def _r(name: str, component: str, family: str, description: str, **config: Any) -> System:
     """A system that learns from rating values (explicit feedback)."""
     return System(name, component, config, family, description, needs_ratings=True)
 
@@ -154,7 +158,7 @@ def get(name: str) -> System:
         raise KeyError(f"unknown system {name!r}; the roster has: {', '.join(ROSTER)}") from None
 
 
-def systems(spec: str | list[str] | None = None) -> list[System]:
+def systems(spec: str | Sequence[str] | None = None) -> list[System]:
     """Systems from a comma-separated string or list of names (all of them for ``None``/"all")."""
     if spec is None or spec == "all":
         return list(ROSTER.values())
@@ -165,7 +169,9 @@ def systems(spec: str | list[str] | None = None) -> list[System]:
     return out
 
 
-def for_implicit(spec: str | list[str] | None, implicit: bool) -> tuple[list[str], list[str]]:
+def for_implicit(
+    spec: str | Sequence[str] | None, implicit: bool
+) -> tuple[list[str], list[str]]:
     """Names of ``spec`` that can train on the data, and those left out because they need ratings.
 
     With explicit ratings every system is kept; with implicit feedback the systems that learn

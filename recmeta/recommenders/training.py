@@ -38,7 +38,8 @@ class Model:
     train: pd.DataFrame
 
     @property
-    def scorer(self):
+    def scorer(self) -> Any:
+        """The pipeline's trained scoring component (of the class the system names)."""
         return self.pipeline.component("scorer")
 
 
@@ -74,7 +75,7 @@ def train(system: System | Any, train_df: pd.DataFrame, *, seed: int = 0, n: int
 
 
 # ----------------------------------------------------------------------------- fast scoring
-def _float(a) -> np.ndarray:
+def _float(a: Any) -> np.ndarray:
     import torch
 
     if isinstance(a, torch.Tensor):
@@ -82,7 +83,7 @@ def _float(a) -> np.ndarray:
     return np.asarray(a, dtype=np.float64)
 
 
-def _bias_terms(bias, users: np.ndarray) -> np.ndarray:
+def _bias_terms(bias: Any, users: np.ndarray) -> np.ndarray:
     """global + item bias + user bias of LensKit's ``BiasModel`` (users × items)."""
     n_items = len(bias.items) if bias.items is not None else 0
     item = _float(bias.item_biases) if bias.item_biases is not None else np.zeros(n_items)
@@ -148,11 +149,11 @@ def _rand(seed: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
     return pair_uniform(seed, users[:, None], items[None, :])
 
 
-def _dense(a) -> np.ndarray:
+def _dense(a: Any) -> np.ndarray:
     return a.toarray() if sp.issparse(a) else np.asarray(a)
 
 
-def _flexmf(s) -> Callable[[np.ndarray], np.ndarray]:
+def _flexmf(s: Any) -> Callable[[np.ndarray], np.ndarray]:
     """FlexMF's forward pass (bias + inner product, convolution layers pooled) as one product."""
     import torch
 

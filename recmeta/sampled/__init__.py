@@ -37,8 +37,8 @@ from .evaluation import (
     PAPER_ESTIMATORS,
     Estimator,
     exact_metrics,
-    fit_n,
     expected_evaluation,
+    fit_n,
     pairwise_agreement,
     parse_estimator,
     sampled_evaluation,
@@ -56,8 +56,14 @@ from .multi import (
     multi_rank_pmf,
     simulate_multi_ranks,
 )
+from .multi_shared import (
+    MULTI_TIES,
+    MultiStanding,
+    multi_exact,
+    multi_shared_evaluation,
+    multi_standing,
+)
 from .rank_distribution import rank_pmf, sample_ranks, simulate_item_sampling
-from .multi_shared import MULTI_TIES, MultiStanding, multi_exact, multi_shared_evaluation, multi_standing
 from .rank_metrics import METRIC_NAMES, RankMetric, metric_value, parse_rank_metric
 from .shared import (
     draw_counts,

@@ -1,8 +1,8 @@
 """Corrected sampled metrics M̂: a value per sampled rank 1..m+1 (Krichene & Rendle 2020, §5).
 
 Write P for the n × (m+1) matrix p(r̃ | r), w for the prior p(r) over true ranks 1..n (uniform by
-default), M for the exact metric M_n(r) (or any target vector over r, :func:`correction_for_target`).
-The methods:
+default), M for the exact metric M_n(r) (or any target vector over r,
+:func:`correction_for_target`). The methods:
 
 * ``"rank-estimate"`` (eq. 20): M̂(r̃) = M_n(⌊1 + (n − 1)(r̃ − 1)/m⌋), the metric at the
   (floored) unbiased estimate of the rank.
@@ -156,8 +156,9 @@ def condition_number(n: int, m: int, replace: bool = True) -> float:
 def _warn_ill_conditioned(s: _System, stacklevel: int) -> None:
     if s.cond > COND_WARN:
         warnings.warn(
-            f"least squares at n={s.n}, m={s.m} is ill-conditioned (condition number {s.cond:.1e}): "
-            "its values are dominated by rounding; use method='ridge', 'bv' (a small gamma) or 'cls'",
+            f"least squares at n={s.n}, m={s.m} is ill-conditioned (condition number "
+            f"{s.cond:.1e}): its values are dominated by rounding; use method='ridge', 'bv' "
+            "(a small gamma) or 'cls'",
             IllConditionedWarning, stacklevel=stacklevel + 1,
         )
 
@@ -181,8 +182,8 @@ def _check_method(method: str, gamma: float | None) -> None:
     if method in ("bv", "ridge"):
         if gamma is None or not np.isfinite(gamma) or gamma <= 0:
             raise ValueError(
-                f"method {method!r} needs gamma > 0 (the weight of its penalty; the paper's BV uses "
-                f"1, 0.1, 0.01, 0.001), got {gamma!r}"
+                f"method {method!r} needs gamma > 0 (the weight of its penalty; the paper's BV "
+                f"uses 1, 0.1, 0.01, 0.001), got {gamma!r}"
             )
     elif gamma is not None:
         raise ValueError(f"gamma only applies to methods 'bv' and 'ridge', not {method!r}")
@@ -199,7 +200,8 @@ def correction_for_target(
     *,
     warn: bool = True,
 ) -> np.ndarray:
-    """Corrections for any target function of the true rank: ``target`` (n,) or (n, J) over r = 1..n.
+    """Corrections for any target function of the true rank: ``target`` (n,) or (n, J) over
+    r = 1..n.
 
     Returns (m+1,) or (m+1, J): for each column, the vector M̂ over sampled ranks that
     ``method`` fits so that E[M̂(r̃) | r] tracks the target (see the module docstring). Several
@@ -236,6 +238,7 @@ def correction_for_target(
         rhs = np.vstack([b, np.zeros((k, b.shape[1]))])
         x, *_ = linalg.lstsq(stacked, rhs, lapack_driver="gelsd")
     else:
+        assert gamma is not None  # _check_method requires gamma for 'bv' and 'ridge'
         kind, factor = s.bv_factor(float(gamma))
         rhs = s.A.T @ b
         x = linalg.cho_solve(factor, rhs) if kind == "cho" else linalg.lu_solve(factor, rhs)

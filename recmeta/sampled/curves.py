@@ -16,7 +16,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .evaluation import Estimator, _score_table, exact_metrics, expected_evaluation, fit_n as _fit_n, parse_estimator
+from .evaluation import (
+    Estimator,
+    _score_table,
+    exact_metrics,
+    expected_evaluation,
+    fit_n as _fit_n,
+    parse_estimator,
+)
 from .expected import expected_metric, expected_value
 from .rank_distribution import check_sampling
 from .rank_metrics import metric_value, parse_rank_metric
@@ -194,7 +201,8 @@ def smallest_reliable_m(
 
 def reliable_m(probabilities: pd.DataFrame, level: float = 0.95) -> pd.Series:
     """From an :func:`order_probabilities` frame: per (pair, metric, estimator), the smallest m of
-    the grid from which the probability stays at least ``level``; NaN if the largest m falls short."""
+    the grid from which the probability stays at least ``level``; NaN if the largest m falls
+    short."""
 
     def first(group: pd.DataFrame) -> float:
         g = group.sort_values("m")

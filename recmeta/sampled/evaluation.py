@@ -63,7 +63,8 @@ class Estimator:
 
 
 def parse_estimator(spec: str | Estimator) -> Estimator:
-    """Parse ``"sampled"``, ``"rank-estimate"``, ``"least-squares"``, ``"cls"``, ``"BV γ"`` or ``"ridge λ"``."""
+    """Parse ``"sampled"``, ``"rank-estimate"``, ``"least-squares"``, ``"cls"``, ``"BV γ"`` or
+    ``"ridge λ"``."""
     if isinstance(spec, Estimator):
         return spec
     text = str(spec).strip()
@@ -81,8 +82,8 @@ def parse_estimator(spec: str | Estimator) -> Estimator:
             if gamma is None or not gamma > 0:
                 name = "bias-variance" if method == "bv" else "ridge"
                 raise ValueError(
-                    f"estimator {spec!r}: write the {name} correction as '{text[:len(prefix)]} <weight>', "
-                    f"weight > 0, e.g. {example} (the bias-variance one as 'BV <gamma>')"
+                    f"estimator {spec!r}: write the {name} correction as '{text[:len(prefix)]} "
+                    f"<weight>', weight > 0, e.g. {example} (the bias-variance one as 'BV <gamma>')"
                 )
             return Estimator(text, method, gamma)
     raise ValueError(
@@ -105,7 +106,8 @@ def _as_runs(ranks: Mapping[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarr
 
 
 def fit_n(n: np.ndarray | int, fit_n: int | None = None) -> int:
-    """The one n every estimator is built for: ``fit_n`` if given, else the rounded mean of ``n``."""
+    """The one n every estimator is built for: ``fit_n`` if given, else the rounded mean of
+    ``n``."""
     if fit_n is not None:
         if isinstance(fit_n, bool) or not isinstance(fit_n, (int, np.integer)) or fit_n < 2:
             raise ValueError(f"fit_n must be an int of at least 2, got {fit_n!r}")
@@ -212,7 +214,8 @@ def expected_evaluation(
     fit_n: int | None = None,
     prior: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """The expectation (over sampling) of each estimator's mean: columns system, metric, estimator, value.
+    """The expectation (over sampling) of each estimator's mean: columns system, metric,
+    estimator, value.
 
     Exact, no simulation: E[mean_u M̂(r̃_u)] = mean_u Σ_i p(r̃ = i | r_u) M̂(i) (eq. 16).
     """
@@ -234,7 +237,8 @@ def expected_evaluation(
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean and sample standard deviation over repetitions: columns system, metric, estimator, mean, sd."""
+    """Mean and sample standard deviation over repetitions: columns system, metric, estimator,
+    mean, sd."""
     g = frame.groupby(["system", "metric", "estimator"], sort=False)["value"]
     return g.agg(mean="mean", sd="std").reset_index()
 

@@ -93,7 +93,11 @@ def expected_metric(
             hit = stats.binom.cdf(k - 1, m, (r - 1) / (nn - 1.0))
         else:
             hit = stats.hypergeom.cdf(k - 1, nn - 1, r - 1, m)
-        return hit if family == "Recall" else hit / float(spec.k)
+        if family == "Recall":
+            return hit
+        if spec.k is None:
+            raise ValueError(f"{spec.name} needs a cut-off: write e.g. 'Precision@10'")
+        return hit / float(spec.k)
     if family == "AP" and k is None:
         rf = r.astype(np.float64)
         if replace:

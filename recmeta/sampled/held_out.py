@@ -1,4 +1,5 @@
-"""How each user's candidates stand to the user's held-out item: the input of a sampled-metrics study.
+"""How each user's candidates stand to the user's held-out item: the input of a sampled-metrics
+study.
 
 Given every candidate's score for each user (e.g. all items the user has not rated in training)
 and each user's single held-out item, each other candidate is, for each system, scored strictly
@@ -135,7 +136,9 @@ def _align(frames: dict[str, pd.DataFrame], users: np.ndarray, extra_items: np.n
     return _Aligned(u, icode, np.asarray(uniq), keys, scores, text_rank)
 
 
-def _prepare(scores, max_systems: int = _MAX_SYSTEMS) -> dict[str, pd.DataFrame]:
+def _prepare(
+    scores: pd.DataFrame | Mapping[str, pd.DataFrame], max_systems: int = _MAX_SYSTEMS
+) -> dict[str, pd.DataFrame]:
     frames = _frames(scores)
     if not frames:
         raise ValueError("no scores given")
@@ -151,8 +154,8 @@ def _missing_targets(pos: np.ndarray, users: np.ndarray, targets: np.ndarray) ->
         bad = int(np.flatnonzero(pos < 0)[0])
         raise ValueError(
             f"{int((pos < 0).sum())} held-out item(s) are not among their user's scored candidates "
-            f"(e.g. user {users[bad]!r}, item {targets[bad]!r}); score them too, or drop those users "
-            "(items never seen in training cannot be ranked)"
+            f"(e.g. user {users[bad]!r}, item {targets[bad]!r}); score them too, or drop those "
+            "users (items never seen in training cannot be ranked)"
         )
 
 
@@ -168,8 +171,8 @@ def standing(scores: pd.DataFrame | Mapping[str, pd.DataFrame], held_out: pd.Dat
     if held_out["user"].duplicated().any():
         users = held_out.loc[held_out["user"].duplicated(), "user"].unique()[:5].tolist()
         raise ValueError(
-            f"held_out has several items for users {users}...: the sampled-metric analysis takes one "
-            "held-out item per user (use a leave-one-out split)"
+            f"held_out has several items for users {users}...: the sampled-metric analysis takes "
+            "one held-out item per user (use a leave-one-out split)"
         )
     frames = _prepare(scores)
     users = held_out["user"].to_numpy()
@@ -234,7 +237,10 @@ def candidate_pairs(train: pd.DataFrame, users: np.ndarray | pd.Series) -> pd.Da
         raise ValueError("no users or no training items to pair")
     unknown = ~np.isin(u, train["user"].unique())
     if unknown.any():
-        raise ValueError(f"{int(unknown.sum())} user(s) have no training data (e.g. {u[unknown][0]!r}); drop them first")
+        raise ValueError(
+            f"{int(unknown.sum())} user(s) have no training data (e.g. {u[unknown][0]!r}); "
+            "drop them first"
+        )
     rated = np.zeros((len(u), len(items)), dtype=bool)
     sub = train[train["user"].isin(u)]
     rated[pd.Index(u).get_indexer(sub["user"]), np.searchsorted(items, sub["item"].to_numpy())] = True

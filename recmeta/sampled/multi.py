@@ -31,10 +31,11 @@ product of the marginals. Metrics on the sampled list of L = m + R items:
 * ``Hit@k``        δ(s_1 ≤ k) = 1 − Π_j δ(s_j > k)         (any relevant item in the top k)
 
 The same formulas on the full list of n items, with X_j replaced by g_j and m by n − R, give the
-exact metrics. Every metric but Hit@k is a sum of one function per item, so their expectation under the approximation
-is exact (linearity); their variance is not (the X_j are positively correlated). ``Hit@k``
-written as 1 − Π_j P(s_j > k) is biased upwards by the approximation; its exact expectation is
-P(X_1 ≤ k − 1), which :func:`expected_multi_metric` returns with ``method="exact"``.
+exact metrics. Every metric but Hit@k is a sum of one function per item, so their expectation
+under the approximation is exact (linearity); their variance is not (the X_j are positively
+correlated). ``Hit@k`` written as 1 − Π_j P(s_j > k) is biased upwards by the approximation; its
+exact expectation is P(X_1 ≤ k − 1), which :func:`expected_multi_metric` returns with
+``method="exact"``.
 
 Corrections (:func:`item_corrections`; Krichene & Rendle 2020, §8: "similar correction methods
 can be applied"). Item j's contribution to the exact metric is a function of g_j alone, and its
@@ -78,7 +79,10 @@ def _parse(metric: str) -> tuple[str, int | None]:
         )
     match = _PATTERN.match(text)
     if match is None:
-        raise ValueError(f"unknown metric {metric!r}: use one of {', '.join(MULTI_METRIC_NAMES)} (e.g. 'Recall@10')")
+        raise ValueError(
+            f"unknown metric {metric!r}: use one of {', '.join(MULTI_METRIC_NAMES)} "
+            "(e.g. 'Recall@10')"
+        )
     family, k = match.group(1), match.group(2)
     if family in ("Recall", "Precision", "Hit") and k is None:
         raise ValueError(f"metric {metric!r} needs a cut-off: write e.g. '{family}@10'")
@@ -95,9 +99,10 @@ def _check_relevant(ranks: np.ndarray, n: int, m: int, replace: bool) -> tuple[n
     r = np.asarray(ranks)
     if r.ndim != 1 or r.size == 0:
         raise ValueError("ranks must be a non-empty 1-d array of one user's relevant true ranks")
-    if not np.issubdtype(r.dtype, np.integer):
-        if not (np.all(np.isfinite(r)) and np.all(r == np.round(r))):
-            raise ValueError(f"ranks must hold integers; got non-integer values of dtype {r.dtype}")
+    if not np.issubdtype(r.dtype, np.integer) and not (
+        np.all(np.isfinite(r)) and np.all(r == np.round(r))
+    ):
+        raise ValueError(f"ranks must hold integers; got non-integer values of dtype {r.dtype}")
     r = np.sort(r.astype(np.int64))
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"n must be an int, got {type(n).__name__}")
@@ -160,15 +165,19 @@ def _scale(family: str, k: int | None, R: np.ndarray | int) -> np.ndarray:
     if family in ("Recall", "AUC") or (family == "AP" and k is None):
         return 1.0 / R
     if family == "Precision":
+        assert k is not None  # _parse refuses Precision without a cut-off
         return np.full(R.shape, 1.0 / k)
     if family == "AP":
+        assert k is not None  # AP without a cut-off returned above
         return 1.0 / np.minimum(R, k)
     top = int(R.max()) if R.size else 1
     cum = np.cumsum(1.0 / np.log2(np.arange(1, top + 1) + 1.0))
     return 1.0 / cum[np.minimum(R, k or top) - 1]  # NDCG
 
 
-def _unscaled(family: str, k: int | None, j: np.ndarray, x: np.ndarray, negatives: int) -> np.ndarray:
+def _unscaled(
+    family: str, k: int | None, j: np.ndarray, x: np.ndarray, negatives: np.ndarray | int
+) -> np.ndarray:
     """u_j(x): item j's contribution before the per-user factor, x negatives above it, ``negatives``
     negatives in the list (j and x broadcast)."""
     s = (j + x).astype(np.float64)
@@ -227,6 +236,7 @@ def multi_metric_moments(
     pmf = multi_rank_pmf(ranks, n, m, replace)
     R = pmf.shape[0]
     if family == "Hit":
+        assert k is not None  # _parse refuses Hit without a cut-off
         s = np.arange(1, R + 1)[:, None] + np.arange(m + 1)[None, :]
         miss = (pmf * (s > k)).sum(axis=1)
         p = 1.0 - float(np.prod(miss))
@@ -251,6 +261,7 @@ def expected_multi_metric(
         raise ValueError(f"method must be 'independent' or 'exact', got {method!r}")
     family, k = _parse(metric)
     if method == "exact" and family == "Hit":
+        assert k is not None  # _parse refuses Hit without a cut-off
         pmf = multi_rank_pmf(ranks, n, m, replace)
         return float(min(1.0, pmf[0, : min(k, m + 1)].sum()))
     return multi_metric_moments(metric, ranks, n, m, replace)[0]

@@ -71,7 +71,10 @@ def multi_standing(
     """
     check_ties(ties)
     if ties not in MULTI_TIES:
-        raise ValueError(f"the several-items study needs a deterministic tie rule, one of {MULTI_TIES}; got {ties!r}")
+        raise ValueError(
+            f"the several-items study needs a deterministic tie rule, one of {MULTI_TIES}; "
+            f"got {ties!r}"
+        )
     _check_columns("held_out", held_out, ["user", "item"])
     if held_out.duplicated(["user", "item"]).any():
         raise ValueError("held_out repeats a (user, item) pair")
@@ -84,7 +87,8 @@ def multi_standing(
         bad = int(np.flatnonzero(pos < 0)[0])
         raise ValueError(
             f"{int((pos < 0).sum())} held-out item(s) are not among their user's scored candidates "
-            f"(e.g. user {held_out['user'].iloc[bad]!r}, item {held_out['item'].iloc[bad]!r}); drop them"
+            f"(e.g. user {held_out['user'].iloc[bad]!r}, item {held_out['item'].iloc[bad]!r}); "
+            "drop them"
         )
     U, S = len(users), len(frames)
     rel = np.zeros(al.u.size, dtype=bool)
@@ -96,7 +100,10 @@ def multi_standing(
     R_max = int(R.max())
     width = R_max + 1
     if width**S > _MAX_CELLS:
-        raise ValueError(f"(R_max + 1)^S = {width**S} joint classes is too many; hold out fewer items or compare fewer systems")
+        raise ValueError(
+            f"(R_max + 1)^S = {width**S} joint classes is too many; hold out fewer items or "
+            "compare fewer systems"
+        )
     neg = ~rel
     cu = al.u[neg]
     text = al.text_rank[al.icode]
@@ -109,8 +116,8 @@ def multi_standing(
         # NaN ranks below every number: as a key it is −inf (a real −inf score would tie with it)
         key = np.where(np.isnan(x), -np.inf, x)
         xn = key[neg]
-        # each user's relevant items in the list's order: score descending (trec_eval rule: then item text
-        # descending), in a (users, R_max) table padded with −inf
+        # each user's relevant items in the list's order: score descending (trec_eval rule: then
+        # item text descending), in a (users, R_max) table padded with −inf
         rk, rt = key[rpos], text[rpos]
         order = np.lexsort((-rt, -rk, ru))
         slot = np.arange(order.size) - first[ru[order]]
@@ -178,7 +185,10 @@ def multi_shared_evaluation(
     """
     pool = ms.negatives
     if not replace and np.any(m > pool):
-        raise ValueError(f"cannot sample m={m} without replacement: a user has only {int(pool.min())} non-relevant candidates")
+        raise ValueError(
+            f"cannot sample m={m} without replacement: a user has only {int(pool.min())} "
+            "non-relevant candidates"
+        )
     ests = [parse_estimator(e) for e in estimators]
     N = int(np.rint(pool.mean())) if fit_negatives is None else int(fit_negatives)
     x = _sequential(ms.cells, int(m), int(repetitions), replace,
@@ -197,7 +207,7 @@ def multi_shared_evaluation(
         for e in ests:
             V = None if e.method is None else item_corrections(metric, ms.R, N, int(m), e.method,
                                                                 gamma=e.gamma, replace=replace)
-            for system, X in zip(ms.systems, Xs):
+            for system, X in zip(ms.systems, Xs, strict=True):
                 value = _per_user(metric, X, ms.R, m) if V is None else V[uu, jj, X].sum(axis=2)
                 rows.append(pd.DataFrame({"system": system, "metric": metric, "estimator": e.label,
                                           "repetition": np.arange(repetitions), "value": value.mean(axis=1)}))

@@ -40,9 +40,11 @@ def check_sampling(rank: np.ndarray | int, n: np.ndarray | int, m: int, replace:
     r = np.asarray(rank)
     nn = np.asarray(n)
     for name, a in (("rank", r), ("n", nn)):
-        if a.size and not np.issubdtype(a.dtype, np.integer):
-            if not (np.all(np.isfinite(a)) and np.all(a == np.round(a))):
-                raise ValueError(f"{name} must hold integers; got non-integer values of dtype {a.dtype}")
+        if (a.size and not np.issubdtype(a.dtype, np.integer)
+                and not (np.all(np.isfinite(a)) and np.all(a == np.round(a)))):
+            raise ValueError(
+                f"{name} must hold integers; got non-integer values of dtype {a.dtype}"
+            )
     r, nn = np.broadcast_arrays(r.astype(np.int64), nn.astype(np.int64))
     if np.any(nn < 2):
         raise ValueError("n (the number of items ranked) must be at least 2")
@@ -50,8 +52,8 @@ def check_sampling(rank: np.ndarray | int, n: np.ndarray | int, m: int, replace:
         raise ValueError("every true rank must lie in 1..n; ranks are 1-based")
     if not replace and np.any(m > nn - 1):
         raise ValueError(
-            f"cannot sample m={m} negatives without replacement from n−1={int(nn.min()) - 1} items; "
-            "lower m or pass replace=True"
+            f"cannot sample m={m} negatives without replacement from n−1={int(nn.min()) - 1} "
+            "items; lower m or pass replace=True"
         )
     return r, nn, m
 
@@ -162,13 +164,13 @@ def simulate_item_sampling(
     r, nn, m = check_sampling(rank, n, m, replace)
     if r.ndim != 0:
         raise ValueError("simulate_item_sampling takes one true rank; call it once per rank")
-    r, nn = int(r), int(nn)
+    r1, n1 = int(r), int(nn)
     rng = np.random.default_rng(seed)
     # the n − 1 irrelevant items indexed 0..n−2 in ranking order: index j lies above r iff j < r − 1
     if replace:
-        picked = rng.integers(0, nn - 1, size=(draws, m))
-    elif m == nn - 1:
-        picked = np.broadcast_to(np.arange(nn - 1), (draws, m))
+        picked = rng.integers(0, n1 - 1, size=(draws, m))
+    elif m == n1 - 1:
+        picked = np.broadcast_to(np.arange(n1 - 1), (draws, m))
     else:
-        picked = np.argpartition(rng.random((draws, nn - 1)), m - 1, axis=1)[:, :m]
-    return 1 + (picked < r - 1).sum(axis=1)
+        picked = np.argpartition(rng.random((draws, n1 - 1)), m - 1, axis=1)[:, :m]
+    return 1 + (picked < r1 - 1).sum(axis=1)

@@ -95,6 +95,8 @@ def metric_value(metric: str | RankMetric, rank: np.ndarray | int, n: np.ndarray
     if spec.family == "Recall":
         return hit.astype(np.float64)
     if spec.family == "Precision":
+        if spec.k is None:
+            raise ValueError(f"{spec.name} needs a cut-off: write e.g. 'Precision@10'")
         return hit / float(spec.k)
     if spec.family == "AP":
         return np.where(hit, 1.0 / rf, 0.0)

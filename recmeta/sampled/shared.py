@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
+from typing import Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -47,7 +48,8 @@ __all__ = [
 
 
 def estimator_values(metric: str, est: str | Estimator, n_fit: int, m: int, replace: bool = True) -> np.ndarray:
-    """The value an estimator gives each sampled rank 1..m+1 (one n, ``n_fit``, for every estimator).
+    """The value an estimator gives each sampled rank 1..m+1 (one n, ``n_fit``, for every
+    estimator).
 
     ``"sampled"`` is the uncorrected M_{m+1}(r̃); the others are :func:`~recmeta.sampled.correction`
     fitted for ``n_fit`` items and a uniform prior (Krichene & Rendle 2020, §5, §6.3).
@@ -134,6 +136,41 @@ def _ties_list(ties: str | Sequence[str]) -> list[str]:
     return [check_ties(t) for t in rules]
 
 
+#: the users' scores of :func:`shared_evaluation` with ``per_user``, keyed by
+#: (ties, system, metric, estimator): arrays (repetitions × users)
+type UserScores = dict[tuple[str, str, str, str], np.ndarray]
+
+
+@overload
+def shared_evaluation(
+    standing: Standing,
+    m: int,
+    metrics: Sequence[str],
+    estimators: Sequence[str | Estimator],
+    *,
+    repetitions: int = 100,
+    seed: int | Sequence[int] = 0,
+    replace: bool = True,
+    shared: bool = True,
+    ties: str | Sequence[str] = PAPER_TIES,
+    fit_n: int | None = None,
+    per_user: Literal[False] = False,
+) -> pd.DataFrame: ...
+@overload
+def shared_evaluation(
+    standing: Standing,
+    m: int,
+    metrics: Sequence[str],
+    estimators: Sequence[str | Estimator],
+    *,
+    repetitions: int = 100,
+    seed: int | Sequence[int] = 0,
+    replace: bool = True,
+    shared: bool = True,
+    ties: str | Sequence[str] = PAPER_TIES,
+    fit_n: int | None = None,
+    per_user: Literal[True],
+) -> tuple[pd.DataFrame, UserScores]: ...
 def shared_evaluation(
     standing: Standing,
     m: int,
@@ -147,7 +184,7 @@ def shared_evaluation(
     ties: str | Sequence[str] = PAPER_TIES,
     fit_n: int | None = None,
     per_user: bool = False,
-):
+) -> pd.DataFrame | tuple[pd.DataFrame, UserScores]:
     """Repeat a sampled evaluation on real candidates: columns ties, system, metric, estimator,
     repetition, value (the mean over users of one repetition).
 
@@ -161,7 +198,8 @@ def shared_evaluation(
     nf = _fit_n(standing.n, fit_n)
     counts = draw_counts(standing, int(m), int(repetitions), seed=seed, replace=replace, shared=shared)
     tables = {(x, e.label): estimator_values(x, e, nf, int(m), replace) for x in names for e in ests}
-    rows, users = [], {}
+    rows: list[pd.DataFrame] = []
+    users: UserScores = {}
     for rule in rules:
         lo, hi = tie_span(counts["above"], counts["tied"], counts["id_above"], rule)
         for s, system in enumerate(standing.systems):
@@ -197,6 +235,38 @@ def exact_from_standing(standing: Standing, metrics: Sequence[str], ties: str | 
     return pd.DataFrame(rows, columns=["ties", "system", "metric", "value"])
 
 
+@overload
+def order_study(
+    standing: Standing,
+    ms: Sequence[int],
+    metrics: Sequence[str],
+    estimators: Sequence[str | Estimator],
+    *,
+    repetitions: int = 100,
+    seed: int = 0,
+    replace: bool = True,
+    shared: bool = True,
+    ties: str = PAPER_TIES,
+    fit_n: int | None = None,
+    level: float = 0.95,
+    with_means: Literal[False] = False,
+) -> pd.DataFrame: ...
+@overload
+def order_study(
+    standing: Standing,
+    ms: Sequence[int],
+    metrics: Sequence[str],
+    estimators: Sequence[str | Estimator],
+    *,
+    repetitions: int = 100,
+    seed: int = 0,
+    replace: bool = True,
+    shared: bool = True,
+    ties: str = PAPER_TIES,
+    fit_n: int | None = None,
+    level: float = 0.95,
+    with_means: Literal[True],
+) -> tuple[pd.DataFrame, pd.DataFrame]: ...
 def order_study(
     standing: Standing,
     ms: Sequence[int],
@@ -211,7 +281,7 @@ def order_study(
     fit_n: int | None = None,
     level: float = 0.95,
     with_means: bool = False,
-):
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """How well one sampled evaluation orders each pair of systems, for each m (beyond the paper).
 
     For each m, pair (a, b), metric and estimator, over the repetitions of

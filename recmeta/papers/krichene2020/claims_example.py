@@ -239,7 +239,7 @@ def _fig2(
     toy = r["toy"]
     ms = [m] if isinstance(m, int) else list(m)
     orders = [order_text(toy_expected(toy, mm, ["AP"]).loc["AP"].to_dict(), tol) for mm in ms]
-    bad = [(mm, o) for mm, o in zip(ms, orders) if o != want]
+    bad = [(mm, o) for mm, o in zip(ms, orders, strict=True) if o != want]
     where = f"m = {ms[0]}" if len(ms) == 1 else f"every m from {ms[0]} to {ms[-1]}"
     if not bad:
         return Outcome(

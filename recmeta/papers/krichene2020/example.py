@@ -428,7 +428,11 @@ def fig4_summary(
     terms = pd.DataFrame(
         {
             e: dict(
-                zip(["weighted squared bias", "weighted variance"], bias_variance(v, n, m, replace))
+                zip(
+                    ["weighted squared bias", "weighted variance"],
+                    bias_variance(v, n, m, replace),
+                    strict=True,
+                )
             )
             for e, v in by.items()
         }

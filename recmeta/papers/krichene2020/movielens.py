@@ -33,6 +33,7 @@ from ...sampled import (
     candidate_pairs,
     check_ties,
     exact_per_user,
+    fit_n as _fit_n,
     multi_exact,
     multi_shared_evaluation,
     multi_standing,
@@ -41,7 +42,6 @@ from ...sampled import (
     standing,
     tie_blocks,
 )
-from ...sampled import fit_n as _fit_n
 from .paper import PAPER
 
 __all__ = [

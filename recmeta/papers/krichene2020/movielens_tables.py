@@ -107,7 +107,10 @@ def table3_frame(study: RealStudy, ties: str | None = None) -> pd.DataFrame:
                 p = TABLE3[metric][sy]
                 paper = {"exact": f"{p[0]:.2f}"}
                 paper.update(
-                    {e: f"{v[0]:.2f} ± {v[1]:.2f}" for e, v in zip(TABLE3_ESTIMATORS, p[1:])}
+                    {
+                        e: f"{v[0]:.2f} ± {v[1]:.2f}"
+                        for e, v in zip(TABLE3_ESTIMATORS, p[1:], strict=True)
+                    }
                 )
                 rows.append({"metric": metric, "system": sy, "source": "paper", **paper})
     cols = ["exact", *study.estimators]
@@ -131,11 +134,11 @@ def table4_frame(study: RealStudy, shared: bool = True) -> pd.DataFrame:
                     "pair": pair,
                     "metric": metric,
                     "source": "paper",
-                    **dict(zip(TABLE4_ESTIMATORS, TABLE4[pair][metric])),
+                    **dict(zip(TABLE4_ESTIMATORS, TABLE4[pair][metric], strict=True)),
                 }
             )
     frame = pd.DataFrame(rows).set_index(["pair", "metric", "source"])
-    return frame[[c for c in ours.columns]]
+    return frame[list(ours.columns)]
 
 
 def fig5_frame(study: RealStudy) -> pd.DataFrame:

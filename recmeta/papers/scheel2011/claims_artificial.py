@@ -8,6 +8,10 @@ identities.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
@@ -52,6 +56,14 @@ def _falls(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
     name = PAPER_METRICS[metric]
     out = sign_rule(est, "positive", label=f"mean {name}({few} levels) − {name}({many} levels)")
     return with_reason(out, "averaged over every swap count ≥ 1")
+
+
+def _falls_of(r: Mapping[str, Any], *, distribution: str, metric: str) -> Outcome:
+    return _falls(r["swap_study"], distribution, metric)
+
+
+def _stable_of(r: Mapping[str, Any], *, distribution: str, metric: str) -> Outcome:
+    return _stable(r["swap_study"], distribution, metric)
 
 
 def _stable(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
@@ -202,7 +214,7 @@ def _(r):
            for m in PAPER_METRICS if m in sw}
     if not rho:
         raise ValueError("single_swaps holds none of the paper's measures")
-    low = min(rho, key=rho.get)
+    low = min(rho, key=rho.__getitem__)
     est = Estimate.exact(rho[low], f"exact (all {len(sw)} single swaps)")
     out = sign_rule(est, "positive", label=f"Spearman ρ of {PAPER_METRICS[low]}")
     detail = ", ".join(f"{PAPER_METRICS[m]} {v:.3f}" for m, v in rho.items())
@@ -247,7 +259,7 @@ for _fig, _dist in (("fig4", "uniform"), ("fig5", "non-uniform")):
         rule="sign rule on mean NDCG(fewest levels) − NDCG(most levels) over the swap counts "
              "(normal interval over the repetitions)",
         needs=("swap_study",),
-    )(lambda r, d=_dist: _falls(r["swap_study"], d, "nDCG(gain=exp)"))
+    )(partial(_falls_of, distribution=_dist, metric="nDCG(gain=exp)"))
     for _metric, _key in (("muAP", "muap"), ("NDCNG", "ndcng")):
         _name = PAPER_METRICS[_metric]
         LEDGER.claim(
@@ -259,7 +271,7 @@ for _fig, _dist in (("fig4", "uniform"), ("fig5", "non-uniform")):
             rule=f"value rule: mean {_name}(fewest) − {_name}(most levels) "
                  f"within ±{STABLE:g} of 0 (normal interval over the repetitions)",
             needs=("swap_study",),
-        )(lambda r, d=_dist, m=_metric: _stable(r["swap_study"], d, m))
+        )(partial(_stable_of, distribution=_dist, metric=_metric))
     if _fig == "fig4":
         LEDGER.claim(
             "scheel2011.fig4.gain-size-not-level-count",

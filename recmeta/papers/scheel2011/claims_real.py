@@ -8,7 +8,8 @@ correlations); exact values for identities.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -162,7 +163,7 @@ for _metric, _key, _eq in (("NDCNG", "ndcng", "eq. 5"), ("muAP", "muap", "eq. 4"
         paper_dataset="worked example",
         rule="exact: largest |doubled − native| over the systems' means; agrees within 1e-9",
         needs=("scale_per_user",),
-    )(lambda r, metric=_metric: _doubling_moves_nothing(r, metric))
+    )(partial(_doubling_moves_nothing, metric=_metric))
 del _metric, _key, _eq
 
 
@@ -223,7 +224,7 @@ def _(r):
                    detail)
 
 
-def _join(names) -> str:
+def _join(names: Iterable[str]) -> str:
     names = list(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -307,7 +308,7 @@ for _kind in ("real-valued", "ordinal"):
         rule="sign rule on the per-user mean over the other systems of the difference (bootstrap "
              "over users)",
         needs=_NEEDS,
-    )(lambda r, real=_real: _virtual_falls(r, real))
+    )(partial(_virtual_falls, real=_real))
     for _metric, _key in (("muAP", "muap"), ("NDCNG", "ndcng")):
         LEDGER.claim(
             f"scheel2011.fig8.{_kind}.{_key}-stable",
@@ -318,5 +319,5 @@ for _kind in ("real-valued", "ordinal"):
             rule=f"value rule: per-user mean difference within ±{STABLE:g} of 0 (bootstrap over "
                  "users)",
             needs=_NEEDS,
-        )(lambda r, real=_real, m=_metric: _virtual_stable(r, real, m))
+        )(partial(_virtual_stable, real=_real, metric=_metric))
 del _kind, _real, _versus, _source, _metric, _key

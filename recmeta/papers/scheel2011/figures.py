@@ -42,7 +42,7 @@ def plot_swap_study(
                          f"{list(labels)}")
     fig, axes = plt.subplots(1, len(labels), figsize=(4 * len(labels), 3.6), sharey=True,
                              constrained_layout=True)
-    for ax, (metric, label) in zip(np.atleast_1d(axes), labels.items()):
+    for ax, (metric, label) in zip(np.atleast_1d(axes), labels.items(), strict=True):
         sns.lineplot(part[part["metric"] == metric], x="swaps", y="value", hue="levels",
                      palette="viridis", ax=ax, legend=ax is np.atleast_1d(axes)[0])
         ax.set(xlabel="number of random swaps", ylabel=f"mean {label}", title=label)
@@ -70,7 +70,7 @@ def plot_level_counts(counts: pd.DataFrame, levels: Sequence[int]) -> Figure:
     """Items per level of the non-uniform references, one panel per level count (Fig. 3)."""
     fig, axes = plt.subplots(1, len(levels), figsize=(3.2 * len(levels), 2.8), sharey=True,
                              constrained_layout=True)
-    for ax, n in zip(np.atleast_1d(axes), levels):
+    for ax, n in zip(np.atleast_1d(axes), levels, strict=True):
         part = counts[(counts.distribution == "non-uniform") & (counts.levels == n)]
         ax.bar(part["level"], part["items"], color="steelblue")
         ax.set(xlabel="relevance level", title=f"{n} levels")

@@ -126,6 +126,7 @@ def scale_study(
             r = Runs.from_frame(runs, j)
         else:
             j = Judgments.from_frame(grades, threshold=tau, users=first.users, items=first.items)
+        assert r is not None  # built with ``first``, in the first pass
         parts.append(evaluate(j, r, list(metrics), per_user=per_user).assign(scale=name))
     cols = ["scale", "system", *(["user"] if per_user else []), "metric", "value"]
     return pd.concat(parts, ignore_index=True)[cols]
@@ -155,7 +156,8 @@ def order_agreement(results: pd.DataFrame, reference: str = "native") -> pd.Data
         wide = part.pivot_table(index="system", columns="scale", values="value")
         for scale in (c for c in wide.columns if c != reference):
             tau = kendalltau(wide[reference], wide[scale]).statistic
-            rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))),
+            key_values = key if isinstance(key, tuple) else (key,)
+            rows.append({**dict(zip(keys, key_values, strict=True)),
                          "scale": scale, "tau": float(tau)})
     return pd.DataFrame(rows, columns=[*keys, "scale", "tau"])
 

@@ -14,6 +14,7 @@ array.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -366,7 +367,7 @@ def swap_studies(settings: Settings) -> dict[str, pd.DataFrame]:
     threshold and the linear-gain ``nDCG`` besides the paper's measures, and
     ``swap_study_unit`` on the same levels spread over [0, 1] (the paper's measures only)."""
     s = settings
-    kw = {"n_items": s.n_items, "max_swaps": s.max_swaps, "repetitions": s.repetitions,
+    kw: dict[str, Any] = {"n_items": s.n_items, "max_swaps": s.max_swaps, "repetitions": s.repetitions,
           "seed": s.seed}
     study = swap_study(s.levels, metrics=[*PAPER_METRICS, "nDCG"], **kw)
     unit = swap_study(s.levels, metrics=list(PAPER_METRICS), thresholds=False, scale="unit", **kw)

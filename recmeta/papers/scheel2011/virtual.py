@@ -111,15 +111,15 @@ def candidate_items(
     missing = [c for c in ("user", "item") if c not in train.columns]
     if missing:
         raise KeyError(f"the training frame lacks column(s) {missing}")
-    items = np.sort(pd.unique(train["item"]))
-    users = np.sort(pd.unique(train["user"])) if users is None else np.asarray(users)
-    unknown = ~np.isin(users, train["user"].to_numpy())
+    items: np.ndarray = np.sort(pd.unique(train["item"]))
+    ids: np.ndarray = np.sort(pd.unique(train["user"])) if users is None else np.asarray(users)
+    unknown = ~np.isin(ids, train["user"].to_numpy())
     if unknown.any():
         raise ValueError(f"{int(unknown.sum())} users have no training ratings, e.g. "
-                         f"{users[unknown][:3].tolist()}")
-    rated = np.zeros((users.size, items.size), dtype=bool)
-    sub = train[train["user"].isin(users)]
-    rows = pd.Index(users).get_indexer(sub["user"])
+                         f"{ids[unknown][:3].tolist()}")
+    rated = np.zeros((ids.size, items.size), dtype=np.bool_)
+    sub = train[train["user"].isin(ids)]
+    rows = pd.Index(ids).get_indexer(sub["user"])
     rated[rows, np.searchsorted(items, sub["item"].to_numpy())] = True
     free = items.size - rated.sum(axis=1)
     if n_items < 1 or (free < n_items).any():
@@ -128,7 +128,7 @@ def candidate_items(
     keys = np.random.default_rng(seed).random(rated.shape)
     keys[rated] = np.inf
     pick = np.sort(np.argpartition(keys, n_items - 1, axis=1)[:, :n_items], axis=1)
-    return pd.DataFrame({"user": np.repeat(users, n_items), "item": items[pick.ravel()]})
+    return pd.DataFrame({"user": np.repeat(ids, n_items), "item": items[pick.ravel()]})
 
 
 def virtual_user_study(
@@ -192,6 +192,7 @@ def virtual_user_study(
         else:
             j = Judgments.from_frame(grades, threshold=float(positive.min()), users=first.users,
                                      items=first.items)
+        assert runs is not None  # built with ``first``, in the first pass
         res = evaluate(j, runs, list(metrics), per_user=per_user).assign(threshold=np.nan)
         if thresholds:
             for t in np.unique(positive):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -15,11 +17,12 @@ from ...ledger import (
     sign_rule,
     value_rule,
 )
-from ...metaeval.agreement import mean_with_others, offdiag
+from ...metaeval.agreement import offdiag
 from .claims import DP_NEEDS, LEDGER, cut_pair, usable
 from .estimates import (
     boot_estimate,
     dp_estimate,
+    mean_with_others_at,
     robustness_estimate,
     tau_estimates,
     tau_matrices,
@@ -97,7 +100,7 @@ def _(r):
     ests = {
         f"@{k}": tau_stat_estimate(
             r,
-            lambda t, i=i: mean_with_others(t)[i],
+            partial(mean_with_others_at, i),
             ms,
             f"mean τ of nDCG@{k} with the other cut-offs",
             mats,
@@ -109,7 +112,7 @@ def _(r):
     )
 
 
-def _lowest_pair_value(metric: str):
+def _lowest_pair_value(metric: str) -> Callable[[Mapping[str, Any]], Outcome]:
     def evaluate(r):
         lo, hi = cut_pair(r["deep"], r["cutoffs"])
         (est,) = tau_estimates(
@@ -122,7 +125,7 @@ def _lowest_pair_value(metric: str):
     return evaluate
 
 
-def _lowest_pair_order(metric: str):
+def _lowest_pair_order(metric: str) -> Callable[[Mapping[str, Any]], Outcome]:
     def evaluate(r):
         cut = list(r["cutoffs"])
         value, reps = tau_matrices(r, [f"{metric}@{k}" for k in cut])
@@ -176,7 +179,9 @@ for _m in ("P", "R"):
     )(_lowest_pair_order(_m))
 
 
-def _cutoff_share(r, cutoffs: Sequence[int], threshold: float, what: str) -> tuple[Estimate, str]:
+def _cutoff_share(
+    r: Mapping[str, Any], cutoffs: Sequence[int], threshold: float, what: str
+) -> tuple[Estimate, str]:
     """Share of the pairs of cut-offs (within each usable metric) whose τ exceeds ``threshold``."""
     metrics, note = usable(r, r["metrics"])
     pos = np.array([list(r["cutoffs"]).index(k) for k in cutoffs])
@@ -237,10 +242,20 @@ def _(r):
 
 
 # ---- §6, Figs. 2–3: robustness among cut-offs ----------------------------------------------
-def _deeper_robust(bias: str, metric: str, r) -> Outcome:
+def _deeper_robust(bias: str, metric: str, r: Mapping[str, Any]) -> Outcome:
     lo, hi = cut_pair(r["deep"], r["cutoffs"])
     est = robustness_estimate(r, bias, lambda v: v[f"{metric}@{hi}"] - v[f"{metric}@{lo}"])
     return sign_rule(est, "positive", label=f"mean τ of {LABELS[metric]}@{hi} minus @{lo}")
+
+
+def _all_deeper_robust(bias: str, r: Mapping[str, Any]) -> Outcome:
+    return with_note(
+        majority_rule(
+            {LABELS[m]: _deeper_robust(bias, m, r) for m in usable(r, r["metrics"])[0]},
+            "metrics more robust at @100",
+        ),
+        usable(r, r["metrics"])[1],
+    )
 
 
 for _bias, _fig in (("sparsity", "fig2"), ("popularity", "fig3")):
@@ -253,7 +268,7 @@ for _bias, _fig in (("sparsity", "fig2"), ("popularity", "fig3")):
         paper_dataset="ML-1M",
         rule=f"sign rule on the mean τ over shares at @100 minus @5 ({_how})",
         needs=(_bias, "popularity_boot", "measures", "cutoffs", "deep"),
-    )(lambda r, b=_bias: _deeper_robust(b, "nDCG", r))
+    )(partial(_deeper_robust, _bias, "nDCG"))
     LEDGER.claim(
         f"valcarce2018.{_fig}.all-deeper-robust",
         statement=(
@@ -264,15 +279,7 @@ for _bias, _fig in (("sparsity", "fig2"), ("popularity", "fig3")):
         paper_dataset="ML-1M, LibraryThing, BeerAdvocate",
         rule=f"majority of the metrics' own sign rules (@100 minus @5, {_how})",
         needs=(_bias, "popularity_boot", "measures", "metrics", "cutoffs", "deep", "degenerate"),
-    )(
-        lambda r, b=_bias: with_note(
-            majority_rule(
-                {LABELS[m]: _deeper_robust(b, m, r) for m in usable(r, r["metrics"])[0]},
-                "metrics more robust at @100",
-            ),
-            usable(r, r["metrics"])[1],
-        )
-    )
+    )(partial(_all_deeper_robust, _bias))
 
 
 # ---- §4 and §6, Fig. 4: discriminative power among cut-offs ---------------------------------
@@ -298,6 +305,7 @@ def _(r):
         f"Monte-Carlo minus exact p of {c['a']} vs {c['b']} on {c['users']} users, "
         f"±1.96 standard errors with B = {c['n_permutations']:,}",
     )
+    assert est.low is not None and est.high is not None  # built with both ends just above
     inside = est.low <= 0.0 <= est.high
     text = (
         f"Monte-Carlo p {c['mc']:.5f} against exact {c['exact']:.5f}: the difference "
@@ -306,7 +314,7 @@ def _(r):
     return Outcome(Verdict.AGREES if inside else Verdict.DIFFERS, est, text)
 
 
-def _deeper_dp(metric: str, r) -> Outcome:
+def _deeper_dp(metric: str, r: Mapping[str, Any]) -> Outcome:
     lo, hi = cut_pair(r["deep"], r["cutoffs"])
     est = dp_estimate(
         r,

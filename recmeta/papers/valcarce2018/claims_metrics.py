@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -14,10 +15,11 @@ from ...ledger import (
     sign_rule,
     value_rule,
 )
-from ...metaeval.agreement import mean_with_others, offdiag
+from ...metaeval.agreement import offdiag
 from .claims import DP_NEEDS, LEDGER, NO_DATA, degenerate_outcome, usable
 from .estimates import (
     dp_estimate,
+    mean_with_others_at,
     robustness_estimate,
     tau_estimates,
     tau_matrices,
@@ -45,7 +47,7 @@ from .values import (
 
 
 # ---- §7, Fig. 5: agreement among metrics ----------------------------------------------------
-def _metric_tau_value(a: str, b: str):
+def _metric_tau_value(a: str, b: str) -> tuple[float, Callable[[Mapping[str, Any]], Outcome]]:
     paper = float(PAPER_FIG5["ML-1M"].at[a, b])
 
     def evaluate(r):
@@ -100,7 +102,7 @@ def _(r):
     ests = {
         LABELS[m]: tau_stat_estimate(
             r,
-            lambda t, i=i: mean_with_others(t)[i],
+            partial(mean_with_others_at, i),
             ms,
             f"mean τ of {LABELS[m]} with the other metrics",
             mats,
@@ -155,7 +157,9 @@ def _(r):
 
 
 # ---- §7, Figs. 6–7: robustness among metrics --------------------------------------------------
-def _robust_estimates(r, bias: str, metrics: Sequence[str]) -> dict[str, Estimate]:
+def _robust_estimates(
+    r: Mapping[str, Any], bias: str, metrics: Sequence[str]
+) -> dict[str, Estimate]:
     d = r["deep"]
     return {LABELS[m]: robustness_estimate(r, bias, f"{m}@{d}") for m in metrics}
 
@@ -299,8 +303,12 @@ def _(r):
     return not_reproduced(NO_DATA["BeerAdvocate"])
 
 
+def _no_data(dataset: str, r: Mapping[str, Any]) -> Outcome:
+    return not_reproduced(NO_DATA[dataset])
+
+
 # ---- §7, Fig. 8 and Table 3: discriminative power among metrics --------------------------------
-def _table3_value(metric: str):
+def _table3_value(metric: str) -> tuple[float, Callable[[Mapping[str, Any]], Outcome]]:
     paper = float(PAPER_TABLE3.at["ML-1M", metric])
 
     def evaluate(r):
@@ -341,10 +349,10 @@ for _ds in PAPER_DATASETS[1:]:
         paper_value=", ".join(f"{LABELS[m]} {PAPER_TABLE3.at[_ds, m]:g}" for m in METRICS),
         paper_dataset=_ds,
         rule="not reproduced: no such data",
-    )(lambda r, ds=_ds: not_reproduced(NO_DATA[ds]))
+    )(partial(_no_data, _ds))
 
 
-def _dp_estimates(r, metrics: Sequence[str]) -> dict[str, Estimate]:
+def _dp_estimates(r: Mapping[str, Any], metrics: Sequence[str]) -> dict[str, Estimate]:
     d = r["deep"]
     return {LABELS[m]: dp_estimate(r, f"{m}@{d}", floor=0.0) for m in metrics}
 

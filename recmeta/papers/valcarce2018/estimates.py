@@ -10,6 +10,7 @@ the evaluated users (the resamples :func:`recmeta.papers.valcarce2018.study.anal
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -92,6 +93,7 @@ def _samples_estimate(
     )
     if bounds is None:
         return est
+    assert est.low is not None and est.high is not None  # mean_se always gives an interval
     return Estimate(
         est.value, float(np.clip(est.low, *bounds)), float(np.clip(est.high, *bounds)), est.method
     )
@@ -146,7 +148,7 @@ def robustness_estimate(
         if isinstance(measure, str):
             reps = boot[:, cols.index(measure)]
         else:
-            reps = np.array([fn(dict(zip(cols, row))) for row in boot])
+            reps = np.array([fn(dict(zip(cols, row, strict=True))) for row in boot])
         return boot_estimate(float(value), reps, f"{label} (popular items removed)")
     raise ValueError(f"bias must be 'sparsity' or 'popularity', got {bias!r}")
 
@@ -197,6 +199,12 @@ def _tau_matrices_uncached(
     return agreement.tau_matrices(means), agreement.tau_matrices(results["boot_means"][:, idx])
 
 
+def mean_with_others_at(i: int, tau: np.ndarray) -> float:
+    """Row ``i``'s mean τ with the other rows of the τ matrix ``tau``
+    (:func:`recmeta.metaeval.agreement.mean_with_others`)."""
+    return agreement.mean_with_others(tau)[i]
+
+
 def tau_stat_estimate(
     results: Mapping[str, Any],
     fn: Callable[[np.ndarray], float],
@@ -229,7 +237,7 @@ def dp_estimate(
     name = None
     if isinstance(fn, str):
         name = fn
-        fn = lambda s, m=name: s[m]
+        fn = itemgetter(name)
         what = what or f"DP of {name}"
     value = float(fn(results["dp"])) * scale
     base = float(fn(results["dp_t"])) * scale
@@ -238,7 +246,7 @@ def dp_estimate(
         reps = boot[name].to_numpy() * scale
     else:
         cols = list(boot.columns)
-        reps = np.array([fn(dict(zip(cols, row))) for row in boot.to_numpy()]) * scale
+        reps = np.array([fn(dict(zip(cols, row, strict=True))) for row in boot.to_numpy()]) * scale
     return boot_estimate(
         value,
         value + reps - base,
@@ -260,7 +268,7 @@ def summary(results: Mapping[str, Any]) -> pd.DataFrame:
     rows = {}
     for m in results["metrics"]:
         ms = f"{m}@{d}"
-        row = {}
+        row: dict[str, Any] = {}
         ests = {
             "sparsity": robustness_estimate(results, "sparsity", ms),
             "popularity": robustness_estimate(results, "popularity", ms),

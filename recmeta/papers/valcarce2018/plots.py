@@ -38,6 +38,8 @@ def plot_heatmaps(
     same picture but annotates several times more slowly, which matters for a page of 11 × 11
     matrices.
     """
+    if not frames:
+        raise ValueError("no τ matrices to plot: frames is empty")
     n = len(frames)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
@@ -59,7 +61,8 @@ def plot_heatmaps(
         hspace=0.45 if not same else 0.25,
     )
     image = None
-    for ax, (title, frame) in zip(axes.flat, frames.items()):
+    # the grid may have more axes than panels: the spare ones are hidden below
+    for ax, (title, frame) in zip(axes.flat, frames.items(), strict=False):
         a = frame.to_numpy(dtype=float)
         image = ax.imshow(a, cmap="viridis", vmin=vmin, vmax=1.0)
         ax.set_xticks(range(a.shape[1]), [str(c) for c in frame.columns], rotation=90)
@@ -82,6 +85,7 @@ def plot_heatmaps(
                 )
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
+    assert image is not None  # frames is not empty, so the loop drew at least one panel
     fig.colorbar(image, cax=fig.add_axes((0.91, 0.15, 0.015, 0.7)), label=label)
     return fig
 
@@ -116,8 +120,9 @@ def plot_curves(
     )
     width = max(len(p[1]) for p in panels.values())
     palette = sns.color_palette("viridis" if width > 7 else "tab10", width)
-    for ax, (title, (curves, measures, xlabel)) in zip(axes.flat, panels.items()):
-        for pos, (colour, m, lab) in enumerate(zip(palette, measures, labels)):
+    # more axes than panels, and palette and labels sized for the widest panel: zip stops early
+    for ax, (title, (curves, measures, xlabel)) in zip(axes.flat, panels.items(), strict=False):
+        for pos, (colour, m, lab) in enumerate(zip(palette, measures, labels, strict=False)):
             c = curves[curves["measure"] == m].sort_values(x)
             ax.plot(100 * c[x], c["tau"], color=colour, label=lab, lw=1.2)
             if bands is None or pos in bands:
@@ -150,7 +155,7 @@ def plot_pvalue_curves(
     perm = pvals[pvals["test"] == "permutation"]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     colours = sns.color_palette("viridis", len(measures)) if viridis else [None] * len(measures)
-    for colour, m, lab in zip(colours, measures, labels):
+    for colour, m, lab in zip(colours, measures, labels, strict=False):
         curve = significance.p_value_curve(perm.loc[perm["metric"] == m, "p"])
         ax.plot(np.arange(1, curve.size + 1), curve, color=colour, label=lab)
     ax.set(
@@ -168,7 +173,7 @@ def plot_dp(frame: pd.DataFrame, n_pairs: int) -> Figure:
     metric, cut-off, DP, low, high (:func:`~recmeta.papers.valcarce2018.tables.dp_by_cutoff`)."""
     fig, ax = plt.subplots(figsize=(8, 4.8))
     names = frame["metric"].unique()
-    colours = dict(zip(names, sns.color_palette("tab10", len(names))))
+    colours = dict(zip(names, sns.color_palette("tab10", len(names)), strict=True))
     for name, part in frame.groupby("metric", sort=False):
         ax.plot(part["cut-off"], part["DP"], marker="o", color=colours[name], label=name)
         ax.fill_between(

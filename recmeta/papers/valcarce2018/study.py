@@ -424,8 +424,8 @@ def _mc_check(
     )
     return {
         "measure": measure,
-        "a": names[a],
-        "b": names[b],
+        "a": names[int(a)],
+        "b": names[int(b)],
         "users": size,
         "exact": exact,
         "mc": mc,

@@ -132,6 +132,13 @@ LEDGER = register(Ledger(CHAPTER, paper=PAPER,
 ARITH_SCHEMES = ("ratings", "items", "popular", "users")
 
 
+def _half_width(e: Estimate) -> float:
+    """Half the width of an area's band (every area carries one: :func:`areas`)."""
+    if e.low is None or e.high is None:
+        raise ValueError(f"an area without an interval cannot be combined: {e.method}")
+    return (e.high - e.low) / 2
+
+
 @LEDGER.claim(
     "valcarce2020.s1.precision-most-robust",
     statement="Precision offers the best robustness figures", source="§1, §8",
@@ -144,7 +151,7 @@ def _(r):
     for m in per[ARITH_SCHEMES[0]]:
         parts = [per[s][m] for s in ARITH_SCHEMES]
         value = float(np.mean([e.value for e in parts]))
-        half = math.sqrt(sum(((e.high - e.low) / 2) ** 2 for e in parts)) / len(parts)
+        half = math.sqrt(sum(_half_width(e) ** 2 for e in parts)) / len(parts)
         est[m] = Estimate(value, value - half, value + half,
                           "mean of four schemes' areas, half-widths combined as independent")
     return order_rule(est, "P")

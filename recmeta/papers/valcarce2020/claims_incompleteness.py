@@ -65,6 +65,7 @@ def _(r):
     paper_value=TAU_HALF_RATINGS, paper_dataset=ALL_DATASETS, needs=("curves", "metrics"))
 def _(r):
     outs = {}
+    shifts: dict[str, Estimate] = {}
     for m in r["metrics"]:
         e = curve_point(r["curves"], HALF, scheme="ratings", metric=m)
         if e is None:
@@ -75,7 +76,8 @@ def _(r):
             shifted = Estimate(e.value - TAU_HALF_RATINGS, e.low - TAU_HALF_RATINGS,
                                e.high - TAU_HALF_RATINGS, e.method)
         outs[metric_label(m)] = sign_rule(shifted, "positive", label=f"τ − {TAU_HALF_RATINGS:g}")
-    worst = min(outs, key=lambda k: outs[k].ours.value)
+        shifts[metric_label(m)] = shifted  # the outcome's own estimate
+    worst = min(shifts, key=lambda k: shifts[k].value)
     out = all_of(outs)
     return Outcome(out.verdict, outs[worst].ours, out.reason,
                    f"lowest: {worst}, τ − {TAU_HALF_RATINGS:g} = "

@@ -84,7 +84,7 @@ def _area_estimate(parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]],
                    signs: Sequence[float], resolution: float, level: float,
                    what: str) -> Estimate:
     """Combine independent areas ``Σ sign · area`` into an Estimate (:func:`area_estimate`)."""
-    value = float(sum(s * p[0] for s, p in zip(signs, parts)))
+    value = float(sum(s * p[0] for s, p in zip(signs, parts, strict=True)))
     random = [p for p in parts if not p[3]]
     a = np.concatenate([p[1] for p in random]) if random else np.zeros(0)
     n = np.concatenate([p[2] for p in parts if not p[3]]) if a.size else np.zeros(0)
@@ -152,7 +152,10 @@ def area_estimate(
         return _area_estimate([_area_parts(a["share"].to_numpy(), a["tau"].to_numpy())], [1.0],
                               res, level, what)
     other = {"scheme": scheme, "aggregate": aggregate, "metric": metric, **dict(minus)}
-    b = _select(taus, other["scheme"], other["aggregate"], other["metric"])
+    b_scheme, b_aggregate = other["scheme"], other["aggregate"]
+    if b_scheme is None or b_aggregate is None:
+        raise ValueError(f"minus must name a scheme and an aggregate (or leave them out), got {minus}")
+    b = _select(taus, b_scheme, b_aggregate, other["metric"])
     what = "difference of areas"
     if other["scheme"] == scheme:
         both = a.merge(b, on=["share", "sample"], suffixes=("_a", "_b"), validate="one_to_one")
@@ -191,7 +194,7 @@ def robustness_summary(
     rows = []
     for key, c in curves.groupby([*by, "metric"], sort=False):
         w = trapezoid_weights(c["share"].to_numpy())
-        row = dict(zip([*by, "metric"], key if isinstance(key, tuple) else (key,)))
+        row = dict(zip([*by, "metric"], key if isinstance(key, tuple) else (key,), strict=True))
         row["mean_tau"] = float(np.dot(w, c["tau"].to_numpy()))
         if banded:
             n = c["samples"].to_numpy()

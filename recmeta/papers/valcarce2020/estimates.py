@@ -104,7 +104,10 @@ def area_diff(r: Mapping[str, Any], a: Mapping[str, str | None],
               b: Mapping[str, str | None]) -> Estimate:
     """Area of curve ``a`` minus area of curve ``b`` (keys scheme, aggregate, metric), paired by
     mask when both use the same scheme (:func:`~.curves.area_estimate`)."""
-    return area_estimate(r["taus"], scheme=a["scheme"], aggregate=a.get("aggregate", "mean"),
+    scheme, aggregate = a["scheme"], a.get("aggregate", "mean")
+    if scheme is None or aggregate is None:
+        raise ValueError(f"curve a must name a scheme and an aggregate, got {dict(a)}")
+    return area_estimate(r["taus"], scheme=scheme, aggregate=aggregate,
                          metric=a.get("metric"), minus=b, n_systems=r["n_systems"])
 
 

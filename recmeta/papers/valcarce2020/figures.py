@@ -36,7 +36,7 @@ def plot_curves(curves: pd.DataFrame, names: Sequence[str], labels: Sequence[str
     y is Kendall's τ with the full test set, one colour per measure.
     """
     palette = sns.color_palette("viridis" if len(names) > 7 else "tab10", len(names))
-    for colour, m, lab in zip(palette, names, labels):
+    for colour, m, lab in zip(palette, names, labels, strict=True):
         c = curves[curves["metric"] == m]
         ax.plot(100 * c["share"], c["tau"], color=colour, label=lab, marker=".")
         ax.fill_between(100 * c["share"], c["low"], c["high"], color=colour, alpha=0.2)
@@ -51,7 +51,8 @@ def plot_schemes(results: Results, aggregate: str, axes: np.ndarray) -> None:
     names = results.measures
     labels = [label(n, aggregate) for n in names]
     c = results.curves[results.curves["aggregate"] == aggregate]
-    for ax, (scheme, title) in zip(np.ravel(axes), SCHEMES.items()):
+    # the grid may hold a spare axis (six for five schemes): zip stops at the last scheme
+    for ax, (scheme, title) in zip(np.ravel(axes), SCHEMES.items(), strict=False):
         plot_curves(c[c["scheme"] == scheme], names, labels, f"% of {units[scheme]} kept",
                     title, ax)
     np.ravel(axes)[0].legend(fontsize=8, ncol=2)
@@ -61,7 +62,7 @@ def plot_tau(results: Results, axes: Sequence[Axes]) -> None:
     """Kendall's τ among the metrics' system orderings as heatmaps, arithmetic means on the
     first axis (the paper's Fig. 1) and geometric means on the second (Fig. 9)."""
     cutoff = results.cutoff
-    for ax, (agg, title) in zip(axes, _AGGREGATES):
+    for ax, (agg, title) in zip(axes, _AGGREGATES, strict=True):
         tau = results.tau(agg)
         tau.index = tau.columns = [label(m, agg) for m in tau.columns]
         sns.heatmap(tau, annot=True, fmt=".2f", cmap="viridis", vmin=min(0.5, tau.min().min()),
@@ -77,7 +78,7 @@ def plot_pvalue_curves(results: Results, ax: Axes) -> None:
     n_pairs = n * (n - 1) // 2
     names = results.measures
     palette = sns.color_palette("viridis", len(names))
-    for colour, m in zip(palette, names):
+    for colour, m in zip(palette, names, strict=True):
         p = results.pvalues
         curve = np.sort(p.loc[p.metric == m, "p"].to_numpy())[::-1]
         ax.plot(np.arange(1, curve.size + 1), curve, color=colour, label=label(m))
@@ -90,7 +91,7 @@ def plot_absolute(results: Results, axes: Sequence[Axes]) -> None:
     """Mean value of each metric over the systems as random test ratings are removed,
     arithmetic (the paper's Fig. 4) and geometric means, one axis each."""
     absolute = results.absolute[results.absolute.scheme == "ratings"]
-    for ax, (agg, title) in zip(axes, _AGGREGATES):
+    for ax, (agg, title) in zip(axes, _AGGREGATES, strict=True):
         a = absolute[absolute["aggregate"] == agg].assign(
             percent=lambda d: 100 * d["share"],
             metric=lambda d, agg=agg: [label(m, agg) for m in d["metric"]])

@@ -133,7 +133,7 @@ def pool_folds(
                          "of each per fold")
     if not tests:
         raise ValueError("no folds given")
-    for f, (t, r) in enumerate(zip(tests, run_frames)):
+    for f, (t, r) in enumerate(zip(tests, run_frames, strict=True)):
         for frame, what, cols in ((t, "test", ("user", "item", "rating")),
                                   (r, "run", ("system", "user", "item"))):
             if not isinstance(frame, pd.DataFrame):

@@ -114,7 +114,8 @@ def dataset_table(studies: Mapping[str, tuple[pd.DataFrame, Study]],
     and fold, share of relevant ratings and the Gini indices of :func:`recmeta.data.stats`."""
     out = {}
     for name, (ratings, study) in studies.items():
-        s = stats(ratings, str(name))
+        # recmeta.data.stats types its values as object; these are its counts and ratios
+        s: Mapping[str, Any] = stats(ratings, str(name))
         per_topic = study.test.groupby(["fold", "user"]).size()
         out[str(name)] = {
             "users": s["users"], "items": s["items"], "ratings": s["ratings"],

@@ -112,7 +112,7 @@ def discriminative_power(results: Results, inputs: Mapping[str, Any]) -> str:
     topics changes."""
     est = dp_estimates(inputs)
     n = results.n_systems
-    lowest = top_set({label(m): e for m, e in zip(results.measures, est.values())},
+    lowest = top_set({label(m): e for m, e in zip(results.measures, est.values(), strict=True)},
                      higher_is_better=False)
     moved = int((results.dp_topics.rank(method="min") != results.dp.rank(method="min")).sum())
     lower = int((results.dp_topics < results.dp).sum())

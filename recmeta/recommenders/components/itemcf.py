@@ -6,7 +6,8 @@ With :math:`U_i = \{u : (u, i) \in H\}` the training users of item *i*:
 * eq. 28, sparsification: :math:`s'_{ij} = s_{ij}\,\delta(i \in N_k(j))\,\delta(j \in N_{k'}(i))`,
   :math:`N_k(j)` the *k* items most similar to *j*;
 * eq. 29, row normalisation: :math:`s''_{ij} = s'_{ij} / \lVert s'_i \rVert_2`;
-* eq. 30, prediction: :math:`\hat y(u, i) = \sum_{j:(u,j) \in H} s''_{ij} / \sum_{j \in I} s''_{ij}`.
+* eq. 30, prediction:
+  :math:`\hat y(u, i) = \sum_{j:(u,j) \in H} s''_{ij} / \sum_{j \in I} s''_{ij}`.
 
 Their recommender Y is ``q=3`` without sparsification, Z is ``q=1, k'=10``.
 
@@ -26,7 +27,7 @@ items × items matrix would not fit.
 
 from __future__ import annotations
 
-from typing import override
+from typing import Any, cast, override
 
 import numpy as np
 import scipy.sparse as sp
@@ -119,12 +120,14 @@ class ItemCFScorer(Component[ItemList], Trainable):
         self.items, self.users, self.ui_ = data.items, data.users, ui
 
     def _finish(self, num: np.ndarray | sp.sparray) -> np.ndarray:
-        num = num.toarray() if sp.issparse(num) else np.asarray(num)
+        # scipy ships no types: `sp.sparray` is Any to the checker, so the union needs a cast
+        num = cast(Any, num).toarray() if sp.issparse(num) else np.asarray(num)
         den = self.row_sums_
         return np.divide(num, den, out=np.zeros(num.shape), where=den > 0)  # eq. 30
 
     def score_matrix(self, users: np.ndarray) -> np.ndarray:
-        """Eq. 30 for the training users numbered ``users`` and every item: (len(users), n_items)."""
+        """Eq. 30 for the training users numbered ``users`` and every item:
+        (len(users), n_items)."""
         h = self.ui_[np.asarray(users)]
         out = self._finish(h @ self.similarity_.T)
         out[np.diff(h.indptr) == 0] = np.nan

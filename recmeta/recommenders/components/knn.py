@@ -199,7 +199,7 @@ def dense_cap() -> int:
     return int(gib * (1 << 30))
 
 
-def _np(a) -> np.ndarray:
+def _np(a: Any) -> np.ndarray:
     """A pyarrow array (extension types unwrapped) as a numpy array."""
     storage = getattr(a, "storage", None)
     if storage is not None:
@@ -207,7 +207,9 @@ def _np(a) -> np.ndarray:
     return np.asarray(a.to_numpy(zero_copy_only=False))
 
 
-def _histories(data: Any, users: np.ndarray, field: str | None):
+def _histories(
+    data: Any, users: np.ndarray, field: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR rows (indptr, item numbers ascending, values) of the training users ``users``."""
     ui = data.interactions().matrix().scipy(field, layout="csr")[np.asarray(users)]
     ui.sort_indices()
@@ -225,7 +227,14 @@ def item_matrices_bytes(n_items: int) -> int:
     return n_items * n_items * (4 + np.dtype(_rank_dtype(n_items)).itemsize)
 
 
-def _item_model(scorer: Any) -> tuple[np.ndarray, np.ndarray]:
+#: a trained item k-NN model as arrays: (similarities, neighbour ranks transposed)
+type _ItemModel = tuple[np.ndarray, np.ndarray]
+#: a trained user k-NN model as arrays: (user vectors transposed, a scipy CSR array; the rating
+#: rows' offsets, columns and values)
+type _UserModel = tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _item_model(scorer: Any) -> _ItemModel:
     """``sims[j, i]`` = s_ji (float32, 0 = not stored) and ``rank_t[j, i]`` = rank of *j*
     among *i*'s stored neighbours (weight descending, then item ascending; n if not stored)."""
     S = scorer.sim_matrix.to_scipy()
@@ -236,7 +245,9 @@ def _item_model(scorer: Any) -> tuple[np.ndarray, np.ndarray]:
     return sims, np.ascontiguousarray(rank.T)
 
 
-def item_knn_scores(scorer: Any, data: Any, users: np.ndarray, *, _model=None) -> np.ndarray:
+def item_knn_scores(
+    scorer: Any, data: Any, users: np.ndarray, *, _model: _ItemModel | None = None
+) -> np.ndarray:
     """Scores (users × items, float32, NaN = unscorable) of a trained ``ItemKNNScorer``.
 
     ``data`` is the training ``lenskit.data.Dataset`` (the users' histories); ``users`` are
@@ -259,7 +270,7 @@ def item_knn_scores(scorer: Any, data: Any, users: np.ndarray, *, _model=None) -
     return out
 
 
-def _user_model(scorer: Any):
+def _user_model(scorer: Any) -> _UserModel:
     """The trained user k-NN model as arrays: (user vectors transposed, rating rows)."""
     R = scorer.user_ratings
     r_vals = _np(R.values).astype(np.float32) if R.has_values else np.ones(R.nnz, np.float32)
@@ -269,7 +280,9 @@ def _user_model(scorer: Any):
     return xt, (_np(R.offsets).astype(np.int64), cols, r_vals)
 
 
-def user_knn_scores(scorer: Any, data: Any, users: np.ndarray, *, _model=None) -> np.ndarray:
+def user_knn_scores(
+    scorer: Any, data: Any, users: np.ndarray, *, _model: _UserModel | None = None
+) -> np.ndarray:
     """Scores (users × items, float32, NaN = unscorable) of a trained ``UserKNNScorer``.
 
     ``users`` are training user numbers of ``data``, the training ``Dataset`` (whose rows are

@@ -14,6 +14,7 @@ from typing import override
 import numpy as np
 from lenskit.data import ItemList, QueryInput, RecQuery
 from lenskit.pipeline import Component
+from numpy.typing import ArrayLike
 from pydantic import BaseModel
 
 __all__ = ["RandomScoreConfig", "RandomScorer", "pair_uniform"]
@@ -21,14 +22,14 @@ __all__ = ["RandomScoreConfig", "RandomScorer", "pair_uniform"]
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _mix(z: np.ndarray) -> np.ndarray:
+def _mix[Z: (np.ndarray, np.uint64)](z: Z) -> Z:
     """SplitMix64 finaliser (wrapping uint64 arithmetic)."""
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
 
 
-def pair_uniform(seed: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+def pair_uniform(seed: int, users: ArrayLike, items: ArrayLike) -> np.ndarray:
     """Uniform [0, 1) value for each (user, item) pair (broadcasting), fixed by ``seed``."""
     for name, ids in (("user", users), ("item", items)):
         if not np.issubdtype(np.asarray(ids).dtype, np.integer):
@@ -36,8 +37,8 @@ def pair_uniform(seed: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         u = np.asarray(users).astype(np.uint64)
         i = np.asarray(items).astype(np.uint64)
-        h = _mix(np.uint64(seed) * _GOLDEN + _GOLDEN)
-        h = _mix((h ^ u) * _GOLDEN + _GOLDEN)
+        h_seed = _mix(np.uint64(seed) * _GOLDEN + _GOLDEN)
+        h = _mix((h_seed ^ u) * _GOLDEN + _GOLDEN)
         h = _mix((h ^ i) * _GOLDEN + _GOLDEN)
     return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
