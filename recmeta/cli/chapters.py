@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib
+import inspect
 
-from .. import chapters
+from .. import chapters, papers
 from .data import add_columns_option, notices
 
 
@@ -43,8 +46,42 @@ def _list(args: argparse.Namespace) -> int:
         "value from the profile, as shown in [brackets].")
     for c in found:
         print()
-        print(chapters.describe(c))
+        sizes = {**paper_sizes(c), **c.profile_sizes}
+        print(chapters.describe(dataclasses.replace(c, profile_sizes=sizes)))
     return 0
+
+
+def _plain(value: object) -> object:
+    """Numpy scalars as Python's, containers element by element (for printing)."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value.item() if hasattr(value, "item") and not isinstance(value, str) else value
+
+
+def _text(value: object) -> str:
+    value = _plain(value)
+    if isinstance(value, list) and len(value) > 6:
+        return f"{len(value)} values, {value[0]!r} to {value[-1]!r}"
+    return repr(value)
+
+
+def paper_sizes(chapter: chapters.Chapter) -> dict[str, tuple[str, str]]:
+    """``{parameter: (quick value, full value)}`` for the chapter's parameters left at ``None``,
+    read from its paper's ``Settings.resolve`` in each profile (empty for a chapter without one)."""
+    for name in papers.PAPER_MODULES:
+        module = importlib.import_module(name)
+        ledger = getattr(module, "LEDGER", None)
+        settings = getattr(module, "Settings", None)
+        if ledger is None or ledger.chapter != chapter.name or settings is None:
+            continue
+        params = inspect.signature(settings.resolve).parameters
+        needed = {k: chapter.parameters[k] for k, p in params.items()
+                  if p.kind is p.KEYWORD_ONLY and p.default is p.empty and k in chapter.parameters}
+        quick, full = (settings.resolve(profile, **needed) for profile in ("quick", "full"))
+        return {k: (_text(getattr(quick, k)), _text(getattr(full, k)))
+                for k, v in chapter.parameters.items()
+                if v is None and hasattr(quick, k) and hasattr(full, k)}
+    return {}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
