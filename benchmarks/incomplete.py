@@ -44,7 +44,8 @@ CUTOFFS = (5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
 def _data(use_roster: bool, seed: int):
     from significance import roster_runs, synthetic_runs
 
-    from recmeta import chapters, splits
+    from recmeta.book import chapters
+    from recmeta.data import splits
     from recmeta.metrics import Judgments
 
     split = splits.holdout_per_user(chapters.ratings("ml-100k"), 0.2, seed=0)

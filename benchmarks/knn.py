@@ -183,7 +183,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("TQDM_DISABLE", "1")
 
-    from recmeta import splits
+    from recmeta.data import splits
 
     pd.set_option("display.width", 200)
     print(f"{os.cpu_count()} CPUs, load average {_load()}")

@@ -39,7 +39,8 @@ def main() -> None:
 
     from lenskit.batch import recommend
 
-    from recmeta import data, recommenders, splits
+    from recmeta import data, recommenders
+    from recmeta.data import splits
     from recmeta.recommenders import roster
 
     df = data.load(args.dataset, download=False)

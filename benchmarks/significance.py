@@ -164,8 +164,8 @@ def synthetic_runs(train, judgments, n_systems: int, seed: int):
 def roster_runs(train, judgments, n_systems: int, split_seed: int):
     """The first ``n_systems`` systems of the roster, from the run cache (trained if absent)."""
     from recmeta import recommenders
-    from recmeta.recommenders import roster
     from recmeta.metrics import Runs
+    from recmeta.recommenders import roster
 
     systems = roster.systems(roster.names()[:n_systems])
     frame = recommenders.make(systems, train, dataset="ml-100k", split="holdout-0.2", seed=split_seed)
@@ -175,7 +175,8 @@ def roster_runs(train, judgments, n_systems: int, split_seed: int):
 def real_scores(measure: str, n_systems: int) -> np.ndarray:
     """Per-user ``measure`` of the first roster systems (the robustness chapter's split), with
     the users no system is scored on (no relevant test item) dropped."""
-    from recmeta import chapters, splits
+    from recmeta.book import chapters
+    from recmeta.data import splits
     from recmeta.metrics import Judgments, score_matrix
 
     split = splits.holdout_per_user(chapters.ratings("ml-100k"), 0.2, seed=0)
@@ -185,7 +186,8 @@ def real_scores(measure: str, n_systems: int) -> np.ndarray:
 
 
 def time_curve(n_systems: int, n_samples: int, seed: int, use_roster: bool) -> None:
-    from recmeta import chapters, splits
+    from recmeta.book import chapters
+    from recmeta.data import splits
     from recmeta.metaeval import agreement, incompleteness
     from recmeta.metrics import Judgments, aggregate, score_matrices
 

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from recmeta import papers, protocols
-from recmeta import popularity as pop
+from recmeta.data import popularity as pop
 from recmeta.ledger import Verdict, prose
 from recmeta.papers import bellogin2017 as b17
 from recmeta.papers.bellogin2017 import text, trials

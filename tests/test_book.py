@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from recmeta import chapters
+from recmeta.book import chapters
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("browser_check", ROOT / "scripts" / "browser_check.py")

@@ -35,7 +35,7 @@ kernelspec:
 ```
 
 ```{code-cell} ipython3
-from recmeta import chapters
+from recmeta.book import chapters
 
 execution = chapters.start("page", profile=chapters.profile(), dataset="ml-100k", seed=7)
 print("value-of-this-profile:", {"quick": 11, "full": 22}[chapters.profile()])

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import recommenders, splits
+from recmeta import recommenders
+from recmeta.data import splits
 from recmeta.recommenders import cache, cached, lists
 from recmeta.recommenders.roster import System
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from recmeta import chapters
+from recmeta.book import chapters
 from recmeta.ledger import prose
 
 ROOT = Path(__file__).resolve().parents[1]

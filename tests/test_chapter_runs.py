@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recmeta import chapters
+from recmeta.book import chapters
 from recmeta.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from recmeta import chapters, data
-from recmeta.cli import build_parser
-from recmeta.cli import main as cli_main
+from recmeta import data
+from recmeta.book import chapters
+from recmeta.cli import build_parser, main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -142,7 +142,7 @@ def test_chapter_run_passes_columns_to_the_notebook(tmp_path):
         "      format_name: myst\n  kernelspec:\n    display_name: Python 3\n    language: python\n"
         "    name: python3\n---\n\n# Tiny\n\n"
         "```{code-cell} ipython3\n:tags: [parameters]\n\ndataset = \"ml-100k\"\ncolumns = None\n```\n\n"
-        "```{code-cell} ipython3\nfrom recmeta import chapters\n"
+        "```{code-cell} ipython3\nfrom recmeta.book import chapters\n"
         "r = chapters.ratings(dataset, columns=columns)\n"
         "print('LOADED', len(r), r['user'].nunique(), list(r.columns))\n```\n"
     )

@@ -243,7 +243,7 @@ def test_item_knn_implicit_by_hand(tiny):
     # implicit item k-NN weights are the cosines of the binary item columns (see ``tiny``)
     s1 = _knn("item", tiny, max_nbrs=1, feedback="implicit")
     m1 = _block("item", s1, tiny)
-    ab, ac, bc, cd = 2 / R6, 1 / R6, 2 / 3, 1 / R3
+    _ab, ac, bc, cd = 2 / R6, 1 / R6, 2 / 3, 1 / R3
     assert m1[0, 2] == pytest.approx(bc, rel=1e-6)  # user 1 {a, b}, item c: best of ac, bc
     assert np.isnan(m1[0, 3])  # d is similar to neither a nor b
     assert m1[3, 0] == pytest.approx(ac, rel=1e-6)  # user 4 {c, d}, item a: only c

@@ -1,4 +1,4 @@
-"""Cost estimates (recmeta.costs): the fit against statsmodels, the shipped fits against the
+"""Cost estimates (recmeta.book.costs): the fit against statsmodels, the shipped fits against the
 benchmark's records, and plans counted by hand."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recmeta import chapters, costs
-from recmeta.recommenders import roster
+from recmeta.book import chapters, costs
 from recmeta.papers import valcarce2018, valcarce2020
+from recmeta.recommenders import roster
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = sorted((ROOT / "benchmarks" / "results").glob("scale-*.json"))
@@ -73,7 +73,7 @@ def test_shipped_fits_are_the_benchmark_records():
     scale = _scale_module()
     names = ["scale-real-and-small.json", "scale-large.json", "scale-ml20m.json"]
     files = [str(ROOT / "benchmarks" / "results" / n) for n in names]
-    assert (ROOT / "recmeta" / "_cost_fits.py").read_text() == scale.fits_module(files)
+    assert (ROOT / "recmeta" / "book" / "cost_fits.py").read_text() == scale.fits_module(files)
 
 
 def test_every_roster_system_has_a_growth_and_an_unknown_one_is_refused():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recmeta import describe
+from recmeta.data import sentences as describe
 
 
 def test_dataset_comparison_follows_the_numbers():

@@ -14,15 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import popularity as pop
+from recmeta.data import popularity as pop
 from recmeta.protocols import (
     Protocol,
     attach_scores,
+    expectations as E,
     target_metrics,
     target_sets,
     uniform_test_split,
 )
-from recmeta.protocols import expectations as E
 
 PRIOR = {1.0: 0.1, 2.0: 0.15, 3.0: 0.3, 4.0: 0.25, 5.0: 0.2}
 

@@ -12,8 +12,10 @@ import pytest
 from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
-from recmeta import metrics as trec  # TREC file reading and writing
-from recmeta import protocols
+from recmeta import (
+    metrics as trec,  # TREC file reading and writing
+    protocols,
+)
 from recmeta.cli import compare as cli_compare
 from recmeta.compare import (
     Sampling,

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from recmeta import papers, sampled
-from recmeta.papers import krichene2020 as kr
 from recmeta.ledger import prose
+from recmeta.papers import krichene2020 as kr
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,6 @@ import pytest
 from scipy import stats
 
 from recmeta import cli, papers
-from recmeta.ledger import store
 from recmeta.ledger import (
     COLUMNS,
     Claim,
@@ -26,6 +25,7 @@ from recmeta.ledger import (
     order_rule,
     rank_rule,
     sign_rule,
+    store,
     to_markdown,
     top_set,
     value_rule,

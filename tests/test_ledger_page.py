@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recmeta.ledger import page as book
-from recmeta.ledger import COLUMNS
+from recmeta.ledger import COLUMNS, page as book
 
 
 def _row(chapter, claim, dataset, verdict, ours, profile="full"):

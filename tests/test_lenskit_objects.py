@@ -88,7 +88,7 @@ def test_compare_takes_a_mapping_of_item_lists(lenskit_run):
 
 
 def test_splits_take_a_dataset(lenskit_run):
-    from recmeta import splits
+    from recmeta.data import splits
 
     ds, _, _ = lenskit_run
     frame = data.load(ds)

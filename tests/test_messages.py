@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from recmeta import chapters
+from recmeta.book import chapters
 from recmeta.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]

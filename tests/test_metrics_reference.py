@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from recmeta.metrics import Judgments, Runs, aggregate, score_matrices, score_rankings
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from recmeta import popularity as pop
+from recmeta.data import popularity as pop
 
 # items 10, 20, 30, 40 with 3, 2, 2, 1 ratings; item 20 and 30 tie (smaller id first)
 TOY = pd.DataFrame(

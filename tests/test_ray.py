@@ -13,7 +13,8 @@ import os
 import numpy as np
 import pytest
 
-from recmeta import recommenders, splits
+from recmeta import recommenders
+from recmeta.data import splits
 from recmeta.recommenders import lists, roster
 
 from .test_runs import assert_same_lists

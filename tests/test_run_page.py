@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from recmeta import chapters
+from recmeta.book import chapters
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("browser_check", ROOT / "scripts" / "browser_check.py")
@@ -38,7 +38,7 @@ def page(tmp_path_factory):
         "Sampled metrics mislead {cite}`krichene2020sampled`; see {doc}`robustness` and the "
         "expectation $E[X] = \\sum_i x_i p_i$.\n\n"
         "```{code-cell} ipython3\n:tags: [parameters]\n\nseed = 1  # a seed\n```\n\n"
-        "```{code-cell} ipython3\nfrom recmeta import chapters\n"
+        "```{code-cell} ipython3\nfrom recmeta.book import chapters\n"
         "execution = chapters.start('tiny', profile=chapters.profile(), seed=seed)\n```\n\n"
         "## Result\n\n```{code-cell} ipython3\nprint(2 + 2)\nexecution.finish()\n```\n"))
     out = root / "_build" / "runs"

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta import splits
-from recmeta.data import DataError
+from recmeta.data import DataError, splits
 
 
 def _keys(df: pd.DataFrame) -> set[tuple[int, int]]:

@@ -8,8 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta.metrics import Judgments, Runs, score_matrix
-from recmeta.metrics import TrecFormatError, read_qrels, read_run, write_qrels, write_run
+from recmeta.metrics import (
+    Judgments,
+    Runs,
+    TrecFormatError,
+    read_qrels,
+    read_run,
+    score_matrix,
+    write_qrels,
+    write_run,
+)
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -136,8 +144,7 @@ def test_positional_files_print_trec_eval_layout(trec_files, capsys):
 
 
 def test_trec_flags_and_the_function_agree(trec_files, capsys):
-    from recmeta.metrics import trec_eval
-    from recmeta.metrics import read_qrels, read_run
+    from recmeta.metrics import read_qrels, read_run, trec_eval
 
     code, out, err = _cli(capsys, "-qcJ", "-M2", "-l2", "-m", "all_trec", "-mP.1,2",
                           trec_files / "t.qrels", trec_files / "a.run")

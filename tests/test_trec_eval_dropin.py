@@ -15,8 +15,7 @@ import math
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -268,7 +268,7 @@ def test_study_returns_what_the_claims_need(small_study):
 
 
 def test_study_scores_match_the_engine_and_infap_is_eq8(small_study, subset):
-    from recmeta import splits
+    from recmeta.data import splits
 
     r = small_study
     # an independent recomputation with the metric engine (trec_eval semantics) on the same split

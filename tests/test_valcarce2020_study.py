@@ -493,7 +493,7 @@ def test_kfold_study_trains_once_then_reads_the_cache(ml100k, tmp_path, monkeypa
         v20.kfold_study(small, systems, dataset="x", k=5, folds=[5])
 
     # built one system at a time, the study equals pool_folds on every system's frames at once
-    from recmeta import splits
+    from recmeta.data import splits
 
     parts = splits.kfold(small, 5, seed=4)
     frames = [cached.make(systems, parts[f].train, dataset="ml-100k-small", split=f"5fold-{f}",

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta.costs import Size
+from recmeta.book.costs import Size
 from recmeta.ledger import format_estimate, top_set
 from recmeta.papers import valcarce2020 as v20
 from recmeta.papers.valcarce2020 import text

@@ -31,7 +31,7 @@ def cache_key(package: Path) -> str:
 
 
 def _set_cache_path(app, config) -> None:
-    from recmeta import chapters
+    from recmeta.book import chapters
 
     profile = chapters.profile()
     base = Path(app.outdir).parent / ".jupyter_cache"

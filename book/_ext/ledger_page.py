@@ -35,7 +35,8 @@ def _source(app, docname, source) -> None:
         return
     import yaml
 
-    from recmeta import chapters, papers
+    from recmeta import papers
+    from recmeta.book import chapters
     from recmeta.ledger import page as book, store
 
     toc = yaml.safe_load((Path(app.srcdir) / "_toc.yml").read_text())

@@ -7,7 +7,8 @@ import dataclasses
 import importlib
 import inspect
 
-from .. import chapters, papers
+from .. import papers
+from ..book import chapters
 from .data import add_columns_option, notices
 
 

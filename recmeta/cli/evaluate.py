@@ -99,8 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_trec(args: argparse.Namespace) -> int:
-    from recmeta.metrics import trec_eval
-    from recmeta.metrics import read_qrels, read_run
+    from recmeta.metrics import read_qrels, read_run, trec_eval
 
     qrels_path, run_path = args.files if args.files else (args.qrels, None)
     if not args.files:

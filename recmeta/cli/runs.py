@@ -59,7 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _split(args: argparse.Namespace):
-    from recmeta import data, splits
+    from recmeta import data
+    from recmeta.data import splits
 
     with notices():
         df = data.load(args.dataset, download=not args.offline, columns=args.columns)

@@ -32,9 +32,7 @@ import pandas as pd
 from recmeta.metaeval import significance
 from recmeta.metrics import Judgments, Runs, parse_metric, score_matrices
 
-from . import references as refs
-from . import sampled as smp
-from . import stats as st
+from . import references as refs, sampled as smp, stats as st
 
 __all__ = ["Comparison", "compare", "compare_trec", "P_VALUES", "item_lists"]
 

@@ -22,6 +22,7 @@ needs beyond the paired tests that module holds:
 from __future__ import annotations
 
 import warnings
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike

@@ -31,7 +31,6 @@ from ._options import GAINS, INFAP, TIES, OptionError
 from ._runs import Runs, RunsError
 from ._single import score_rankings
 from ._subsets import Subsets
-from ._trec_files import TrecFormatError, read_qrels, read_run, read_runs, write_qrels, write_run
 from ._trec_eval import (
     TREC_EVAL_VERSION,
     TrecEvalError,
@@ -39,6 +38,7 @@ from ._trec_eval import (
     expand_trec_names,
     trec_eval,
 )
+from ._trec_files import TrecFormatError, read_qrels, read_run, read_runs, write_qrels, write_run
 
 __all__ = [
     "read_qrels",

@@ -39,7 +39,7 @@ def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
 def item_scores(sets: pd.DataFrame, scores: pd.Series) -> pd.DataFrame:
     """(user, item, score) for a non-personalised system: every user gets ``scores[item]``.
 
-    ``scores`` is indexed by item (e.g. :func:`recmeta.popularity.item_counts` of the training
+    ``scores`` is indexed by item (e.g. :func:`recmeta.data.popularity.item_counts` of the training
     data for the popularity recommender). Candidate items missing from it raise.
     """
     pairs = candidate_pairs(sets)

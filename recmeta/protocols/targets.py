@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..popularity import percentile_strata
+from ..data.popularity import percentile_strata
 
 __all__ = ["Candidates", "NonRelevant", "Protocol", "Relevant", "check_ratings", "target_sets"]
 
@@ -155,7 +155,7 @@ def target_sets(
         The item universe ℐ for AI; default: every item in train or test.
     exclude_items:
         Items removed from the test data and from 𝒞 (the "−10 % head" protocol: pass
-        :func:`recmeta.popularity.head_items`). Training data are left as they are.
+        :func:`recmeta.data.popularity.head_items`). Training data are left as they are.
     popularity:
         Ratings that define the popularity percentiles of P1R; default: train and test together,
         i.e. |R(i)| over all ratings.

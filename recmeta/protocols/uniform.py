@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..popularity import item_counts
+from ..data.popularity import item_counts
 from .targets import check_ratings
 
 __all__ = ["UniformSplit", "uniform_test_size", "uniform_test_split"]

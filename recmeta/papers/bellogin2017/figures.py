@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ... import popularity as pop
+from ...data import popularity as pop
 from .settings import FIG2_DESIGNS, ORACLE
 from .study import Study
 from .tables import fig8_designs

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...costs import Plan, Size
+from ...book.costs import Plan, Size
 
 __all__ = [
     "CHAPTER",
@@ -179,7 +179,7 @@ class Settings:
 
 
 def cost_plan(size: Size, settings: Settings) -> Plan:
-    """The expensive steps of :class:`Study` on a dataset of ``size`` that :mod:`recmeta.costs`
+    """The expensive steps of :class:`Study` on a dataset of ``size`` that :mod:`recmeta.book.costs`
     can estimate: the roster systems' runs (each scores every training user × item pair), on two
     splits per roster seed (the coin-flip and the uniform-test split) and on the simulated data of
     every other α and the last (:meth:`Study.simulation`). The protocol trials of the

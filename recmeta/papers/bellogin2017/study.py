@@ -3,7 +3,7 @@
 :class:`Study` runs the paper's experiments on one ratings frame — target sets of Table 3,
 Figs. 2–5 and 7–9, the checks of eqs. 1–5 and of the §5.1, §6.2 and §6.3 statements — with the
 protocols of :mod:`recmeta.protocols`, the trials of :mod:`~recmeta.papers.bellogin2017.trials`
-and the simulation of :mod:`recmeta.popularity`. Each method returns a tidy frame and keeps it
+and the simulation of :mod:`recmeta.data.popularity`. Each method returns a tidy frame and keeps it
 in :attr:`Study.results` under a fixed name; :meth:`Study.run_all` runs them all (the chapter
 does so for its second dataset).
 """
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import popularity as pop
 from ... import protocols
+from ...data import popularity as pop
+from ...data.splits import coin_flip
 from ...metaeval.significance import system_pairs, wilcoxon_test
-from ...splits import coin_flip
 from .study_popularity import PopularityStudy
 from .trials import (
     popularity_scorer,

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import popularity as pop
 from ... import protocols
+from ...data import popularity as pop
+from ...data.splits import coin_flip
 from ...protocols import Protocol
-from ...splits import coin_flip
 from .settings import ORACLE
 from .study_base import StudyBase
 from .trials import (

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...data.popularity import item_counts
 from ...ledger import counts, sentence
-from ...popularity import item_counts
 from ...protocols import relevance_density
 from .claims import LEDGER
 from .settings import PAPER

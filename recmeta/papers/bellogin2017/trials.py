@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ... import recommenders
-from ...popularity import head_items, item_counts
+from ...data.popularity import head_items, item_counts
+from ...data.splits import coin_flip
 from ...protocols import (
     Protocol,
     attach_scores,
@@ -38,7 +39,6 @@ from ...protocols import (
     uniform_test_split,
 )
 from ...recommenders import roster
-from ...splits import coin_flip
 
 __all__ = [
     "Scorer",

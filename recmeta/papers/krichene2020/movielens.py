@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ... import recommenders, splits
+from ... import recommenders
+from ...data import splits
 from ...recommenders import roster
 from ...sampled import (
     MULTI_TIES,
@@ -233,7 +234,7 @@ def real_study(
     fit_n: int | None = None,
 ) -> RealStudy:
     """Run the chapter's real-data study on ``ratings`` (a frame of
-    :func:`recmeta.chapters.ratings`).
+    :func:`recmeta.book.chapters.ratings`).
 
     ``dataset`` names the data in the run cache. Leave-last-out split; candidates: every
     training item the user has not interacted with; users whose held-out item never occurs in

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...costs import Plan, Size
+from ...book.costs import Plan, Size
 from ...ledger import PROFILES
 from ...sampled import check_ties
 from .paper import PAPER, TOY_REPETITIONS
@@ -123,7 +123,7 @@ class Settings:
 
 
 def cost_plan(size: Size, systems: list[str], *, repetitions: int, m: int) -> Plan:
-    """The steps of the real-data part on a dataset of ``size`` that :mod:`recmeta.costs` can
+    """The steps of the real-data part on a dataset of ``size`` that :mod:`recmeta.book.costs` can
     estimate: the runs of ``systems`` (estimated as top-100 runs; the chapter scores candidate
     items instead, which skips the top-100 selection)."""
     return (

@@ -47,7 +47,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...costs import Plan, Size
+from ...book.costs import Plan, Size
 from ...ledger import Estimate, Ledger, Outcome, value_rule
 from .. import register
 from .settings import Settings
@@ -80,7 +80,7 @@ __all__ = [
 
 
 def cost_plan(size: Size, systems: Iterable[str], *, repetitions: int) -> Plan:
-    """The steps of the real-data sections on a dataset of ``size`` that :mod:`recmeta.costs`
+    """The steps of the real-data sections on a dataset of ``size`` that :mod:`recmeta.book.costs`
     can estimate: the runs of ``systems`` on the per-user holdout."""
     return (Plan(size).runs(list(systems))
             .unmodelled(f"the artificial rankings ({repetitions} per swap count; they do not "
@@ -89,7 +89,7 @@ def cost_plan(size: Size, systems: Iterable[str], *, repetitions: int) -> Plan:
 
 def planner(settings: Settings) -> Callable[[Size], Plan]:
     """:func:`cost_plan` with the chapter's systems and repetitions, as
-    :meth:`recmeta.chapters.Execution.estimate` takes it."""
+    :meth:`recmeta.book.chapters.Execution.estimate` takes it."""
     return partial(cost_plan, systems=settings.systems, repetitions=settings.repetitions)
 
 

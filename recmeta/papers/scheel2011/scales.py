@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from ... import recommenders, splits
+from ... import recommenders
+from ...data import splits
 from ...metrics import Judgments, Runs, evaluate
 from ...recommenders import roster
 from .measures import PAPER_METRICS

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import recommenders, splits
+from ... import recommenders
+from ...data import splits
 from ...metrics import Judgments, Runs, evaluate
 from ...recommenders import roster
 from .measures import PAPER_METRICS

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...costs import Plan, Size
+from ...book.costs import Plan, Size
 from ...ledger import PROFILES
 from ...metaeval import incompleteness
 from ...recommenders import roster

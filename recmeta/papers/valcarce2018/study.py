@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import data, recommenders, splits
-from ...costs import Plan, Size
+from ... import data, recommenders
+from ...book.costs import Plan, Size
+from ...data import splits
 from ...metaeval import agreement, incompleteness, significance
 from ...metrics import Judgments, Runs, Subsets, score_matrix
 from ...recommenders import roster
@@ -149,7 +150,7 @@ def cost_plan(
     n_permutations: int,
     **_: Any,
 ) -> Plan:
-    """The expensive steps of :func:`study` on a dataset of ``size`` (:mod:`recmeta.costs`).
+    """The expensive steps of :func:`study` on a dataset of ``size`` (:mod:`recmeta.book.costs`).
 
     The runs of ``systems``; one compiled pass per incomplete test set (``sparsity_shares`` ×
     ``n_samples`` random masks and one mask per popularity share) at every metric × cut-off;

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ... import recommenders, splits
+from ... import recommenders
+from ...data import splits
 from ...metaeval import incompleteness
 from ...metaeval.incompleteness import Masks
 from ...metrics import Judgments, Runs, Subsets
@@ -287,7 +288,7 @@ def kfold_study(
 ) -> Study:
     """Runs of ``systems`` (:class:`recmeta.recommenders.roster.System`) on a k-fold split.
 
-    The ratings are cut into ``k`` folds with :func:`recmeta.splits.kfold` (seeded); for each of
+    The ratings are cut into ``k`` folds with :func:`recmeta.data.splits.kfold` (seeded); for each of
     ``folds`` (default all), every system is trained on the other folds and ranks all the items
     the user has not rated in training (AllItems, top ``depth``), through the run cache of
     :func:`recmeta.recommenders.make` (split ``"{k}fold-{f}"``, ``seed``): a second call trains

@@ -20,7 +20,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ...costs import Plan, Size
+from ...book.costs import Plan, Size
 from ...ledger import PROFILES
 from ...metaeval import agreement, significance
 from ...metaeval.incompleteness import Masks
@@ -142,7 +142,7 @@ class Settings:
 def cost_plan(size: Size, systems: list[str], *, folds: list[int],
               shares: Mapping[str, list[float]], n_samples: int, n_permutations: int,
               metrics: Iterable[str] | None = None) -> Plan:
-    """The expensive steps of :func:`run` on a dataset of ``size`` (:mod:`recmeta.costs`): the
+    """The expensive steps of :func:`run` on a dataset of ``size`` (:mod:`recmeta.book.costs`): the
     runs of ``systems`` on each of ``folds``; one compiled pass per incomplete test set of the
     five schemes (``n_samples`` masks per share for the random schemes, one per share for the
     deterministic ones); and the permutation tests of every pair for every metric, on users and

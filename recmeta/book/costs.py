@@ -5,7 +5,7 @@ each phase of the book's pipeline: (a) each roster system's runs, (b) the metric
 (c) all-pairs permutation tests and (d) one robustness curve. Its ``fits`` command turns those
 records into power laws ``t ≈ c · users^a · items^b · ratings^g`` (least squares in logs over
 every size measured, real and synthetic: the real tables are denser than the synthetic ones, and
-the three regressors tell density apart), written to :mod:`recmeta._cost_fits`; this module reads
+the three regressors tell density apart), written to :mod:`recmeta.book.cost_fits`; this module reads
 them. A system measured on five sizes or fewer (the small ones) takes the exponents of its
 family's representative, measured up to the large ones (``FAMILY`` of the benchmark), and its own
 constant.
@@ -176,7 +176,7 @@ def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dic
 
 def growth(kind: str) -> Growth:
     """The fitted growth of ``kind`` (``run:<system>``, ``evaluate``, ``tests`` or ``curve``)."""
-    from ._cost_fits import FITS
+    from .cost_fits import FITS
 
     if kind not in FITS:
         systems = sorted(k.removeprefix("run:") for k in FITS if k.startswith("run:"))

@@ -39,7 +39,8 @@ __all__ = [
     "ChapterError",
 ]
 
-from .ledger import PROFILES  # noqa: E402  (one definition, in the ledger)
+from ..ledger import PROFILES  # noqa: E402  (one definition, in the ledger)
+
 ENV_VAR = "RECMETA_PROFILE"
 
 
@@ -81,7 +82,7 @@ def ratings(
     """
     import warnings
 
-    from . import data
+    from .. import data
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", data.ColumnsRecognised)
@@ -107,7 +108,7 @@ def ratings(
 
 def _implicit_chapters() -> list[str]:
     """Chapters of the project that run on implicit feedback (those not in GRADED_ONLY)."""
-    from .data import project_root
+    from ..data import project_root
 
     try:
         return [c.name for c in discover(project_root()) if c.name not in GRADED_ONLY]
@@ -126,7 +127,7 @@ def threshold(df: pd.DataFrame, value: float) -> float | None:
     With implicit feedback every interaction is relevant and the threshold is ignored; the
     function says so once, in the chapter's output.
     """
-    from . import data
+    from .. import data
 
     if data.is_implicit(df):
         print(f"Implicit feedback (no ratings): every interaction is relevant; the threshold "
@@ -179,11 +180,10 @@ class Execution:
 
     def facts(self) -> dict[str, object]:
         """The record as a plain mapping (also what :meth:`finish` renders)."""
+        import importlib.metadata as md
         import time
 
-        from . import recommenders
-
-        import importlib.metadata as md
+        from .. import recommenders
 
         cached = recommenders.RUN_COUNTS["cached"] - self.runs_before["cached"]
         made = recommenders.RUN_COUNTS["made"] - self.runs_before["made"]
@@ -250,7 +250,7 @@ def start(chapter: str, *, profile: str, dataset: object = None, seed: object = 
     import datetime
     import time
 
-    from . import data, recommenders
+    from .. import data, recommenders
 
     name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
     os.environ["RECMETA_CHAPTER"] = chapter
@@ -460,7 +460,7 @@ def run(
     if dataset is not None:
         if "dataset" not in chapter.parameters:
             raise ChapterError(f"chapter {name!r} has no 'dataset' parameter.")
-        from . import data
+        from .. import data
 
         if data.is_path(dataset):  # the notebook runs in the project folder: pass an absolute path
             path = Path(dataset).resolve()
@@ -476,7 +476,7 @@ def run(
             dataset = str(path)
         params["dataset"] = dataset
     if columns is not None:
-        from .data import is_path, parse_columns
+        from ..data import is_path, parse_columns
 
         if dataset is None or not is_path(dataset):
             raise ChapterError("--columns names the columns of a ratings file: give it with "
