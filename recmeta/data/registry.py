@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ..files import copytree_atomic
 from .validation import DataError, validate_ratings
 
 ENV_VAR = "RECMETA_DATA"
@@ -177,7 +178,7 @@ def fetch(name: str, *, seed: str | os.PathLike | None = None, download: bool = 
         src = Path(seed) / d.folder
         if (src / d.ratings_file).exists():
             _verify_extracted(d, src / d.ratings_file)
-            _atomic_copytree(src, root / d.folder)
+            copytree_atomic(src, root / d.folder)
             return target
     if not download:
         raise DatasetNotAvailable(_missing_message(d, root))
@@ -199,20 +200,6 @@ def _verify_extracted(d: DatasetInfo, path: Path) -> None:
             f"{path} does not match the official {d.name} ratings file ({d.file_digest}); "
             f"delete the folder {path.parent} and fetch it again."
         )
-
-
-def _atomic_copytree(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}-", dir=dst.parent))
-    try:
-        shutil.copytree(src, tmp, dirs_exist_ok=True)
-        for p in tmp.rglob("*"):
-            p.chmod(0o755 if p.is_dir() else 0o644)
-        tmp.chmod(0o755)
-        os.replace(tmp, dst)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _download(d: DatasetInfo, root: Path) -> Path:

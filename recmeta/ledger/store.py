@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import re
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..files import write_text_atomic
 from .table import COLUMNS
 
 __all__ = ["ENV_VAR", "results_dir", "default_roots", "dataset_key", "path_for", "save", "load",
@@ -141,7 +141,6 @@ def save(
         others = sorted(set(frame["chapter"].astype(str)) - {chapter})
         raise ValueError(f"the frame holds rows of chapter(s) {others}, not only {chapter!r}")
     path = path_for(chapter, dataset, profile, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {
         "chapter": chapter,
         "dataset": os.fspath(dataset),
@@ -153,16 +152,7 @@ def save(
         "records": _records(frame),
     }
     text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False, default=_jsonable)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)
     return path
 
 

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..files import write_atomic
+
 __all__ = [
     "ENV_VAR",
     "RunKey",
@@ -120,21 +122,12 @@ def write_frame(
     import pyarrow.parquet as pq
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = {**(table.schema.metadata or {}), **(extra or {})}
     if key is not None:
         meta[_META] = key.to_json().encode()
     table = table.replace_schema_metadata(meta)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        pq.write_table(table, tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp))
     return path
 
 
