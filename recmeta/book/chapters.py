@@ -16,10 +16,14 @@ import ast
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+
+from ..ledger import PROFILES
+from . import costs
 
 __all__ = [
     "PROFILES",
@@ -39,7 +43,6 @@ __all__ = [
     "ChapterError",
 ]
 
-from ..ledger import PROFILES  # noqa: E402  (one definition, in the ledger)
 
 ENV_VAR = "RECMETA_PROFILE"
 
@@ -130,8 +133,10 @@ def threshold(df: pd.DataFrame, value: float) -> float | None:
     from .. import data
 
     if data.is_implicit(df):
-        print(f"Implicit feedback (no ratings): every interaction is relevant; the threshold "
-              f"{value:g} is ignored.")
+        print(
+            f"Implicit feedback (no ratings): every interaction is relevant; the threshold "
+            f"{value:g} is ignored."
+        )
         return None
     return value
 
@@ -155,20 +160,24 @@ class Execution:
     estimated: float | None = None
     estimated_runs: float = 0.0
 
-    def estimate(self, plan, ratings: pd.DataFrame, *, second=None):
+    def estimate(
+        self,
+        plan: Callable[[costs.Size], costs.Plan],
+        ratings: pd.DataFrame,
+        *,
+        second: tuple[str, pd.DataFrame, Callable[[costs.Size], costs.Plan]] | None = None,
+    ) -> costs.Estimate:
         """Show what the chapter's expensive steps will cost (:func:`recmeta.costs.show`) on
         ``ratings`` and on the reference sizes, before they run; :meth:`finish` sets the
         estimate beside the measured time. ``plan`` builds a :class:`recmeta.costs.Plan` for a
         :class:`recmeta.costs.Size`. ``second``, if given, is ``(name, ratings, plan)`` of the
         chapter's second dataset: its steps are added at its own size in every column."""
-        from . import costs
-
         build = plan
         if second:
             name, other, other_plan = second
             part = other_plan(costs.Size.of(other))
 
-            def build(size):
+            def build(size: costs.Size) -> costs.Plan:
                 return plan(size).include(part, f"second dataset ({name})")
 
         est = costs.show(build, costs.Size.of(ratings), label=str(self.dataset or "this dataset"))
@@ -210,27 +219,35 @@ class Execution:
         if total == 0:
             runs_text = "no recommender runs"
         else:
-            runs_text = (f"{total} recommender runs, {f['runs_cached']} read from the run cache "
-                         f"and {f['runs_made']} trained during this execution")
+            runs_text = (
+                f"{total} recommender runs, {f['runs_cached']} read from the run cache "
+                f"and {f['runs_made']} trained during this execution"
+            )
         what = PROFILE_TEXT.get(str(f["profile"]))
         parts = [f"profile: **{f['profile']}**" + (f" ({what})" if what else "")]
         if f["dataset"] is not None:
             parts.append(f"dataset: {f['dataset']}")
         if f["seed"] is not None:
             parts.append(f"seed: {f['seed']}")
-        parts += [f"recmeta {f['recmeta']}", f"LensKit {f['lenskit']}",
-                  f"executed {f['executed']} in {wall}", runs_text]
+        parts += [
+            f"recmeta {f['recmeta']}",
+            f"LensKit {f['lenskit']}",
+            f"executed {f['executed']} in {wall}",
+            runs_text,
+        ]
         if self.estimated is not None:
             from .costs import duration
 
             est = f"estimated beforehand: {duration(self.estimated)} of CPU for the steps it models"
             if self.estimated_runs and int(f["runs_cached"]) > 0:  # type: ignore[arg-type]
-                est += (f" ({duration(self.estimated - self.estimated_runs)} without the "
-                        "recommender runs, which the cache may have served)")
+                est += (
+                    f" ({duration(self.estimated - self.estimated_runs)} without the "
+                    "recommender runs, which the cache may have served)"
+                )
             parts.append(est)
         return "**How this page was run.** " + " · ".join(parts) + "."
 
-    def finish(self):
+    def finish(self) -> None:
         """Display the record and glue it as ``execution`` (shown under the chapter's title)."""
         from IPython.display import Markdown, display
 
@@ -254,8 +271,10 @@ def start(chapter: str, *, profile: str, dataset: object = None, seed: object = 
 
     name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
     os.environ["RECMETA_CHAPTER"] = chapter
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return Execution(chapter, profile, name, seed, time.perf_counter(), now, dict(recommenders.RUN_COUNTS))
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return Execution(
+        chapter, profile, name, seed, time.perf_counter(), now, dict(recommenders.RUN_COUNTS)
+    )
 
 
 @dataclass(frozen=True)
@@ -294,8 +313,13 @@ def _read(path: Path) -> Chapter:
 
     nb = jupytext.read(path)
     title = next(
-        (line.lstrip("# ").strip() for c in nb.cells if c.cell_type == "markdown"
-         for line in c.source.splitlines() if line.startswith("# ")),
+        (
+            line.lstrip("# ").strip()
+            for c in nb.cells
+            if c.cell_type == "markdown"
+            for line in c.source.splitlines()
+            if line.startswith("# ")
+        ),
         path.stem,
     )
     params: dict[str, object] = {}
@@ -305,7 +329,11 @@ def _read(path: Path) -> Chapter:
         comments = _comments(cell.source)
         lines = cell.source.splitlines()
         for node in ast.parse(cell.source).body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
                 name = node.targets[0].id
                 try:
                     params[name] = ast.literal_eval(node.value)
@@ -347,8 +375,12 @@ def _profile_sizes(source: str, names: set[str]) -> dict[str, tuple[str, str]]:
         return {}
     out: dict[str, tuple[str, str]] = {}
     for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in names):
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in names
+        ):
             continue
         value = node.value
         if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
@@ -376,9 +408,11 @@ def describe(chapter: Chapter) -> str:
     their meaning, and what the quick profile changes."""
     lines = [f"{chapter.name}: {chapter.title}"]
     if {"dataset", "datasets"} & set(chapter.parameters):
-        data_text = ("ratings, or implicit feedback (a file without a rating column)"
-                     if chapter.implicit else
-                     f"ratings only (not implicit feedback: {GRADED_ONLY[chapter.name]})")
+        data_text = (
+            "ratings, or implicit feedback (a file without a rating column)"
+            if chapter.implicit
+            else f"ratings only (not implicit feedback: {GRADED_ONLY[chapter.name]})"
+        )
         lines.append(f"  data: {data_text}")
     lines.append("  parameters (--set NAME=VALUE):")
     for k, v in chapter.parameters.items():
@@ -421,7 +455,9 @@ def parse_assignments(items: list[str], known: dict[str, object]) -> dict[str, o
         if not sep or not key.isidentifier():
             raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
         if key not in known:
-            raise ValueError(f"the chapter has no parameter {key!r}; its parameters: {', '.join(known)}")
+            raise ValueError(
+                f"the chapter has no parameter {key!r}; its parameters: {', '.join(known)}"
+            )
         out[key] = _coerce(value)
     return out
 
@@ -479,8 +515,9 @@ def run(
         from ..data import is_path, parse_columns
 
         if dataset is None or not is_path(dataset):
-            raise ChapterError("--columns names the columns of a ratings file: give it with "
-                               "--dataset PATH")
+            raise ChapterError(
+                "--columns names the columns of a ratings file: give it with --dataset PATH"
+            )
         if "columns" not in chapter.parameters:
             raise ChapterError(f"chapter {name!r} has no 'columns' parameter.")
         parse_columns(columns)  # refuse a bad mapping before the chapter starts
@@ -495,8 +532,12 @@ def run(
     os.environ["RECMETA_CHAPTER"] = name
     try:
         pm.execute_notebook(
-            str(src), str(dst), parameters=params, kernel_name="python3",
-            cwd=str(root_path), progress_bar=sys.stderr.isatty(),
+            str(src),
+            str(dst),
+            parameters=params,
+            kernel_name="python3",
+            cwd=str(root_path),
+            progress_bar=sys.stderr.isatty(),
         )
     except pm.PapermillExecutionError as exc:
         raise ChapterError(
@@ -541,8 +582,10 @@ def page(
     out_dir = Path(out) if out is not None else nb_path.parent
     jb = Path(sys.executable).parent / "jupyter-book"
     if not jb.exists():
-        raise ChapterError("the page needs Jupyter Book: pip install 'recmeta[book]' (make setup "
-                           "installs it), or pass --no-html")
+        raise ChapterError(
+            "the page needs Jupyter Book: pip install 'recmeta[book]' (make setup "
+            "installs it), or pass --no-html"
+        )
     config = yaml.safe_load((root_path / "_config.yml").read_text())
     config["execute"] = {"execute_notebooks": "off"}
     config["exclude_patterns"] = ["_build"]
@@ -552,10 +595,14 @@ def page(
     config.setdefault("sphinx", {}).pop("local_extensions", None)  # the book's own pages
     nb = json.loads(nb_path.read_text())
     if bib and any("{cite" in "".join(c.get("source", "")) for c in nb["cells"]):
-        nb["cells"].append({
-            "cell_type": "markdown", "id": "recmeta-references", "metadata": {},
-            "source": "## References\n\n```{bibliography}\n:filter: docname in docnames\n```\n",
-        })
+        nb["cells"].append(
+            {
+                "cell_type": "markdown",
+                "id": "recmeta-references",
+                "metadata": {},
+                "source": "## References\n\n```{bibliography}\n:filter: docname in docnames\n```\n",
+            }
+        )
     with tempfile.TemporaryDirectory(prefix=f"recmeta-page-{name}-") as tmp:
         here = Path(tmp)
         (here / "_config.yml").write_text(yaml.safe_dump(config))
@@ -563,14 +610,22 @@ def page(
         for b in sources:
             shutil.copy(b, here / b.name)
         (here / f"{name}.ipynb").write_text(json.dumps(nb))
-        r = subprocess.run([str(jb), "build", str(here), "--path-output", str(here)],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [str(jb), "build", str(here), "--path-output", str(here)],
+            capture_output=True,
+            text=True,
+        )
         built = here / "_build" / "html"
         if r.returncode != 0 or not (built / f"{name}.html").exists():
-            raise ChapterError(f"the page of {name!r} could not be built (the executed notebook is "
-                               f"{nb_path}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+            raise ChapterError(
+                f"the page of {name!r} could not be built (the executed notebook is "
+                f"{nb_path}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}"
+            )
         out_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(built, out_dir, dirs_exist_ok=True,
-                        ignore=lambda folder, names: ["index.html"] if folder == str(built) else [])
+        shutil.copytree(
+            built,
+            out_dir,
+            dirs_exist_ok=True,
+            ignore=lambda folder, names: ["index.html"] if folder == str(built) else [],
+        )
     return out_dir / f"{name}.html"
-

@@ -5,8 +5,8 @@ each phase of the book's pipeline: (a) each roster system's runs, (b) the metric
 (c) all-pairs permutation tests and (d) one robustness curve. Its ``fits`` command turns those
 records into power laws ``t ≈ c · users^a · items^b · ratings^g`` (least squares in logs over
 every size measured, real and synthetic: the real tables are denser than the synthetic ones, and
-the three regressors tell density apart), written to :mod:`recmeta.book.cost_fits`; this module reads
-them. A system measured on five sizes or fewer (the small ones) takes the exponents of its
+the three regressors tell density apart), written to :mod:`recmeta.book.cost_fits`; this module
+reads them. A system measured on five sizes or fewer (the small ones) takes the exponents of its
 family's representative, measured up to the large ones (``FAMILY`` of the benchmark), and its own
 constant.
 
@@ -26,8 +26,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Size", "REFERENCE_SIZES", "Growth", "growth", "Plan", "Step", "Estimate", "duration", "power_fit",
-           "fit_growth", "show", "UNITS"]
+__all__ = [
+    "Size",
+    "REFERENCE_SIZES",
+    "Growth",
+    "growth",
+    "Plan",
+    "Step",
+    "Estimate",
+    "duration",
+    "power_fit",
+    "fit_growth",
+    "show",
+    "UNITS",
+]
 
 
 @dataclass(frozen=True)
@@ -41,7 +53,9 @@ class Size:
     @classmethod
     def of(cls, ratings: pd.DataFrame) -> Size:
         """The size of a ratings frame (columns ``user``, ``item``)."""
-        return cls(int(ratings["user"].nunique()), int(ratings["item"].nunique()), int(len(ratings)))
+        return cls(
+            int(ratings["user"].nunique()), int(ratings["item"].nunique()), int(len(ratings))
+        )
 
     def __str__(self) -> str:
         return f"{self.users:,} users, {self.items:,} items, {self.ratings:,} ratings"
@@ -78,8 +92,11 @@ def power_fit(y: np.ndarray, *xs: np.ndarray) -> dict:
     coef, *_ = np.linalg.lstsq(X, ly, rcond=None)
     resid = ly - X @ coef
     dof = len(y) - X.shape[1]
-    se = (np.sqrt(np.diag(resid @ resid / dof * np.linalg.inv(X.T @ X))) if dof > 0
-          else np.full(X.shape[1], np.nan))
+    se = (
+        np.sqrt(np.diag(resid @ resid / dof * np.linalg.inv(X.T @ X)))
+        if dof > 0
+        else np.full(X.shape[1], np.nan)
+    )
     return {"coef": coef, "se": se, "factor": np.exp(resid), "n": len(y), "dof": dof}
 
 
@@ -103,8 +120,14 @@ class Growth:
     via: str = ""
 
     def seconds(self, size: Size) -> float:
-        return float(np.exp(self.log_c + self.a * np.log(size.users) + self.b * np.log(size.items)
-                            + self.g * np.log(size.ratings)))
+        return float(
+            np.exp(
+                self.log_c
+                + self.a * np.log(size.users)
+                + self.b * np.log(size.items)
+                + self.g * np.log(size.ratings)
+            )
+        )
 
     def extrapolated(self, size: Size) -> bool:
         return size.ratings > self.largest
@@ -140,12 +163,22 @@ def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dic
             return None
         f = power_fit(ok["cpu_s"], ok["users"], ok["items"], ok["ratings"])
         a, b, c = (float(x) for x in f["coef"][1:])
-        return {"log_c": float(f["coef"][0]), "a": a, "b": b, "g": c,
-                "low": float(f["factor"].min()), "high": float(f["factor"].max()), "n": int(f["n"]),
-                "largest": int(ok["ratings"].max()), "via": ""}
+        return {
+            "log_c": float(f["coef"][0]),
+            "a": a,
+            "b": b,
+            "g": c,
+            "low": float(f["factor"].min()),
+            "high": float(f["factor"].max()),
+            "n": int(f["n"]),
+            "largest": int(ok["ratings"].max()),
+            "via": "",
+        }
 
-    groups = [(f"run:{s}", df[(df["phase"] == "runs") & (df["system"] == s)])
-              for s in dict.fromkeys(df.loc[df["phase"] == "runs", "system"])]
+    groups = [
+        (f"run:{s}", df[(df["phase"] == "runs") & (df["system"] == s)])
+        for s in dict.fromkeys(df.loc[df["phase"] == "runs", "system"])
+    ]
     groups += [(names[p], df[df["phase"] == p]) for p in names if (df["phase"] == p).any()]
     for key, g in groups:
         fitted = own(g)
@@ -157,20 +190,31 @@ def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dic
         system = key.removeprefix("run:")
         rep = out.get(f"run:{family.get(system, '')}")
         if rep is None:
-            raise ValueError(f"{key}: measured at {len(_ok(g))} sizes, fewer than the "
-                             f"{OWN_FIT_SIZES} its own exponents need, and no measured family "
-                             f"representative in {family}")
+            raise ValueError(
+                f"{key}: measured at {len(_ok(g))} sizes, fewer than the "
+                f"{OWN_FIT_SIZES} its own exponents need, and no measured family "
+                f"representative in {family}"
+            )
         ok = _ok(g)
-        log_resid = (np.log(ok["cpu_s"].to_numpy(float))
-                     - rep["a"] * np.log(ok["users"].to_numpy(float))
-                     - rep["b"] * np.log(ok["items"].to_numpy(float))
-                     - rep["g"] * np.log(ok["ratings"].to_numpy(float)))
+        log_resid = (
+            np.log(ok["cpu_s"].to_numpy(float))
+            - rep["a"] * np.log(ok["users"].to_numpy(float))
+            - rep["b"] * np.log(ok["items"].to_numpy(float))
+            - rep["g"] * np.log(ok["ratings"].to_numpy(float))
+        )
         log_c = float(log_resid.mean())
         factor = np.exp(log_resid - log_c)
-        out[key] = {"log_c": log_c, "a": rep["a"], "b": rep["b"], "g": rep["g"],
-                    "low": float(factor.min()),
-                    "high": float(factor.max()), "n": int(len(ok)),
-                    "largest": int(ok["ratings"].max()), "via": family[system]}
+        out[key] = {
+            "log_c": log_c,
+            "a": rep["a"],
+            "b": rep["b"],
+            "g": rep["g"],
+            "low": float(factor.min()),
+            "high": float(factor.max()),
+            "n": int(len(ok)),
+            "largest": int(ok["ratings"].max()),
+            "via": family[system],
+        }
     return dict(sorted(out.items()))
 
 
@@ -180,9 +224,11 @@ def growth(kind: str) -> Growth:
 
     if kind not in FITS:
         systems = sorted(k.removeprefix("run:") for k in FITS if k.startswith("run:"))
-        raise KeyError(f"no measured growth for {kind!r}: the scale benchmark measured the runs of "
-                       f"{', '.join(systems)}, and 'evaluate', 'tests', 'curve'. A system outside "
-                       "the roster needs its own measurement (benchmarks/scale.py bench).")
+        raise KeyError(
+            f"no measured growth for {kind!r}: the scale benchmark measured the runs of "
+            f"{', '.join(systems)}, and 'evaluate', 'tests', 'curve'. A system outside "
+            "the roster needs its own measurement (benchmarks/scale.py bench)."
+        )
     return Growth(**FITS[kind])
 
 
@@ -222,7 +268,9 @@ class Plan:
     steps: list[Step] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
 
-    def runs(self, systems: Iterable[str], *, splits: int = 1, group: str = "", size: Size | None = None) -> Plan:
+    def runs(
+        self, systems: Iterable[str], *, splits: int = 1, group: str = "", size: Size | None = None
+    ) -> Plan:
         """Training and top-100 lists of each roster system on ``splits`` splits (none cached)."""
         size = size or self.size
         splits = _count("splits", splits, 1)
@@ -230,40 +278,88 @@ class Plan:
         for name in names:
             growth(f"run:{name}")  # an unknown system fails here, with the reason
         for name in names:
-            self.steps.append(Step(f"runs: {name}" + (f" × {splits} splits" if splits > 1 else ""),
-                                   f"run:{name}", float(splits), size, group or "recommender runs"))
+            self.steps.append(
+                Step(
+                    f"runs: {name}" + (f" × {splits} splits" if splits > 1 else ""),
+                    f"run:{name}",
+                    float(splits),
+                    size,
+                    group or "recommender runs",
+                )
+            )
         return self
 
-    def tests(self, pairs: int, permutations: int, *, repeats: int = 1, label: str = "",
-              size: Size | None = None) -> Plan:
+    def tests(
+        self,
+        pairs: int,
+        permutations: int,
+        *,
+        repeats: int = 1,
+        label: str = "",
+        size: Size | None = None,
+    ) -> Plan:
         """``repeats`` × ``pairs`` paired permutation tests of ``permutations`` each, over the
         size's users: (c) scaled by pairs × permutations × repeats / (231 × 100,000)."""
-        units = float(_count("pairs", pairs)) * _count("permutations", permutations) * _count(
-            "repeats", repeats, 1)
-        self.steps.append(Step(label or f"permutation tests: {pairs * repeats:,} pairs × "
-                               f"{permutations:,}", "tests", units / UNITS["tests"],
-                               size or self.size, "significance"))
+        units = (
+            float(_count("pairs", pairs))
+            * _count("permutations", permutations)
+            * _count("repeats", repeats, 1)
+        )
+        self.steps.append(
+            Step(
+                label or f"permutation tests: {pairs * repeats:,} pairs × {permutations:,}",
+                "tests",
+                units / UNITS["tests"],
+                size or self.size,
+                "significance",
+            )
+        )
         return self
 
-    def subsets(self, sets: int, systems: int, measures: int, *, label: str = "",
-                size: Size | None = None) -> Plan:
+    def subsets(
+        self, sets: int, systems: int, measures: int, *, label: str = "", size: Size | None = None
+    ) -> Plan:
         """Scoring ``sets`` incomplete test sets for ``systems`` at ``measures`` measures: (d)
         scaled by sets × systems / (1,000 × 22) × (measures / 7)^0.41."""
         sets, systems = _count("sets", sets), _count("systems", systems)
         measures = _count("measures", measures, 1)
         scale = sets * systems / UNITS["curve"] * (measures / CURVE_MEASURES) ** MEASURES_EXPONENT
-        self.steps.append(Step(label or f"{sets:,} incomplete test sets × {systems} systems × "
-                               f"{measures} measures", "curve", scale, size or self.size,
-                               "incomplete judgments"))
+        self.steps.append(
+            Step(
+                label or f"{sets:,} incomplete test sets × {systems} systems × {measures} measures",
+                "curve",
+                scale,
+                size or self.size,
+                "incomplete judgments",
+            )
+        )
         return self
 
-    def evaluate(self, systems: int, measures: int, *, repeats: int = 1, label: str = "",
-                 size: Size | None = None) -> Plan:
+    def evaluate(
+        self,
+        systems: int,
+        measures: int,
+        *,
+        repeats: int = 1,
+        label: str = "",
+        size: Size | None = None,
+    ) -> Plan:
         """The metric engine on ``systems`` runs at ``measures`` measures, ``repeats`` times."""
-        scale = (_count("systems", systems) * _count("measures", measures) * _count("repeats", repeats, 1)
-                 / UNITS["evaluate"])
-        self.steps.append(Step(label or f"evaluation: {systems} systems × {measures} measures",
-                               "evaluate", scale, size or self.size, "evaluation"))
+        scale = (
+            _count("systems", systems)
+            * _count("measures", measures)
+            * _count("repeats", repeats, 1)
+            / UNITS["evaluate"]
+        )
+        self.steps.append(
+            Step(
+                label or f"evaluation: {systems} systems × {measures} measures",
+                "evaluate",
+                scale,
+                size or self.size,
+                "evaluation",
+            )
+        )
         return self
 
     def include(self, other: Plan, group: str) -> Plan:
@@ -285,10 +381,20 @@ class Plan:
         rows = []
         for s in self.steps:
             t, lo, hi, ex = s.estimate()
-            rows.append({"group": s.group, "step": s.label, "kind": s.kind, "seconds": t, "low": lo,
-                         "high": hi, "extrapolated": ex})
-        return pd.DataFrame(rows, columns=["group", "step", "kind", "seconds", "low", "high",
-                                           "extrapolated"])
+            rows.append(
+                {
+                    "group": s.group,
+                    "step": s.label,
+                    "kind": s.kind,
+                    "seconds": t,
+                    "low": lo,
+                    "high": hi,
+                    "extrapolated": ex,
+                }
+            )
+        return pd.DataFrame(
+            rows, columns=["group", "step", "kind", "seconds", "low", "high", "extrapolated"]
+        )
 
     def seconds(self) -> tuple[float, float, float]:
         """Total (seconds, low, high)."""

@@ -13,8 +13,14 @@ import importlib
 import sys
 
 #: modules that add a subcommand, in the order they appear in ``recmeta --help``
-COMMAND_MODULES = ["recmeta.cli.data", "recmeta.cli.evaluate", "recmeta.cli.runs",
-                   "recmeta.cli.chapters", "recmeta.cli.claims", "recmeta.cli.compare"]
+COMMAND_MODULES = [
+    "recmeta.cli.data",
+    "recmeta.cli.evaluate",
+    "recmeta.cli.runs",
+    "recmeta.cli.chapters",
+    "recmeta.cli.claims",
+    "recmeta.cli.compare",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,4 +41,3 @@ def main(argv: list[str] | None = None) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"recmeta: error: {msg}", file=sys.stderr)
         return 2
-

@@ -15,8 +15,23 @@ from typing import Any
 import pandas as pd
 
 #: keys of each record printed by ``--json``, in order
-JSON_KEYS = ("chapter", "claim", "statement", "source", "paper_value", "paper_dataset", "ours", "low",
-             "high", "ours_text", "method", "verdict", "reason", "dataset", "profile")
+JSON_KEYS = (
+    "chapter",
+    "claim",
+    "statement",
+    "source",
+    "paper_value",
+    "paper_dataset",
+    "ours",
+    "low",
+    "high",
+    "ours_text",
+    "method",
+    "verdict",
+    "reason",
+    "dataset",
+    "profile",
+)
 
 
 def _known_chapters(stored: pd.DataFrame) -> set[str]:
@@ -25,7 +40,11 @@ def _known_chapters(stored: pd.DataFrame) -> set[str]:
     from ..data import project_root
 
     notebooks = project_root() / "notebooks"
-    names = {p.stem for p in notebooks.glob("*.md") if p.name != "README.md"} if notebooks.is_dir() else set()
+    names = (
+        {p.stem for p in notebooks.glob("*.md") if p.name != "README.md"}
+        if notebooks.is_dir()
+        else set()
+    )
     return names | set(papers.ledgers()) | set(stored["chapter"])
 
 
@@ -43,8 +62,10 @@ def _missing_message(chapters: list[str], dataset: str | None, profile: str, qui
     book = "make quick-book" if quick else "make book"
     cmds = " or ".join(f"`{_command(c, dataset, quick)}`" for c in (chapters or [None]))
     what = f"for {', '.join(chapters)} " if chapters else ""
-    return (f"no stored ledger {what}({where}). A chapter stores its ledger when it runs: {cmds}; "
-            f"`{book}` runs every chapter on its default dataset.")
+    return (
+        f"no stored ledger {what}({where}). A chapter stores its ledger when it runs: {cmds}; "
+        f"`{book}` runs every chapter on its default dataset."
+    )
 
 
 def _value(x: Any) -> Any:
@@ -64,15 +85,30 @@ def _table(frame: pd.DataFrame) -> str:
     from ..ledger import counts, ours_text, paper_text
 
     blocks = []
-    for (chapter, dataset, profile), part in frame.groupby(["chapter", "dataset", "profile"], sort=False):
-        rows = [(r["claim"], str(r["source"]), paper_text(r), ours_text(r), str(r["verdict"]), str(r["reason"]))
-                for r in part.to_dict("records")]
+    for (chapter, dataset, profile), part in frame.groupby(
+        ["chapter", "dataset", "profile"], sort=False
+    ):
+        rows = [
+            (
+                r["claim"],
+                str(r["source"]),
+                paper_text(r),
+                ours_text(r),
+                str(r["verdict"]),
+                str(r["reason"]),
+            )
+            for r in part.to_dict("records")
+        ]
         head = ("claim", "source", "paper", "ours", "verdict", "reason")
         widths = [max(len(x[i]) for x in (head, *rows)) for i in range(len(head) - 1)]
-        lines = [f"{chapter} — dataset {dataset}, profile {profile}"
-                 + (f", written {part['written'].iloc[0]}" if "written" in part else "")]
+        lines = [
+            f"{chapter} — dataset {dataset}, profile {profile}"
+            + (f", written {part['written'].iloc[0]}" if "written" in part else "")
+        ]
         for row in (head, *rows):
-            lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+            lines.append(
+                "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1]
+            )
         tally = counts(part)
         lines.append(", ".join(f"{n} {v}" for v, n in tally.items()))
         blocks.append("\n".join(lines))
@@ -109,23 +145,45 @@ def _claims(args: argparse.Namespace) -> int:
         have = sorted(set(there["chapter"]) & set(wanted))
         if have:
             flag = "without --quick" if args.quick else "with --quick"
-            cmd = " ".join(["recmeta claims", *args.chapters,
-                            *([f"--dataset {args.dataset}"] if args.dataset else []),
-                            *([] if args.quick else ["--quick"])])
-            message += (f" The {other} profile has stored ledgers for {', '.join(have)}: run "
-                        f"`{cmd}` ({flag}) to print them.")
+            cmd = " ".join(
+                [
+                    "recmeta claims",
+                    *args.chapters,
+                    *([f"--dataset {args.dataset}"] if args.dataset else []),
+                    *([] if args.quick else ["--quick"]),
+                ]
+            )
+            message += (
+                f" The {other} profile has stored ledgers for {', '.join(have)}: run "
+                f"`{cmd}` ({flag}) to print them."
+            )
         print(f"recmeta: {message}", file=sys.stderr)
         return 2
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("claims", help="the papers' claims and our verdicts, as the chapters last stored them")
-    p.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapter names (default: every stored chapter)")
-    p.add_argument("--dataset", help="only this dataset (registered name or the CSV path the chapter ran on)")
-    p.add_argument("--quick", action="store_true", help="the quick profile's ledgers (default: full)")
+    p = sub.add_parser(
+        "claims", help="the papers' claims and our verdicts, as the chapters last stored them"
+    )
+    p.add_argument(
+        "chapters",
+        nargs="*",
+        metavar="CHAPTER",
+        help="chapter names (default: every stored chapter)",
+    )
+    p.add_argument(
+        "--dataset", help="only this dataset (registered name or the CSV path the chapter ran on)"
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="the quick profile's ledgers (default: full)"
+    )
     p.add_argument("--json", action="store_true", help="JSON records instead of a table")
-    p.add_argument("--results", metavar="DIR", default=None,
-                   help="folder of stored ledgers (default: $RECMETA_RESULTS, else _cache/results "
-                   "and the book's _build/results, the newest of each)")
+    p.add_argument(
+        "--results",
+        metavar="DIR",
+        default=None,
+        help="folder of stored ledgers (default: $RECMETA_RESULTS, else _cache/results "
+        "and the book's _build/results, the newest of each)",
+    )
     p.set_defaults(func=_claims)

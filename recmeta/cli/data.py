@@ -30,8 +30,7 @@ COLUMNS_HELP = (
 
 def add_columns_option(parser: argparse.ArgumentParser, what: str = "the dataset file") -> None:
     """The shared ``--columns`` option (see :func:`recmeta.data.parse_columns`)."""
-    parser.add_argument("--columns", metavar="SPEC", default=None,
-                        help=f"{what}: {COLUMNS_HELP}")
+    parser.add_argument("--columns", metavar="SPEC", default=None, help=f"{what}: {COLUMNS_HELP}")
 
 
 @contextlib.contextmanager
@@ -65,8 +64,9 @@ def _data_fetch(args: argparse.Namespace) -> int:
             print(f"{name}: a local file, {len(df):,} {kind}; nothing to fetch")
             continue
         if args.columns:
-            raise ValueError(f"--columns applies to files of one's own, not to the release "
-                             f"{name!r}")
+            raise ValueError(
+                f"--columns applies to files of one's own, not to the release {name!r}"
+            )
         path = data.fetch(name, seed=args.seed, download=not args.offline)
         print(f"{name}: {path}")
     return 0
@@ -76,10 +76,15 @@ def _data_stats(args: argparse.Namespace) -> int:
     from .. import data
 
     with notices():
-        rows = [data.stats(data.load(n, download=not args.offline,
-                                     columns=args.columns if data.is_path(n) else None),
-                           data.describe_source(n))
-                for n in args.names]
+        rows = [
+            data.stats(
+                data.load(
+                    n, download=not args.offline, columns=args.columns if data.is_path(n) else None
+                ),
+                data.describe_source(n),
+            )
+            for n in args.names
+        ]
     if args.json:
         print(json.dumps(rows if len(rows) > 1 else rows[0], indent=2))
         return 0
@@ -100,7 +105,10 @@ def _data_list(args: argparse.Namespace) -> int:
 
     for d in data.REGISTRY.values():
         cached = (data.cache_dir() / d.ratings_path).exists()
-        print(f"{d.name:<16} {d.n_ratings:>11,} ratings  {'cached' if cached else 'not cached':<10}  {d.url}")
+        print(
+            f"{d.name:<16} {d.n_ratings:>11,} ratings  "
+            f"{'cached' if cached else 'not cached':<10}  {d.url}"
+        )
     return 0
 
 

@@ -24,27 +24,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     rsub = p.add_subparsers(dest="runs_command", required=True)
 
     m = rsub.add_parser("make", help="train roster systems on a split and cache their top-N lists")
-    m.add_argument("--dataset", required=True,
-                   help="registered dataset name (e.g. ml-100k) or path of a ratings file")
+    m.add_argument(
+        "--dataset",
+        required=True,
+        help="registered dataset name (e.g. ml-100k) or path of a ratings file",
+    )
     add_columns_option(m)
-    m.add_argument("--split", choices=SPLITS, default="holdout",
-                   help="holdout: per-user 80/20; coin-flip: each rating to test w.p. 0.2; "
-                   "leave-last-out; kfold: fold --fold of 5")
+    m.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="holdout",
+        help="holdout: per-user 80/20; coin-flip: each rating to test w.p. 0.2; "
+        "leave-last-out; kfold: fold --fold of 5",
+    )
     m.add_argument("--test-fraction", type=float, default=0.2, help="test share (default 0.2)")
     m.add_argument("--fold", type=int, default=0, help="fold number for --split kfold")
     m.add_argument("--seed", type=int, default=0, help="split and training seed")
     m.add_argument("--systems", default="all", help="comma-separated roster names (default all)")
-    m.add_argument("--candidates", choices=["all", "test"], default="all",
-                   help="all: AllItems; test: items with a test rating (TestItems)")
+    m.add_argument(
+        "--candidates",
+        choices=["all", "test"],
+        default="all",
+        help="all: AllItems; test: items with a test rating (TestItems)",
+    )
     m.add_argument("--depth", type=int, default=100, help="list length (default 100)")
     m.add_argument("--engine", choices=["auto", "fast", "lenskit"], default="auto")
-    m.add_argument("--use-ray", action="store_true",
-                   help="send the blocks of users to a Ray cluster as tasks (needs "
-                   "`pip install 'recmeta[ray]'`; joins RAY_ADDRESS if set, else starts a "
-                   "local cluster); see the README's Ray section")
-    m.add_argument("--n-jobs", type=int, default=None,
-                   help="with --use-ray, Ray tasks in flight (default: the cluster's CPUs); "
-                   "else LensKit's batch threads")
+    m.add_argument(
+        "--use-ray",
+        action="store_true",
+        help="send the blocks of users to a Ray cluster as tasks (needs "
+        "`pip install 'recmeta[ray]'`; joins RAY_ADDRESS if set, else starts a "
+        "local cluster); see the README's Ray section",
+    )
+    m.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        help="with --use-ray, Ray tasks in flight (default: the cluster's CPUs); "
+        "else LensKit's batch threads",
+    )
     m.add_argument("--offline", action="store_true", help="never download the dataset")
     m.set_defaults(func=_make)
 
@@ -84,12 +102,22 @@ def _make(args: argparse.Namespace) -> int:
     systems = roster.systems(args.systems)
     split, name = _split(args)
     df = recommenders.make(
-        systems, split.train, dataset=args.dataset, split=name, seed=args.seed, depth=args.depth,
-        candidates=args.candidates, test=split.test, engine=args.engine, use_ray=args.use_ray,
+        systems,
+        split.train,
+        dataset=args.dataset,
+        split=name,
+        seed=args.seed,
+        depth=args.depth,
+        candidates=args.candidates,
+        test=split.test,
+        engine=args.engine,
+        use_ray=args.use_ray,
         n_jobs=args.n_jobs,
     )
-    print(f"{len(systems)} systems, {df['user'].nunique()} users, {len(df)} rows; "
-          f"cache: {cache.cache_dir()}")
+    print(
+        f"{len(systems)} systems, {df['user'].nunique()} users, {len(df)} rows; "
+        f"cache: {cache.cache_dir()}"
+    )
     return 0
 
 
@@ -100,7 +128,11 @@ def _list(args: argparse.Namespace) -> int:
     if table.empty:
         print(f"no cached runs in {cache.cache_dir()}")
         return 0
-    show = table.drop(columns=["path"]).assign(MB=(table["bytes"] / 1e6).round(2)).drop(columns="bytes")
+    show = (
+        table.drop(columns=["path"])
+        .assign(MB=(table["bytes"] / 1e6).round(2))
+        .drop(columns="bytes")
+    )
     print(show.to_string(index=False))
     return 0
 

@@ -117,8 +117,11 @@ def _resolve(
             if col is None:
                 continue
             if col not in found:
-                hint = ("; for data without ratings pass rating=None (--columns rating=none)"
-                        if role == "rating" else "")
+                hint = (
+                    "; for data without ratings pass rating=None (--columns rating=none)"
+                    if role == "rating"
+                    else ""
+                )
                 raise DataError(
                     f"{source}: missing column(s) [{col!r}] (named as the {role} column); found "
                     f"{[str(c) for c in found]}. Name the right column with --columns {role}=NAME "
@@ -126,8 +129,13 @@ def _resolve(
                 )
             mapping[col] = role
             continue
-        hits = [c for c in found if _spelling(c) in COLUMN_SPELLINGS[role]
-                and c not in mapping and c not in given.values()]
+        hits = [
+            c
+            for c in found
+            if _spelling(c) in COLUMN_SPELLINGS[role]
+            and c not in mapping
+            and c not in given.values()
+        ]
         if len(hits) > 1:
             raise DataError(
                 f"{source}: columns {[str(c) for c in hits]} could each be the {role} column; say "
@@ -187,29 +195,40 @@ def from_frame(
     spec = parse_columns(columns)
     if isinstance(spec, list):
         if len(spec) != df.shape[1]:
-            raise DataError(f"{source}: columns names {len(spec)} columns, the table has "
-                            f"{df.shape[1]} ({list(df.columns)})")
+            raise DataError(
+                f"{source}: columns names {len(spec)} columns, the table has "
+                f"{df.shape[1]} ({list(df.columns)})"
+            )
         df = df.set_axis([f"-{k}" if c in _SKIP else c for k, c in enumerate(spec)], axis=1)
         spec = None
     given = dict(spec or {})
-    for role, value in (("user", user), ("item", item), ("rating", rating),
-                        ("timestamp", timestamp)):
+    for role, value in (
+        ("user", user),
+        ("item", item),
+        ("rating", rating),
+        ("timestamp", timestamp),
+    ):
         if value is _AUTO:
             continue
         if role in given and given[role] != value:
-            raise DataError(f"{source}: the {role} column is named twice ({given[role]!r} in "
-                            f"columns, {value!r} as {role}=)")
+            raise DataError(
+                f"{source}: the {role} column is named twice ({given[role]!r} in "
+                f"columns, {value!r} as {role}=)"
+            )
         given[role] = value
     mapping, guessed = _resolve(list(df.columns), given, source)
     if guessed:
         warnings.warn(
             f"{source}: columns read by their names: {', '.join(guessed)} (--columns or "
-            "columns= names others)", ColumnsRecognised, stacklevel=3,
+            "columns= names others)",
+            ColumnsRecognised,
+            stacklevel=3,
         )
     taken = df[list(mapping)].rename(columns=mapping)
     labels = {role: str(col) for col, role in mapping.items()}
-    return validate_ratings(taken, source=source, implicit="rating" not in labels,
-                            first_line=first_line, labels=labels)
+    return validate_ratings(
+        taken, source=source, implicit="rating" not in labels, first_line=first_line, labels=labels
+    )
 
 
 def _first_line(p: Path) -> str:
@@ -256,33 +275,43 @@ def from_csv(
     if p.is_dir():
         raise DataError(f"{p} is a folder; give the path of the ratings file inside it.")
     if p.stat().st_size == 0:
-        raise DataError(f"{p} is empty (0 bytes): a ratings file needs a header row (e.g. "
-                        "user,item,rating,timestamp) and one line per rating.")
+        raise DataError(
+            f"{p} is empty (0 bytes): a ratings file needs a header row (e.g. "
+            "user,item,rating,timestamp) and one line per rating."
+        )
     spec = parse_columns(columns)
     if p.suffix.lower() in (".parquet", ".pq"):
         table = pd.read_parquet(p)
         return from_frame(table, spec, source=str(p), **named)  # type: ignore[arg-type]
     line = _first_line(p)
     if not line.strip():
-        raise DataError(f"{p}, line 1: the line is blank; the first line is the header row "
-                        "(e.g. user,item,rating,timestamp) or the first rating.")
+        raise DataError(
+            f"{p}, line 1: the line is blank; the first line is the header row "
+            "(e.g. user,item,rating,timestamp) or the first rating."
+        )
     sep = sep or _separator(line)
     fields = line.split() if sep == r"\s+" else line.split(sep)
     header = not all(_is_number(f) for f in fields) and not (
-        isinstance(spec, list) and any(_is_number(f) for f in fields))
+        isinstance(spec, list) and any(_is_number(f) for f in fields)
+    )
     names = None
     if isinstance(spec, list):
         if len(spec) != len(fields):
-            raise DataError(f"{p}, line 1: {len(fields)} fields, and columns names {len(spec)} "
-                            f"({','.join(spec)}); name every column in order, '-' for one to skip.")
+            raise DataError(
+                f"{p}, line 1: {len(fields)} fields, and columns names {len(spec)} "
+                f"({','.join(spec)}); name every column in order, '-' for one to skip."
+            )
         names = [f"-{k}" if c in _SKIP else c for k, c in enumerate(spec)]
         spec = None
     elif not header:
         if sep == "::" and len(fields) in (3, 4) and not spec and not named:
             names = list(ROLES[: len(fields)])
-            warnings.warn(f"{p}: no header row; read in MovieLens's order "
-                          f"{'::'.join(names)} (--columns names others)",
-                          ColumnsRecognised, stacklevel=2)
+            warnings.warn(
+                f"{p}: no header row; read in MovieLens's order "
+                f"{'::'.join(names)} (--columns names others)",
+                ColumnsRecognised,
+                stacklevel=2,
+            )
         else:
             shown = line if len(line) <= 60 else line[:57] + "..."
             order = ",".join(ROLES[: len(fields)]) if len(fields) <= 4 else "user,item,rating,-"
@@ -295,13 +324,22 @@ def from_csv(
     if sep == "::":
         text, sep = io.BytesIO(p.read_bytes().replace(b"::", b"\t")), "\t"
     try:
-        df = pd.read_csv(text, sep=sep, header=0 if header else None, names=names,
-                         skip_blank_lines=False, engine="python" if sep == r"\s+" else "c")
+        df = pd.read_csv(
+            text,
+            sep=sep,
+            header=0 if header else None,
+            names=names,
+            skip_blank_lines=False,
+            engine="python" if sep == r"\s+" else "c",
+        )
     except pd.errors.EmptyDataError:
-        raise DataError(f"{p} has no data: a ratings file needs a header row and one line per "
-                        "rating.") from None
+        raise DataError(
+            f"{p} has no data: a ratings file needs a header row and one line per rating."
+        ) from None
     except pd.errors.ParserError as exc:
-        raise DataError(f"{p}: {str(exc).strip()}; every line needs as many fields as line 1 "
-                        f"({len(fields)}, separated by {sep!r}).") from None
+        raise DataError(
+            f"{p}: {str(exc).strip()}; every line needs as many fields as line 1 "
+            f"({len(fields)}, separated by {sep!r})."
+        ) from None
     first = 2 if header else 1
     return from_frame(df, spec, source=str(p), first_line=first, **named)  # type: ignore[arg-type]

@@ -20,10 +20,17 @@ def long_tail_frame(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     for name, df in frames.items():
         counts = np.sort(df.groupby("item").size().to_numpy())[::-1]
         rank = np.arange(1, counts.size + 1)
-        parts.append(pd.DataFrame({
-            "dataset": name, "rank": rank, "ratings": counts,
-            "item_share": rank / counts.size, "rating_share": np.cumsum(counts) / counts.sum(),
-        }))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "dataset": name,
+                    "rank": rank,
+                    "ratings": counts,
+                    "item_share": rank / counts.size,
+                    "rating_share": np.cumsum(counts) / counts.sum(),
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -32,11 +39,19 @@ def long_tail(frames: dict[str, pd.DataFrame]) -> plt.Figure:
     lt = long_tail_frame(frames)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
     sns.lineplot(lt, x="rank", y="ratings", hue="dataset", ax=axes[0])
-    axes[0].set(yscale="log", xscale="log", xlabel="item popularity rank",
-                ylabel="ratings per item", title="Long tail")
+    axes[0].set(
+        yscale="log",
+        xscale="log",
+        xlabel="item popularity rank",
+        ylabel="ratings per item",
+        title="Long tail",
+    )
     sns.lineplot(lt, x="item_share", y="rating_share", hue="dataset", ax=axes[1])
     axes[1].plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="equal popularity")
-    axes[1].set(xlabel="share of items (most rated first)", ylabel="share of all ratings",
-                title="Concentration (Lorenz-type curve)")
+    axes[1].set(
+        xlabel="share of items (most rated first)",
+        ylabel="share of all ratings",
+        title="Concentration (Lorenz-type curve)",
+    )
     axes[1].legend()
     return fig

@@ -4,8 +4,12 @@ a tidy frame, and a tidy frame to a LensKit ``Dataset``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from lenskit.data import Dataset
 
 from .columns import ROLES
 from .validation import DataError, is_implicit, validate_ratings
@@ -18,8 +22,7 @@ def is_lenskit(x: object) -> bool:
         return True
     if _is_item_list(x):
         return True
-    return (isinstance(x, Mapping) and len(x) > 0
-            and all(_is_item_list(v) for v in x.values()))
+    return isinstance(x, Mapping) and len(x) > 0 and all(_is_item_list(v) for v in x.values())
 
 
 def _is_item_list(x: object) -> bool:
@@ -40,17 +43,23 @@ def lenskit_frame(x: object, what: str = "the data") -> pd.DataFrame:
     if hasattr(x, "to_df") and hasattr(x, "key_fields"):
         keys = list(x.key_fields)
         if len(keys) != 1:
-            raise DataError(f"{what}: an ItemListCollection keyed by one field (the user) is "
-                            f"needed; this one has keys {keys}")
+            raise DataError(
+                f"{what}: an ItemListCollection keyed by one field (the user) is "
+                f"needed; this one has keys {keys}"
+            )
         return x.to_df().rename(columns={keys[0]: "user", "item_id": "item"})
     if _is_item_list(x):
-        raise DataError(f"{what}: a single ItemList does not say whose list it is; pass "
-                        "{user: item_list} (several users: an ItemListCollection or a mapping)")
+        raise DataError(
+            f"{what}: a single ItemList does not say whose list it is; pass "
+            "{user: item_list} (several users: an ItemListCollection or a mapping)"
+        )
     if isinstance(x, Mapping) and x and all(_is_item_list(v) for v in x.values()):
         parts = [v.to_df().assign(user=k) for k, v in x.items()]
         return pd.concat(parts, ignore_index=True).rename(columns={"item_id": "item"})
-    raise DataError(f"{what}: expected a LensKit Dataset, ItemListCollection or "
-                    f"{{user: ItemList}}, got {type(x).__name__}")
+    raise DataError(
+        f"{what}: expected a LensKit Dataset, ItemListCollection or "
+        f"{{user: ItemList}}, got {type(x).__name__}"
+    )
 
 
 def from_lenskit(x: object, *, source: str | None = None) -> pd.DataFrame:
@@ -68,7 +77,7 @@ def from_lenskit(x: object, *, source: str | None = None) -> pd.DataFrame:
     return validate_ratings(df[keep], source=source, implicit="rating" not in keep)
 
 
-def to_lenskit(df: pd.DataFrame):
+def to_lenskit(df: pd.DataFrame) -> Dataset:
     """LensKit :class:`~lenskit.data.Dataset` of a tidy ratings or interaction frame."""
     from lenskit.data import from_interactions_df
 

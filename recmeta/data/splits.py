@@ -46,8 +46,9 @@ def _check(df: pd.DataFrame) -> pd.DataFrame:
         from .loading import load
 
         if not is_lenskit(df):
-            raise DataError(f"split input must be a ratings frame or a LensKit Dataset, got "
-                            f"{type(df).__name__}")
+            raise DataError(
+                f"split input must be a ratings frame or a LensKit Dataset, got {type(df).__name__}"
+            )
         df = load(df)
     for c in ("user", "item"):  # ratings are optional: implicit feedback splits the same way
         if c not in df.columns:
@@ -58,9 +59,7 @@ def _check(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _parts(df: pd.DataFrame, is_test: np.ndarray) -> Split:
-    return Split(
-        df.loc[~is_test].reset_index(drop=True), df.loc[is_test].reset_index(drop=True)
-    )
+    return Split(df.loc[~is_test].reset_index(drop=True), df.loc[is_test].reset_index(drop=True))
 
 
 def holdout_per_user(
@@ -78,7 +77,9 @@ def holdout_per_user(
     users = df["user"].to_numpy()
     codes, uniq = pd.factorize(users)
     n_u = np.bincount(codes)
-    n_test = np.minimum(np.rint(test_fraction * n_u).astype(np.int64), np.maximum(n_u - min_train, 0))
+    n_test = np.minimum(
+        np.rint(test_fraction * n_u).astype(np.int64), np.maximum(n_u - min_train, 0)
+    )
     # random order within user: sort by (user, random key); rank within user < n_test -> test
     order = np.lexsort((rng.random(len(df)), codes))
     start = np.concatenate([[0], np.cumsum(n_u)[:-1]])

@@ -63,13 +63,17 @@ def validate_ratings(
         raise DataError(
             f"{source}: missing column(s) {missing}; found {list(df.columns)}. "
             "Map your columns with from_frame(df, user=..., item=..., rating=...)"
-            + ("" if "rating" not in missing or len(missing) > 1 else
-               "; for data without ratings (clicks, plays) pass rating=None")
+            + (
+                ""
+                if "rating" not in missing or len(missing) > 1
+                else "; for data without ratings (clicks, plays) pass rating=None"
+            )
             + "."
         )
     if len(df) == 0:
-        raise DataError(f"{source}: no ratings in it (the table is empty); at least one rating "
-                        "is needed.")
+        raise DataError(
+            f"{source}: no ratings in it (the table is empty); at least one rating is needed."
+        )
     cols = list(required) + (["timestamp"] if "timestamp" in df.columns else [])
     isna = df[cols].isna().to_numpy()
     if isna.any():
@@ -87,8 +91,10 @@ def validate_ratings(
         if col == "timestamp" and pd.api.types.is_datetime64_any_dtype(s):
             continue
         if pd.api.types.is_bool_dtype(s):
-            raise DataError(f"{source}: {column(col)} holds True/False values, not numbers; "
-                            f"convert it explicitly (e.g. 1 for True) if that is meant.")
+            raise DataError(
+                f"{source}: {column(col)} holds True/False values, not numbers; "
+                f"convert it explicitly (e.g. 1 for True) if that is meant."
+            )
         if not pd.api.types.is_numeric_dtype(s):
             number = pd.to_numeric(s, errors="coerce")
             bad = np.flatnonzero(number.isna().to_numpy())
@@ -113,8 +119,7 @@ def validate_ratings(
         shown = []
         for pair, members in list(groups.items())[:3]:
             plain = tuple(_plain(v) for v in pair)
-            shown.append(f"({', '.join(repr(v) for v in plain)}) at {unit}s "
-                         f"{where(pos[members])}")
+            shown.append(f"({', '.join(repr(v) for v in plain)}) at {unit}s {where(pos[members])}")
         what = "interaction" if implicit else "rating"
         raise DataError(
             f"{source}: {len(pos)} {unit}s share a (user, item) pair, e.g. "

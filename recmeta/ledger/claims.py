@@ -23,6 +23,7 @@ __all__ = ["PROFILES", "MissingResult", "Claim", "Ledger"]
 #: the book's profiles: ``full`` (the book's default) and ``quick`` (small sizes, for CI)
 PROFILES = ("full", "quick")
 
+
 class MissingResult(LookupError):
     """A claim read a result it did not declare in ``needs``."""
 
@@ -84,7 +85,9 @@ class Claim:
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
-            raise ValueError(f"claim id {self.id!r} must be non-empty letters, digits and . _ : + -")
+            raise ValueError(
+                f"claim id {self.id!r} must be non-empty letters, digits and . _ : + -"
+            )
         for name in ("chapter", "statement", "source", "rule"):
             if not str(getattr(self, name)).strip():
                 raise ValueError(f"claim {self.id!r} needs a non-empty {name}")
@@ -108,13 +111,15 @@ class Claim:
             names = ", ".join(repr(m) for m in missing)
             return not_reproduced(
                 f"result {names} was not computed in this run (e.g. skipped by the profile)"
-                if len(missing) == 1 else
-                f"results {names} were not computed in this run (e.g. skipped by the profile)"
+                if len(missing) == 1
+                else f"results {names} were not computed in this run (e.g. skipped by the profile)"
             )
         try:
             out = self.evaluate(_Needed(results, self))
             if not isinstance(out, Outcome):
-                raise TypeError(f"claim {self.id!r}: evaluate returned {type(out).__name__}, not an Outcome")
+                raise TypeError(
+                    f"claim {self.id!r}: evaluate returned {type(out).__name__}, not an Outcome"
+                )
         except Exception as exc:
             if strict:
                 raise
@@ -162,7 +167,9 @@ class Ledger:
             return self._claims[claim_id]
         except KeyError:
             known = ", ".join(self._claims)
-            raise KeyError(f"no claim {claim_id!r} in ledger {self.chapter!r}; claims: {known}") from None
+            raise KeyError(
+                f"no claim {claim_id!r} in ledger {self.chapter!r}; claims: {known}"
+            ) from None
 
     @property
     def ids(self) -> list[str]:
@@ -171,7 +178,9 @@ class Ledger:
     def add(self, claim: Claim) -> Claim:
         """Append ``claim``; its chapter must be the ledger's and its id new."""
         if claim.chapter != self.chapter:
-            raise ValueError(f"claim {claim.id!r} belongs to chapter {claim.chapter!r}, not {self.chapter!r}")
+            raise ValueError(
+                f"claim {claim.id!r} belongs to chapter {claim.chapter!r}, not {self.chapter!r}"
+            )
         if claim.id in self._claims:
             raise ValueError(f"ledger {self.chapter!r} already has a claim {claim.id!r}")
         self._claims[claim.id] = claim
@@ -190,10 +199,22 @@ class Ledger:
     ) -> Callable[[Callable[[Mapping[str, Any]], Outcome]], Callable[[Mapping[str, Any]], Outcome]]:
         """Decorator registering the decorated function as the ``evaluate`` of a new claim."""
 
-        def register(fn: Callable[[Mapping[str, Any]], Outcome]) -> Callable[[Mapping[str, Any]], Outcome]:
-            self.add(Claim(id=id, chapter=self.chapter, statement=statement, source=source,
-                           rule=rule, evaluate=fn, paper_value=paper_value,
-                           paper_dataset=paper_dataset, needs=tuple(needs)))
+        def register(
+            fn: Callable[[Mapping[str, Any]], Outcome],
+        ) -> Callable[[Mapping[str, Any]], Outcome]:
+            self.add(
+                Claim(
+                    id=id,
+                    chapter=self.chapter,
+                    statement=statement,
+                    source=source,
+                    rule=rule,
+                    evaluate=fn,
+                    paper_value=paper_value,
+                    paper_dataset=paper_dataset,
+                    needs=tuple(needs),
+                )
+            )
             return fn
 
         return register
@@ -212,8 +233,9 @@ class Ledger:
         when it is not a number, ``verdict`` the :class:`Verdict`'s value. See
         :meth:`Claim.outcome` for absent results and ``strict``.
         """
-        rows = [self.row(c.id, results, dataset=dataset, profile=profile, strict=strict)
-                for c in self]
+        rows = [
+            self.row(c.id, results, dataset=dataset, profile=profile, strict=strict) for c in self
+        ]
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         frame[["ours", "low", "high"]] = frame[["ours", "low", "high"]].astype(float)
         frame["paper_value"] = frame["paper_value"].astype(object)
@@ -235,13 +257,22 @@ class Ledger:
         out = c.outcome(results, strict=strict)
         est = out.ours
         return {
-            "chapter": self.chapter, "claim": c.id, "statement": c.statement, "source": c.source,
-            "paper_value": c.paper_value, "paper_dataset": c.paper_dataset, "rule": c.rule,
+            "chapter": self.chapter,
+            "claim": c.id,
+            "statement": c.statement,
+            "source": c.source,
+            "paper_value": c.paper_value,
+            "paper_dataset": c.paper_dataset,
+            "rule": c.rule,
             "ours": _nan(est.value if est else None),
-            "low": _nan(est.low if est else None), "high": _nan(est.high if est else None),
-            "ours_text": out.detail or "", "method": est.method if est else "",
-            "verdict": out.verdict.value, "reason": out.reason,
-            "dataset": str(dataset), "profile": profile,
+            "low": _nan(est.low if est else None),
+            "high": _nan(est.high if est else None),
+            "ours_text": out.detail or "",
+            "method": est.method if est else "",
+            "verdict": out.verdict.value,
+            "reason": out.reason,
+            "dataset": str(dataset),
+            "profile": profile,
         }
 
     @staticmethod

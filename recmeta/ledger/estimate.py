@@ -23,6 +23,7 @@ __all__ = ["Estimate", "format_number", "format_estimate", "format_paper"]
 
 _DASH = "—"
 
+
 def _level(level: float) -> float:
     level = float(level)
     if not 0.0 < level < 1.0:
@@ -120,12 +121,16 @@ class Estimate:
         x = _finite_1d(samples, "samples")
         low, high = np.quantile(x, [(1 - level) / 2, (1 + level) / 2])
         return cls(
-            float(x.mean()) if value is None else value, float(low), float(high),
+            float(x.mean()) if value is None else value,
+            float(low),
+            float(high),
             method or f"percentile interval of {x.size} replicates, {_pct(level)}",
         )
 
     @classmethod
-    def mean_se(cls, values: ArrayLike, level: float = 0.95, *, method: str | None = None) -> Estimate:
+    def mean_se(
+        cls, values: ArrayLike, level: float = 0.95, *, method: str | None = None
+    ) -> Estimate:
         """Mean of ``values`` with Student's t interval ``mean ± t_{n-1} · s/√n``.
 
         Computed by ``scipy.stats.ttest_1samp(values, 0).confidence_interval(level)``; suited to a
@@ -165,14 +170,18 @@ class Estimate:
         x = _finite_1d(per_user_values, "per_user_values", minimum=2)
         mean = float(x.mean())
         method = method or (
-            f"bootstrap over {x.size} users ({ci_method}, {n_resamples} resamples), "
-            f"{_pct(level)}"
+            f"bootstrap over {x.size} users ({ci_method}, {n_resamples} resamples), {_pct(level)}"
         )
         if np.all(x == x[0]):
             return cls(mean, mean, mean, method)
         res = stats.bootstrap(
-            (x,), np.mean, n_resamples=int(n_resamples), confidence_level=level,
-            method=ci_method, rng=np.random.default_rng(seed), vectorized=True,
+            (x,),
+            np.mean,
+            n_resamples=int(n_resamples),
+            confidence_level=level,
+            method=ci_method,
+            rng=np.random.default_rng(seed),
+            vectorized=True,
             batch=max(1, min(int(n_resamples), 2**20 // x.size)),
         )
         ci = res.confidence_interval
@@ -203,7 +212,9 @@ class Estimate:
             f"paired bootstrap over {x.size} users ({ci_method}, {n_resamples} resamples), "
             f"{_pct(_level(level))}"
         )
-        return cls.bootstrap_mean(x - y, level, seed, n_resamples, ci_method=ci_method, method=method)
+        return cls.bootstrap_mean(
+            x - y, level, seed, n_resamples, ci_method=ci_method, method=method
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,7 +37,9 @@ def _counts_table(frame: pd.DataFrame, chapters: Sequence[str], datasets: Sequen
     for ds in datasets:
         if ds in total.index:
             n = total.loc[ds].reindex(verdicts, fill_value=0)
-            lines.append("| " + " | ".join(["**all chapters**", ds, str(int(n.sum())), *map(str, n)]) + " |")
+            lines.append(
+                "| " + " | ".join(["**all chapters**", ds, str(int(n.sum())), *map(str, n)]) + " |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -83,12 +85,18 @@ def ledger_page(
         out.append(f"Verdicts of this build (profile {profile}):\n")
         out.append(_counts_table(frame, list(chapters), datasets))
     if pending:
-        out.append("Chapters whose claims are not yet in the ledger (their conclusions are still "
-                   "stated in their text): " + ", ".join(f"{{doc}}`{chapters[c]} <../notebooks/{c}>`"
-                                                          for c in pending) + ".\n")
+        out.append(
+            "Chapters whose claims are not yet in the ledger (their conclusions are still "
+            "stated in their text): "
+            + ", ".join(f"{{doc}}`{chapters[c]} <../notebooks/{c}>`" for c in pending)
+            + ".\n"
+        )
     if missing:
-        out.append("Chapters with a ledger that stored nothing in this build: "
-                   + ", ".join(missing) + ".\n")
+        out.append(
+            "Chapters with a ledger that stored nothing in this build: "
+            + ", ".join(missing)
+            + ".\n"
+        )
     for chapter, title in chapters.items():
         part = frame[frame["chapter"] == chapter]
         if part.empty:

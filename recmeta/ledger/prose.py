@@ -41,11 +41,29 @@ from pathlib import Path
 __all__ = ["Found", "typed_numbers", "scan_chapters", "SKIPPED_DIRECTIVES"]
 
 #: directives whose body is code or math, not prose
-SKIPPED_DIRECTIVES = frozenset({
-    "code-cell", "code", "code-block", "sourcecode", "literalinclude", "math", "raw", "eval-rst",
-    "bibliography", "toctree", "tableofcontents", "mermaid", "graphviz", "jupyter-execute",
-    "ipython", "testcode", "testoutput", "doctest", "parsed-literal",
-})
+SKIPPED_DIRECTIVES = frozenset(
+    {
+        "code-cell",
+        "code",
+        "code-block",
+        "sourcecode",
+        "literalinclude",
+        "math",
+        "raw",
+        "eval-rst",
+        "bibliography",
+        "toctree",
+        "tableofcontents",
+        "mermaid",
+        "graphviz",
+        "jupyter-execute",
+        "ipython",
+        "testcode",
+        "testoutput",
+        "doctest",
+        "parsed-literal",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -76,14 +94,18 @@ _INLINE = [
     re.compile(r"\{[A-Za-z][\w:.+-]*\}(`+)" + _NO_BLANK + r"+?(?<!`)\1(?!`)"),  # roles
     re.compile(r"(?<!`)(`+)(?!`)" + _NO_BLANK + r"+?(?<!`)\1(?!`)"),  # code spans
     re.compile(r"(?<!\\)\$\$" + _NO_BLANK + r"+?\$\$"),  # display math inside a line
-    re.compile(r"(?<![\\$])\$(?![\s$])(?:\\.|[^$\\\n]|\n(?![ \t]*\n))+?(?<![\s\\])\$(?!\d)"),  # inline math
+    re.compile(
+        r"(?<![\\$])\$(?![\s$])(?:\\.|[^$\\\n]|\n(?![ \t]*\n))+?(?<![\s\\])\$(?!\d)"
+    ),  # inline math
     re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)"),  # link targets
     re.compile(r"<[A-Za-z][\w+.-]*:[^>\s]*>"),  # autolinks
     re.compile(r"\b(?:https?|ftp)://[^\s<>)\]]+"),  # bare URLs
 ]
 
 _INT = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
-_PERCENT = re.compile(r"(?<![\w.])" + _INT + r"(?:\.\d+)?[ \u00a0\u202f]?(?:%|(?:percent|per cent)\b)")
+_PERCENT = re.compile(
+    r"(?<![\w.])" + _INT + r"(?:\.\d+)?[ \u00a0\u202f]?(?:%|(?:percent|per cent)\b)"
+)
 _DECIMAL = re.compile(r"(?<![\w.])" + _INT + r"?\.\d+(?:[eE][-+]?\d+)?(?!\.?\d)")
 _REFERENCE = re.compile(
     r"(?:§§?|\b(?:sections?|secs?\.|figures?|figs?\.|tables?|tabs?\.|equations?|eqs?\.|chapters?|"
@@ -142,7 +164,12 @@ def _mask_lines(lines: list[str]) -> list[str]:
             options = False
             mark, info = m.group(1), m.group(2)
             char, length = mark[0], len(mark)
-            if not info and prose_fences and prose_fences[-1][0] == char and length >= prose_fences[-1][1]:
+            if (
+                not info
+                and prose_fences
+                and prose_fences[-1][0] == char
+                and length >= prose_fences[-1][1]
+            ):
                 prose_fences.pop()
                 continue
             d = _DIRECTIVE.match(info)
@@ -172,8 +199,13 @@ def _mask_lines(lines: list[str]) -> list[str]:
             out[j] = ""
             env = None if f"\\end{{{b.group(1)}}}" in s else b.group(1)
             continue
-        if _OPTION.match(line) or _TARGET.match(line) or _COMMENT.match(line) or _CELL_BREAK.match(line) \
-                or _LINK_DEF.match(line):
+        if (
+            _OPTION.match(line)
+            or _TARGET.match(line)
+            or _COMMENT.match(line)
+            or _CELL_BREAK.match(line)
+            or _LINK_DEF.match(line)
+        ):
             out[j] = ""
     return out
 
@@ -205,7 +237,7 @@ def typed_numbers(markdown_text: str) -> list[Found]:
         if any(a < e and s < b for s, e in taken):
             continue
         row = bisect_right(starts, a) - 1
-        if _REFERENCE.search(masked[starts[row]:a]):
+        if _REFERENCE.search(masked[starts[row] : a]):
             continue
         hits.append((a, b))
     found = []
@@ -229,5 +261,6 @@ def scan_chapters(root: str | os.PathLike | None = None) -> dict[str, list[Found
         raise FileNotFoundError(f"no folder of chapters at {folder}")
     return {
         p.stem: typed_numbers(p.read_text(encoding="utf-8"))
-        for p in sorted(folder.glob("*.md")) if p.name != "README.md"
+        for p in sorted(folder.glob("*.md"))
+        if p.name != "README.md"
     }

@@ -17,9 +17,22 @@ import numpy as np
 
 from .estimate import Estimate, format_estimate, format_number, format_paper
 
-__all__ = ["Verdict", "Outcome", "not_reproduced", "value_rule", "sign_rule", "order_rule",
-           "rank_rule", "rank_range", "clearly_above", "top_set", "all_of", "equivalence_rule",
-           "half_unit"]
+__all__ = [
+    "Verdict",
+    "Outcome",
+    "not_reproduced",
+    "value_rule",
+    "sign_rule",
+    "order_rule",
+    "rank_rule",
+    "rank_range",
+    "clearly_above",
+    "top_set",
+    "all_of",
+    "equivalence_rule",
+    "half_unit",
+]
+
 
 class Verdict(StrEnum):
     """How our result stands to the paper's claim (``str()`` of a member is its value)."""
@@ -93,24 +106,37 @@ def value_rule(
     if ours.low is None or ours.high is None:
         gap = ours.value - paper
         if abs(gap) <= tol:
-            return Outcome(Verdict.AGREES, ours,
-                           f"{label} {format_estimate(ours)} is within {format_number(tol)} "
-                           f"of the paper's {p}")
+            return Outcome(
+                Verdict.AGREES,
+                ours,
+                f"{label} {format_estimate(ours)} is within {format_number(tol)} "
+                f"of the paper's {p}",
+            )
         side = "above" if gap > 0 else "below"
-        return Outcome(Verdict.INCONCLUSIVE, ours,
-                       f"{label} {format_estimate(ours)} lies {side} the paper's {p} by "
-                       f"{format_number(abs(gap))}, but has no interval to judge the difference")
+        return Outcome(
+            Verdict.INCONCLUSIVE,
+            ours,
+            f"{label} {format_estimate(ours)} lies {side} the paper's {p} by "
+            f"{format_number(abs(gap))}, but has no interval to judge the difference",
+        )
     if ours.low - tol <= paper <= ours.high + tol:
         if max_width is not None and ours.high - ours.low > max_width:
-            return Outcome(Verdict.INCONCLUSIVE, ours,
-                           f"the paper's {p} lies inside {label} {format_estimate(ours)}, but that "
-                           f"interval is wider than {format_number(max_width)}: too wide to tell")
-        return Outcome(Verdict.AGREES, ours,
-                       f"the paper's {p} lies inside {label} {format_estimate(ours)}{widened}")
+            return Outcome(
+                Verdict.INCONCLUSIVE,
+                ours,
+                f"the paper's {p} lies inside {label} {format_estimate(ours)}, but that "
+                f"interval is wider than {format_number(max_width)}: too wide to tell",
+            )
+        return Outcome(
+            Verdict.AGREES,
+            ours,
+            f"the paper's {p} lies inside {label} {format_estimate(ours)}{widened}",
+        )
     side = "below" if ours.high + tol < paper else "above"
     by = f", by more than the tolerance {format_number(tol)}" if tol > 0 else ""
-    return Outcome(Verdict.DIFFERS, ours,
-                   f"{label} {format_estimate(ours)} lies {side} the paper's {p}{by}")
+    return Outcome(
+        Verdict.DIFFERS, ours, f"{label} {format_estimate(ours)} lies {side} the paper's {p}{by}"
+    )
 
 
 def sign_rule(
@@ -131,17 +157,27 @@ def sign_rule(
     text = f"{label} {format_estimate(ours)}"
     if ours.low is None or ours.high is None:
         sign = "positive" if ours.value > 0 else "negative" if ours.value < 0 else "zero"
-        return Outcome(Verdict.INCONCLUSIVE, ours,
-                       f"{text} is {sign} but has no interval, so its sign is not established "
-                       f"(expected {expected})")
+        return Outcome(
+            Verdict.INCONCLUSIVE,
+            ours,
+            f"{text} is {sign} but has no interval, so its sign is not established "
+            f"(expected {expected})",
+        )
     if ours.low > 0 or ours.high < 0:
         side = "positive" if ours.low > 0 else "negative"
         where = "above" if side == "positive" else "below"
         if side == expected:
-            return Outcome(Verdict.AGREES, ours, f"{text} lies wholly {where} 0, as expected ({expected})")
-        return Outcome(Verdict.DIFFERS, ours, f"{text} lies wholly {where} 0; the paper expects {expected}")
-    return Outcome(Verdict.INCONCLUSIVE, ours,
-                   f"{text} contains 0, so the direction is not established (expected {expected})")
+            return Outcome(
+                Verdict.AGREES, ours, f"{text} lies wholly {where} 0, as expected ({expected})"
+            )
+        return Outcome(
+            Verdict.DIFFERS, ours, f"{text} lies wholly {where} 0; the paper expects {expected}"
+        )
+    return Outcome(
+        Verdict.INCONCLUSIVE,
+        ours,
+        f"{text} contains 0, so the direction is not established (expected {expected})",
+    )
 
 
 def _overlap(a: Estimate, b: Estimate) -> bool:
@@ -181,7 +217,7 @@ def order_rule(
     expected_best: str | Iterable[str],
     higher_is_better: bool = True,
 ) -> Outcome:
-    """"X is the best": compare the top of our order with the paper's expected best item(s).
+    """ "X is the best": compare the top of our order with the paper's expected best item(s).
 
     The *top set* (:func:`top_set`) is the best item by value plus every item whose interval
     overlaps the best's interval (a conservative notion of a tie: intervals that overlap do not
@@ -200,7 +236,9 @@ def order_rule(
         raise ValueError("expected_best names no item")
     unknown = expected - set(estimates)
     if unknown:
-        raise ValueError(f"expected item(s) {sorted(unknown)} have no estimate; estimated: {list(estimates)}")
+        raise ValueError(
+            f"expected item(s) {sorted(unknown)} have no estimate; estimated: {list(estimates)}"
+        )
     ranked = _ranked(estimates, higher_is_better)
     top = top_set(estimates, higher_is_better)
     rest = [n for n in ranked if n not in top]
@@ -209,15 +247,23 @@ def order_rule(
     wanted = _join(sorted(expected))
     hits = [n for n in top if n in expected]
     if len(top) == 1:
-        text = (f"{best} is best ({format_estimate(estimates[best])}) and its interval overlaps "
-                "no other's")
+        text = (
+            f"{best} is best ({format_estimate(estimates[best])}) and its interval overlaps "
+            "no other's"
+        )
         if hits:
             return Outcome(Verdict.AGREES, estimates[best], text, detail)
-        return Outcome(Verdict.DIFFERS, estimates[best], f"{text}; the paper expects {wanted}", detail)
+        return Outcome(
+            Verdict.DIFFERS, estimates[best], f"{text}; the paper expects {wanted}", detail
+        )
     tie = f"{_join(top)} tie at the top (overlapping intervals)"
     if hits:
-        return Outcome(Verdict.INCONCLUSIVE, estimates[best], f"{tie}; the paper expects {wanted}", detail)
-    return Outcome(Verdict.DIFFERS, estimates[best], f"{tie}, without the expected {wanted}", detail)
+        return Outcome(
+            Verdict.INCONCLUSIVE, estimates[best], f"{tie}; the paper expects {wanted}", detail
+        )
+    return Outcome(
+        Verdict.DIFFERS, estimates[best], f"{tie}, without the expected {wanted}", detail
+    )
 
 
 def clearly_above(a: Estimate, b: Estimate) -> bool:
@@ -227,7 +273,9 @@ def clearly_above(a: Estimate, b: Estimate) -> bool:
     return a.low > b.high
 
 
-def rank_range(estimates: Mapping[str, Estimate], name: str, higher_is_better: bool = True) -> tuple[int, int]:
+def rank_range(
+    estimates: Mapping[str, Estimate], name: str, higher_is_better: bool = True
+) -> tuple[int, int]:
     """The ranks ``name`` can take given the intervals:
     ``(1 + #clearly better, n − #clearly worse)``.
 
@@ -253,7 +301,7 @@ def rank_rule(
     *,
     value: Estimate | None = None,
 ) -> Outcome:
-    """"The members rank between ``best`` and ``worst``" ("X, Y and Z are the three most
+    """ "The members rank between ``best`` and ``worst``" ("X, Y and Z are the three most
     robust"; with ``best=1, worst=k`` and k members, "X and Y are the k best").
 
     With :func:`rank_range` of each member:
@@ -271,13 +319,17 @@ def rank_rule(
     members = list(members)
     n = len(estimates)
     if not members or not 1 <= best <= worst <= n:
-        raise ValueError(f"need members and 1 <= best <= worst <= {n}, got {members}, {best}, {worst}")
+        raise ValueError(
+            f"need members and 1 <= best <= worst <= {n}, got {members}, {best}, {worst}"
+        )
     unknown = [m for m in members if m not in estimates]
     if unknown:
         raise ValueError(f"member(s) {unknown} have no estimate; estimated: {list(estimates)}")
     ranges = {m: rank_range(estimates, m, higher_is_better) for m in members}
     order = _ranked(estimates, higher_is_better)
-    text = ", ".join(f"{m} {lo}–{hi}" if lo != hi else f"{m} {lo}" for m, (lo, hi) in ranges.items())
+    text = ", ".join(
+        f"{m} {lo}–{hi}" if lo != hi else f"{m} {lo}" for m, (lo, hi) in ranges.items()
+    )
     detail = f"ranks {text} of {n}; best first: {', '.join(order)}"
     want = f"{best}–{worst}" if best != worst else f"{best}"
     outside = [m for m, (lo, hi) in ranges.items() if hi < best or lo > worst]
@@ -285,14 +337,18 @@ def rank_rule(
         m = outside[0]
         lo, hi = ranges[m]
         where = f"rank {lo}" if lo == hi else f"only rank {lo}–{hi}"
-        return Outcome(Verdict.DIFFERS, value, f"{m} can {where} of {n}, outside the claimed {want}",
-                       detail)
+        return Outcome(
+            Verdict.DIFFERS, value, f"{m} can {where} of {n}, outside the claimed {want}", detail
+        )
     if len(members) == worst - best + 1:
         rest = [k for k in estimates if k not in members]
 
         def better(a: str, b: str) -> bool:
-            return (clearly_above(estimates[a], estimates[b]) if higher_is_better
-                    else clearly_above(estimates[b], estimates[a]))
+            return (
+                clearly_above(estimates[a], estimates[b])
+                if higher_is_better
+                else clearly_above(estimates[b], estimates[a])
+            )
 
         for m in members:
             over = [o for o in rest if better(o, m)]
@@ -300,17 +356,28 @@ def rank_rule(
             if len(over) > best - 1 or len(under) > n - worst:
                 o = (over or under)[0]
                 side = "above" if len(over) > best - 1 else "below"
-                return Outcome(Verdict.DIFFERS, value,
-                               f"{o} is separated {side} {m} ({format_estimate(estimates[o])} against "
-                               f"{format_estimate(estimates[m])}), so {', '.join(members)} cannot "
-                               f"hold ranks {want} together", detail)
+                return Outcome(
+                    Verdict.DIFFERS,
+                    value,
+                    f"{o} is separated {side} {m} ({format_estimate(estimates[o])} against "
+                    f"{format_estimate(estimates[m])}), so {', '.join(members)} cannot "
+                    f"hold ranks {want} together",
+                    detail,
+                )
     if all(best <= lo and hi <= worst for lo, hi in ranges.values()):
-        return Outcome(Verdict.AGREES, value,
-                       f"{', '.join(members)} rank within {want} of {n} whatever the overlaps", detail)
+        return Outcome(
+            Verdict.AGREES,
+            value,
+            f"{', '.join(members)} rank within {want} of {n} whatever the overlaps",
+            detail,
+        )
     open_ = [m for m, (lo, hi) in ranges.items() if not (best <= lo and hi <= worst)]
-    return Outcome(Verdict.INCONCLUSIVE, value,
-                   f"overlapping intervals leave {', '.join(open_)} free to rank outside {want} "
-                   f"of {n}", detail)
+    return Outcome(
+        Verdict.INCONCLUSIVE,
+        value,
+        f"overlapping intervals leave {', '.join(open_)} free to rank outside {want} of {n}",
+        detail,
+    )
 
 
 def all_of(outcomes: Mapping[str, Outcome]) -> Outcome:
@@ -325,15 +392,16 @@ def all_of(outcomes: Mapping[str, Outcome]) -> Outcome:
         return not_reproduced("; ".join(o.reason for o in outcomes.values()))
     bad = [k for k, v in verdicts.items() if v is Verdict.DIFFERS]
     if bad:
-        return Outcome(Verdict.DIFFERS, None, f"{tally} ({bad[0]}: {outcomes[bad[0]].reason})",
-                       detail)
+        return Outcome(
+            Verdict.DIFFERS, None, f"{tally} ({bad[0]}: {outcomes[bad[0]].reason})", detail
+        )
     if all(v is Verdict.AGREES for v in verdicts.values()):
         return Outcome(Verdict.AGREES, None, f"holds in every case: {tally}", detail)
     return Outcome(Verdict.INCONCLUSIVE, None, tally, detail)
 
 
 def equivalence_rule(ours: Estimate, margin: float, *, label: str = "the difference") -> Outcome:
-    """"A is comparable to B": ``ours`` (A − B) within ± ``margin``.
+    """ "A is comparable to B": ``ours`` (A − B) within ± ``margin``.
 
     The interval inside ``[-margin, margin]`` → **agrees**; wholly outside → **differs**;
     otherwise (or without interval) → **inconclusive**.

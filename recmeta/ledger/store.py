@@ -31,8 +31,17 @@ import pandas as pd
 from ..files import write_text_atomic
 from .table import COLUMNS
 
-__all__ = ["ENV_VAR", "results_dir", "default_roots", "dataset_key", "path_for", "save", "load",
-           "load_newest", "available"]
+__all__ = [
+    "ENV_VAR",
+    "results_dir",
+    "default_roots",
+    "dataset_key",
+    "path_for",
+    "save",
+    "load",
+    "load_newest",
+    "available",
+]
 
 ENV_VAR = "RECMETA_RESULTS"
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -78,7 +87,11 @@ def _root(root: str | os.PathLike | None) -> Path:
 
 
 def _is_plain(name: str) -> bool:
-    return bool(_PLAIN.match(name)) and _SEP not in name and Path(name).suffix.lower() not in _DATA_SUFFIXES
+    return (
+        bool(_PLAIN.match(name))
+        and _SEP not in name
+        and Path(name).suffix.lower() not in _DATA_SUFFIXES
+    )
 
 
 def dataset_key(dataset: str | os.PathLike) -> str:
@@ -193,8 +206,9 @@ def load(
         frames.append(part)
     columns = [*COLUMNS, "recmeta_version", "written"]
     if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=float if c in ("ours", "low", "high") else object)
-                             for c in columns})
+        return pd.DataFrame(
+            {c: pd.Series(dtype=float if c in ("ours", "low", "high") else object) for c in columns}
+        )
     out = pd.concat(frames, ignore_index=True)
     if set(columns) <= set(out.columns):
         out = out[[*columns, *(c for c in out.columns if c not in columns)]]
@@ -212,11 +226,26 @@ def available(root: str | os.PathLike | None = None) -> pd.DataFrame:
     rows = []
     for path in _files(_root(root), None, None, None):
         doc = _read(path)
-        rows.append({
-            "chapter": doc["chapter"], "dataset": doc["dataset"],
-            "dataset_key": doc.get("dataset_key", dataset_key(doc["dataset"])),
-            "profile": doc["profile"], "claims": len(doc["records"]),
-            "recmeta_version": doc["recmeta_version"], "written": doc["written"], "path": str(path),
-        })
-    cols = ["chapter", "dataset", "dataset_key", "profile", "claims", "recmeta_version", "written", "path"]
+        rows.append(
+            {
+                "chapter": doc["chapter"],
+                "dataset": doc["dataset"],
+                "dataset_key": doc.get("dataset_key", dataset_key(doc["dataset"])),
+                "profile": doc["profile"],
+                "claims": len(doc["records"]),
+                "recmeta_version": doc["recmeta_version"],
+                "written": doc["written"],
+                "path": str(path),
+            }
+        )
+    cols = [
+        "chapter",
+        "dataset",
+        "dataset_key",
+        "profile",
+        "claims",
+        "recmeta_version",
+        "written",
+        "path",
+    ]
     return pd.DataFrame(rows, columns=cols)

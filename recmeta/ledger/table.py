@@ -1,5 +1,4 @@
-"""A ledger as a table: its columns, our result and the paper's as text, the Markdown table.
-"""
+"""A ledger as a table: its columns, our result and the paper's as text, the Markdown table."""
 
 from __future__ import annotations
 
@@ -11,13 +10,36 @@ import pandas as pd
 from .estimate import Estimate, format_estimate, format_paper
 from .rules import Verdict
 
-__all__ = ["COLUMNS", "ours_text", "paper_text", "cell", "to_markdown", "counts", "row_of",
-           "sentence", "PARTS"]
+__all__ = [
+    "COLUMNS",
+    "ours_text",
+    "paper_text",
+    "cell",
+    "to_markdown",
+    "counts",
+    "row_of",
+    "sentence",
+    "PARTS",
+]
 
 #: columns of :meth:`recmeta.ledger.Ledger.evaluate`'s frame, in order
 COLUMNS = (
-    "chapter", "claim", "statement", "source", "paper_value", "paper_dataset", "rule",
-    "ours", "low", "high", "ours_text", "method", "verdict", "reason", "dataset", "profile",
+    "chapter",
+    "claim",
+    "statement",
+    "source",
+    "paper_value",
+    "paper_dataset",
+    "rule",
+    "ours",
+    "low",
+    "high",
+    "ours_text",
+    "method",
+    "verdict",
+    "reason",
+    "dataset",
+    "profile",
 )
 
 
@@ -26,7 +48,9 @@ def _row_estimate(row: Mapping[str, Any]) -> Estimate | None:
     if value is None or pd.isna(value):
         return None
     both = low is not None and high is not None and not pd.isna(low) and not pd.isna(high)
-    return Estimate(value, low if both else None, high if both else None, str(row.get("method") or ""))
+    return Estimate(
+        value, low if both else None, high if both else None, str(row.get("method") or "")
+    )
 
 
 def ours_text(row: Mapping[str, Any], digits: int = 3) -> str:
@@ -57,15 +81,27 @@ def to_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
     """
     records = frame.to_dict("records")
     multi_chapter = frame["chapter"].nunique() > 1 if len(frame) else False
-    multi_run = frame[["dataset", "profile"]].drop_duplicates().shape[0] > 1 if len(frame) else False
-    head = [*(["Chapter"] if multi_chapter else []), "Claim", "Paper", "Ours", "Verdict", "Why",
-            *(["Run"] if multi_run else [])]
+    multi_run = (
+        frame[["dataset", "profile"]].drop_duplicates().shape[0] > 1 if len(frame) else False
+    )
+    head = [
+        *(["Chapter"] if multi_chapter else []),
+        "Claim",
+        "Paper",
+        "Ours",
+        "Verdict",
+        "Why",
+        *(["Run"] if multi_run else []),
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in records:
         cells = [
             *([r["chapter"]] if multi_chapter else []),
-            f"{r['statement']} ({r['source']})", paper_text(r), ours_text(r, digits),
-            r["verdict"], r["reason"],
+            f"{r['statement']} ({r['source']})",
+            paper_text(r),
+            ours_text(r, digits),
+            r["verdict"],
+            r["reason"],
             *([f"{r['dataset']}, {r['profile']}"] if multi_run else []),
         ]
         lines.append("| " + " | ".join(cell(c) for c in cells) + " |")

@@ -259,7 +259,9 @@ def _check_shares(shares: ArrayLike) -> np.ndarray:
     if p.ndim != 1 or p.size == 0:
         raise ValueError("shares must be a non-empty 1-d sequence of numbers in (0, 1]")
     if not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1):
-        raise ValueError(f"every share must lie in (0, 1]; got {p[(p <= 0) | (p > 1) | ~np.isfinite(p)]}")
+        raise ValueError(
+            f"every share must lie in (0, 1]; got {p[(p <= 0) | (p > 1) | ~np.isfinite(p)]}"
+        )
     return p
 
 

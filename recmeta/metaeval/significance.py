@@ -190,7 +190,9 @@ def discriminative_power(p_values: ArrayLike) -> float:
     return float(p_value_curve(p_values).sum())
 
 
-def count_significant(p_values: ArrayLike, alpha: float = 0.05, *, adjust: str | None = "holm") -> int:
+def count_significant(
+    p_values: ArrayLike, alpha: float = 0.05, *, adjust: str | None = "holm"
+) -> int:
     """Number of pairs significant at level ``alpha``, Holm-adjusted by default (``adjust=None``
     counts raw p-values)."""
     p = np.asarray(p_values, dtype=np.float64)
@@ -262,15 +264,19 @@ def exact_permutation_p(differences: ArrayLike) -> float:
     if d.ndim != 1 or d.size < 1:
         raise ValueError(f"differences must be a non-empty 1-d array, got shape {d.shape}")
     if d.size > 20:
-        raise ValueError(f"exact enumeration of 2^{d.size} sign vectors is too large; use permutation_test")
+        raise ValueError(
+            f"exact enumeration of 2^{d.size} sign vectors is too large; use permutation_test"
+        )
     if not np.isfinite(d).all():
         raise ValueError("differences contain NaN or infinity")
-    signs = 1.0 - 2.0 * ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1)
+    signs = 1.0 - 2.0 * ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1)
     threshold = abs(d.sum()) - TIE_TOLERANCE * np.abs(d).sum()
     return float(np.mean(np.abs(signs @ d) >= threshold))
 
 
-def bootstrap_t_pvalues(scores: ArrayLike, counts: ArrayLike, pairs: Pairs | None = None) -> np.ndarray:
+def bootstrap_t_pvalues(
+    scores: ArrayLike, counts: ArrayLike, pairs: Pairs | None = None
+) -> np.ndarray:
     """Paired t-test p-value of every pair in every bootstrap resample of the users: (B × pairs).
 
     ``scores`` is systems × users, ``counts`` (B × users) the draws of each user in each

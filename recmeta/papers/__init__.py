@@ -97,7 +97,9 @@ def register(ledger: Ledger, *, replace: bool = False) -> Ledger:
         raise TypeError(f"register expects a Ledger, got {type(ledger).__name__}")
     current = _REGISTRY.get(ledger.chapter)
     if current is not None and current is not ledger and not replace:
-        raise ValueError(f"chapter {ledger.chapter!r} already has a ledger; pass replace=True to swap it")
+        raise ValueError(
+            f"chapter {ledger.chapter!r} already has a ledger; pass replace=True to swap it"
+        )
     _REGISTRY[ledger.chapter] = ledger
     return ledger
 
@@ -125,12 +127,21 @@ def get(chapter: str) -> Ledger:
     """The ledger of ``chapter``; an unknown chapter fails with the list of known ones."""
     known = ledgers()
     if chapter not in known:
-        raise KeyError(f"no ledger for chapter {chapter!r}; ledgers: {', '.join(sorted(known)) or 'none yet'}")
+        raise KeyError(
+            f"no ledger for chapter {chapter!r}; ledgers: {', '.join(sorted(known)) or 'none yet'}"
+        )
     return known[chapter]
 
 
-def report(chapter: str, results: Mapping[str, Any], *, dataset: str, profile: str,
-           show: bool = True, root: str | os.PathLike | None = None) -> pd.DataFrame:
+def report(
+    chapter: str,
+    results: Mapping[str, Any],
+    *,
+    dataset: str,
+    profile: str,
+    show: bool = True,
+    root: str | os.PathLike | None = None,
+) -> pd.DataFrame:
     """Evaluate ``chapter``'s ledger on ``results``, store it, and display its table.
 
     The stored copy (:func:`recmeta.ledger.store.save`, keyed by chapter, dataset and profile)

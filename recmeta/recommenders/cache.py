@@ -220,20 +220,35 @@ def entries(root: str | os.PathLike | None = None) -> pd.DataFrame:
             if p.name.startswith(".") or p.parent.name.endswith(".parts"):
                 continue
             key = read_key(p) or {}
-            rows.append({
-                "dataset": key.get("dataset"), "split": key.get("split"), "seed": key.get("seed"),
-                "system": key.get("system"), "kind": key.get("kind"), "lenskit": key.get("lenskit"),
-                "status": "complete", "bytes": p.stat().st_size, "path": str(p),
-            })
+            rows.append(
+                {
+                    "dataset": key.get("dataset"),
+                    "split": key.get("split"),
+                    "seed": key.get("seed"),
+                    "system": key.get("system"),
+                    "kind": key.get("kind"),
+                    "lenskit": key.get("lenskit"),
+                    "status": "complete",
+                    "bytes": p.stat().st_size,
+                    "path": str(p),
+                }
+            )
         for d in sorted(root.rglob("*.parquet.parts")):
             kf = d / "key.json"
             key = json.loads(kf.read_text()) if kf.exists() else {}
-            rows.append({
-                "dataset": key.get("dataset"), "split": key.get("split"), "seed": key.get("seed"),
-                "system": key.get("system"), "kind": key.get("kind"), "lenskit": key.get("lenskit"),
-                "status": f"interrupted ({len(list(d.glob('part-*.parquet')))} blocks)",
-                "bytes": sum(f.stat().st_size for f in d.iterdir()), "path": str(d),
-            })
+            rows.append(
+                {
+                    "dataset": key.get("dataset"),
+                    "split": key.get("split"),
+                    "seed": key.get("seed"),
+                    "system": key.get("system"),
+                    "kind": key.get("kind"),
+                    "lenskit": key.get("lenskit"),
+                    "status": f"interrupted ({len(list(d.glob('part-*.parquet')))} blocks)",
+                    "bytes": sum(f.stat().st_size for f in d.iterdir()),
+                    "path": str(d),
+                }
+            )
     cols = ["dataset", "split", "seed", "system", "kind", "lenskit", "status", "bytes", "path"]
     return pd.DataFrame(rows, columns=cols)
 

@@ -29,6 +29,7 @@ __all__ = ["make", "make_runs", "RUN_COUNTS"]
 #: how many runs :func:`make` read from the cache and how many it made, in this process
 RUN_COUNTS: dict[str, int] = {"cached": 0, "made": 0}
 
+
 # ----------------------------------------------------------------------------- cached runs
 def make(
     systems: Iterable[System],
@@ -78,9 +79,22 @@ def make(
                     df = cache.read_frame(path)
                     RUN_COUNTS["cached"] += 1
                 else:
-                    df = _make_one(system, train_df, key, path, seed=seed, depth=depth,
-                                   candidates=candidates, test=test, pairs=pairs, engine=engine,
-                                   use_ray=use_ray, n_jobs=n_jobs, block=block, progress=progress)
+                    df = _make_one(
+                        system,
+                        train_df,
+                        key,
+                        path,
+                        seed=seed,
+                        depth=depth,
+                        candidates=candidates,
+                        test=test,
+                        pairs=pairs,
+                        engine=engine,
+                        use_ray=use_ray,
+                        n_jobs=n_jobs,
+                        block=block,
+                        progress=progress,
+                    )
                     RUN_COUNTS["made"] += 1
         out.append(df.assign(system=system.name))
     if not out:
@@ -89,8 +103,14 @@ def make(
     return res[["system", *[c for c in res.columns if c != "system"]]]
 
 
-def make_runs(systems: Iterable[System], train_df: pd.DataFrame, judgments: Judgments, *,
-              ties: str = "trec_eval", **make_options: Any) -> Runs:
+def make_runs(
+    systems: Iterable[System],
+    train_df: pd.DataFrame,
+    judgments: Judgments,
+    *,
+    ties: str = "trec_eval",
+    **make_options: Any,
+) -> Runs:
     """The top-N runs of :func:`make`, as the metric engine's ``Runs`` for ``judgments``.
 
     Each system's frame is read (or made), turned into arrays and dropped before the next one
@@ -113,21 +133,51 @@ def make_runs(systems: Iterable[System], train_df: pd.DataFrame, judgments: Judg
     return Runs.concat(parts)
 
 
-def _make_one(system: System, train_df: pd.DataFrame, key: RunKey, path: Path, *, seed: int,
-              depth: int, candidates: Candidates, test: pd.DataFrame | None,
-              pairs: pd.DataFrame | None, engine: Engine, use_ray: bool, n_jobs: int | None,
-              block: int, progress: bool | None) -> pd.DataFrame:
+def _make_one(
+    system: System,
+    train_df: pd.DataFrame,
+    key: RunKey,
+    path: Path,
+    *,
+    seed: int,
+    depth: int,
+    candidates: Candidates,
+    test: pd.DataFrame | None,
+    pairs: pd.DataFrame | None,
+    engine: Engine,
+    use_ray: bool,
+    n_jobs: int | None,
+    block: int,
+    progress: bool | None,
+) -> pd.DataFrame:
     from . import cache
 
     model = train(system, train_df, seed=seed, n=depth)
     if pairs is not None:
-        df = score_candidates(model, pairs, engine=engine, use_ray=use_ray, n_jobs=n_jobs,
-                              block=block, progress=progress)
+        df = score_candidates(
+            model,
+            pairs,
+            engine=engine,
+            use_ray=use_ray,
+            n_jobs=n_jobs,
+            block=block,
+            progress=progress,
+        )
         cache.write_frame(df, path, key)
         return df
-    return _resumable_top_n(model, key, path, depth=depth, candidates=candidates, test=test,
-                            engine=engine, use_ray=use_ray, n_jobs=n_jobs, block=block,
-                            progress=progress)
+    return _resumable_top_n(
+        model,
+        key,
+        path,
+        depth=depth,
+        candidates=candidates,
+        test=test,
+        engine=engine,
+        use_ray=use_ray,
+        n_jobs=n_jobs,
+        block=block,
+        progress=progress,
+    )
 
 
 def _resumable_top_n(model: Model, key: RunKey, path: Path, **kw: Any) -> pd.DataFrame:

@@ -68,6 +68,7 @@ from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, fast_
 
 __all__ = ["top_n", "score_candidates", "rank_frame"]
 
+
 # ----------------------------------------------------------------------------- ranking
 def _text_key(ids: np.ndarray) -> np.ndarray:
     from ..metrics._runs import text_order
@@ -206,11 +207,13 @@ def top_n(
     slices = _blocks(len(ids), block)
     if use_ray:
         fast = f is not None
-        done = _on_ray(model, [("top", fast, ids[sl], nums[sl], allowed, depth) for sl in slices],
-                       n_jobs)
+        done = _on_ray(
+            model, [("top", fast, ids[sl], nums[sl], allowed, depth) for sl in slices], n_jobs
+        )
     else:
         done = (
-            _fast_block(model, f, ids[sl], nums[sl], allowed, depth) if f is not None
+            _fast_block(model, f, ids[sl], nums[sl], allowed, depth)
+            if f is not None
             else _lenskit_block(model, ids[sl], allowed, depth, n_jobs)
             for sl in slices
         )
@@ -287,7 +290,9 @@ def _lenskit_block(
         queries = []
         for u in ids:  # this path is per user anyway: allowed items minus the user's history
             own = model.data.user_row(u).ids()
-            queries.append({"user_id": u, "candidates": ItemList(item_ids=cand[~np.isin(cand, own)])})
+            queries.append(
+                {"user_id": u, "candidates": ItemList(item_ids=cand[~np.isin(cand, own)])}
+            )
     runner = BatchPipelineRunner(n_jobs=n_jobs, use_ray=False)
     runner.add_invocation(  # feed each request's candidates to the pipeline's ``items`` input
         InvocationSpec("recommend", {"recommender": "recommendations"}, "candidates", {"n": depth})
@@ -331,7 +336,9 @@ def score_candidates(
     from .components.random import RandomScorer, pair_uniform
 
     if f is not None and isinstance(model.scorer, RandomScorer):  # scores any pair, even unseen
-        out[:] = pair_uniform(model.scorer.config.seed, pairs["user"].to_numpy(), pairs["item"].to_numpy())
+        out[:] = pair_uniform(
+            model.scorer.config.seed, pairs["user"].to_numpy(), pairs["item"].to_numpy()
+        )
     elif f is not None:
         row_of = pd.Series(np.arange(len(ids)), index=ids)
         prow = row_of.reindex(pairs["user"].to_numpy()).to_numpy()
@@ -366,8 +373,11 @@ def score_candidates(
         )
         out = merged["score"].to_numpy(dtype=np.float32)
     return pd.DataFrame(
-        {"user": pairs["user"].to_numpy(), "item": pairs["item"].to_numpy(),
-         "score": out.astype(np.float64)}
+        {
+            "user": pairs["user"].to_numpy(),
+            "item": pairs["item"].to_numpy(),
+            "score": out.astype(np.float64),
+        }
     )
 
 

@@ -10,8 +10,8 @@ Choices worth knowing:
 
 * ALS models and FlexMF use their trained user embeddings (``user_embeddings="prefer"``): in our
   runs a user's history is exactly their training data, so re-solving the embedding from it
-  would only repeat training; it also makes the one-matrix-product path of :mod:`recmeta.recommenders`
-  equal to LensKit's per-user path.
+  would only repeat training; it also makes the one-matrix-product path of
+  :mod:`recmeta.recommenders` equal to LensKit's per-user path.
 * FlexMF trains without ``torch.compile`` (:data:`TRAINING_ENVIRONMENT`): on ML-100K compiling
   costs far more than it saves. WARP gets 2 epochs only: its misranked-negative search makes an
   epoch cost about 50 s on ML-100K on two cores, more than the rest of the roster's training.
@@ -97,50 +97,190 @@ _PREFER = {"user_embeddings": "prefer"}
 ROSTER: dict[str, System] = {
     s.name: s
     for s in [
-        _s("random", "recmeta.recommenders.components.random:RandomScorer", "baseline",
-           "random scores, a seeded hash of (user, item)", seed=0),
-        _s("pop", "lenskit.basic:PopScorer", "baseline", "most popular (training counts)",
-           score="count"),
-        _r("bias", "lenskit.basic:BiasScorer", "baseline", "global + item + user bias, damped",
-           damping=5.0),
-        _r("iknn-20", _IKNN, "item-knn", "item kNN on mean-centred ratings, 20 neighbours",
-           max_nbrs=20, feedback="explicit"),
-        _s("iknn-imp-20", _IKNN, "item-knn", "item kNN on binary data, 20 neighbours",
-           max_nbrs=20, feedback="implicit"),
-        _s("iknn-imp-100", _IKNN, "item-knn", "item kNN on binary data, 100 neighbours",
-           max_nbrs=100, feedback="implicit"),
-        _r("uknn-30", _UKNN, "user-knn", "user kNN on mean-centred ratings, 30 neighbours",
-           max_nbrs=30, feedback="explicit"),
-        _s("uknn-imp-30", _UKNN, "user-knn", "user kNN on binary data, 30 neighbours",
-           max_nbrs=30, feedback="implicit"),
-        _s("uknn-imp-100", _UKNN, "user-knn", "user kNN on binary data, 100 neighbours",
-           max_nbrs=100, feedback="implicit"),
-        _s("kr-x", _IMF, "mf", "Krichene & Rendle's X: iALS d=16 (w=1/alpha, r=lambda(1+alpha)/alpha)",
-           embedding_size=16, weight=5.0, regularization=60.0, epochs=10, **_PREFER),
-        _s("wrmf-50", _IMF, "mf", "implicit ALS (WRMF), 50 factors", embedding_size=50,
-           weight=40.0, regularization=0.1, epochs=10, **_PREFER),
-        _s("wrmf-100", _IMF, "mf", "implicit ALS (WRMF), 100 factors", embedding_size=100,
-           weight=40.0, regularization=0.1, epochs=10, **_PREFER),
-        _r("biasedmf-50", "lenskit.als:BiasedMFScorer", "mf", "biased MF by explicit ALS, 50 factors",
-           embedding_size=50, regularization=0.1, damping=5.0, epochs=10, **_PREFER),
-        _r("funksvd-50", "lenskit.funksvd:FunkSVDScorer", "mf", "FunkSVD (SGD), 50 factors",
-           embedding_size=50, epochs=100),
-        _r("biasedsvd-50", "lenskit.sklearn.svd:BiasedSVDScorer", "mf",
-           "truncated SVD of bias-removed ratings (PureSVD-like), 50 factors", embedding_size=50,
-           damping=5.0),
+        _s(
+            "random",
+            "recmeta.recommenders.components.random:RandomScorer",
+            "baseline",
+            "random scores, a seeded hash of (user, item)",
+            seed=0,
+        ),
+        _s(
+            "pop",
+            "lenskit.basic:PopScorer",
+            "baseline",
+            "most popular (training counts)",
+            score="count",
+        ),
+        _r(
+            "bias",
+            "lenskit.basic:BiasScorer",
+            "baseline",
+            "global + item + user bias, damped",
+            damping=5.0,
+        ),
+        _r(
+            "iknn-20",
+            _IKNN,
+            "item-knn",
+            "item kNN on mean-centred ratings, 20 neighbours",
+            max_nbrs=20,
+            feedback="explicit",
+        ),
+        _s(
+            "iknn-imp-20",
+            _IKNN,
+            "item-knn",
+            "item kNN on binary data, 20 neighbours",
+            max_nbrs=20,
+            feedback="implicit",
+        ),
+        _s(
+            "iknn-imp-100",
+            _IKNN,
+            "item-knn",
+            "item kNN on binary data, 100 neighbours",
+            max_nbrs=100,
+            feedback="implicit",
+        ),
+        _r(
+            "uknn-30",
+            _UKNN,
+            "user-knn",
+            "user kNN on mean-centred ratings, 30 neighbours",
+            max_nbrs=30,
+            feedback="explicit",
+        ),
+        _s(
+            "uknn-imp-30",
+            _UKNN,
+            "user-knn",
+            "user kNN on binary data, 30 neighbours",
+            max_nbrs=30,
+            feedback="implicit",
+        ),
+        _s(
+            "uknn-imp-100",
+            _UKNN,
+            "user-knn",
+            "user kNN on binary data, 100 neighbours",
+            max_nbrs=100,
+            feedback="implicit",
+        ),
+        _s(
+            "kr-x",
+            _IMF,
+            "mf",
+            "Krichene & Rendle's X: iALS d=16 (w=1/alpha, r=lambda(1+alpha)/alpha)",
+            embedding_size=16,
+            weight=5.0,
+            regularization=60.0,
+            epochs=10,
+            **_PREFER,
+        ),
+        _s(
+            "wrmf-50",
+            _IMF,
+            "mf",
+            "implicit ALS (WRMF), 50 factors",
+            embedding_size=50,
+            weight=40.0,
+            regularization=0.1,
+            epochs=10,
+            **_PREFER,
+        ),
+        _s(
+            "wrmf-100",
+            _IMF,
+            "mf",
+            "implicit ALS (WRMF), 100 factors",
+            embedding_size=100,
+            weight=40.0,
+            regularization=0.1,
+            epochs=10,
+            **_PREFER,
+        ),
+        _r(
+            "biasedmf-50",
+            "lenskit.als:BiasedMFScorer",
+            "mf",
+            "biased MF by explicit ALS, 50 factors",
+            embedding_size=50,
+            regularization=0.1,
+            damping=5.0,
+            epochs=10,
+            **_PREFER,
+        ),
+        _r(
+            "funksvd-50",
+            "lenskit.funksvd:FunkSVDScorer",
+            "mf",
+            "FunkSVD (SGD), 50 factors",
+            embedding_size=50,
+            epochs=100,
+        ),
+        _r(
+            "biasedsvd-50",
+            "lenskit.sklearn.svd:BiasedSVDScorer",
+            "mf",
+            "truncated SVD of bias-removed ratings (PureSVD-like), 50 factors",
+            embedding_size=50,
+            damping=5.0,
+        ),
         _s("ease-250", "lenskit.knn:EASEScorer", "linear", "EASE, L2 = 250", regularization=250.0),
-        _s("flexmf-bpr", _FLEX, "mf", "FlexMF, BPR pairwise loss, 50 factors", preset="bpr",
-           embedding_size=50, epochs=10, batch_size=8192),
-        _s("flexmf-warp", _FLEX, "mf", "FlexMF, WARP loss, 50 factors, 2 epochs", preset="warp",
-           embedding_size=50, epochs=2, batch_size=8192),
-        _s("flexmf-logistic", _FLEX, "mf", "FlexMF, logistic loss, 50 factors", loss="logistic",
-           embedding_size=50, epochs=10, batch_size=8192, **_PREFER),
-        _s("plsa-50", "recmeta.recommenders.components.plsa:PLSAScorer", "latent",
-           "pLSA (Hofmann 2004), 50 topics, 50 EM iterations", topics=50, iterations=50),
-        _s("kr-y", "recmeta.recommenders.components.itemcf:ItemCFScorer", "item-cf",
-           "Krichene & Rendle's Y: cosine^3 item CF, no sparsification", q=3.0),
-        _s("kr-z", "recmeta.recommenders.components.itemcf:ItemCFScorer", "item-cf",
-           "Krichene & Rendle's Z: cosine item CF, 10 neighbours per item", q=1.0, k_prime=10),
+        _s(
+            "flexmf-bpr",
+            _FLEX,
+            "mf",
+            "FlexMF, BPR pairwise loss, 50 factors",
+            preset="bpr",
+            embedding_size=50,
+            epochs=10,
+            batch_size=8192,
+        ),
+        _s(
+            "flexmf-warp",
+            _FLEX,
+            "mf",
+            "FlexMF, WARP loss, 50 factors, 2 epochs",
+            preset="warp",
+            embedding_size=50,
+            epochs=2,
+            batch_size=8192,
+        ),
+        _s(
+            "flexmf-logistic",
+            _FLEX,
+            "mf",
+            "FlexMF, logistic loss, 50 factors",
+            loss="logistic",
+            embedding_size=50,
+            epochs=10,
+            batch_size=8192,
+            **_PREFER,
+        ),
+        _s(
+            "plsa-50",
+            "recmeta.recommenders.components.plsa:PLSAScorer",
+            "latent",
+            "pLSA (Hofmann 2004), 50 topics, 50 EM iterations",
+            topics=50,
+            iterations=50,
+        ),
+        _s(
+            "kr-y",
+            "recmeta.recommenders.components.itemcf:ItemCFScorer",
+            "item-cf",
+            "Krichene & Rendle's Y: cosine^3 item CF, no sparsification",
+            q=3.0,
+        ),
+        _s(
+            "kr-z",
+            "recmeta.recommenders.components.itemcf:ItemCFScorer",
+            "item-cf",
+            "Krichene & Rendle's Z: cosine item CF, 10 neighbours per item",
+            q=1.0,
+            k_prime=10,
+        ),
     ]
 }
 
@@ -169,9 +309,7 @@ def systems(spec: str | Sequence[str] | None = None) -> list[System]:
     return out
 
 
-def for_implicit(
-    spec: str | Sequence[str] | None, implicit: bool
-) -> tuple[list[str], list[str]]:
+def for_implicit(spec: str | Sequence[str] | None, implicit: bool) -> tuple[list[str], list[str]]:
     """Names of ``spec`` that can train on the data, and those left out because they need ratings.
 
     With explicit ratings every system is kept; with implicit feedback the systems that learn
@@ -180,5 +318,7 @@ def for_implicit(
     chosen = [s.name for s in systems(spec)]
     if not implicit:
         return chosen, []
-    return ([n for n in chosen if not ROSTER[n].needs_ratings],
-            [n for n in chosen if ROSTER[n].needs_ratings])
+    return (
+        [n for n in chosen if not ROSTER[n].needs_ratings],
+        [n for n in chosen if ROSTER[n].needs_ratings],
+    )

@@ -67,7 +67,9 @@ def _prior(prior: np.ndarray | None, n: int) -> np.ndarray:
         return np.full(n, 1.0 / n)
     w = np.asarray(prior, dtype=np.float64)
     if w.shape != (n,):
-        raise ValueError(f"prior must be a vector of length n = {n} (p(r) for r = 1..n), got shape {w.shape}")
+        raise ValueError(
+            f"prior must be a vector of length n = {n} (p(r) for r = 1..n), got shape {w.shape}"
+        )
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("prior must be finite and non-negative")
     if abs(w.sum() - 1.0) > 1e-9:
@@ -136,7 +138,9 @@ def _uniform(n: int, m: int, replace: bool) -> _System:
 
 
 def _system(n: int, m: int, replace: bool, prior: np.ndarray | None) -> _System:
-    return _uniform(n, int(m), bool(replace)) if prior is None else _System(n, int(m), replace, prior)
+    return (
+        _uniform(n, int(m), bool(replace)) if prior is None else _System(n, int(m), replace, prior)
+    )
 
 
 def correction_system(
@@ -159,7 +163,8 @@ def _warn_ill_conditioned(s: _System, stacklevel: int) -> None:
             f"least squares at n={s.n}, m={s.m} is ill-conditioned (condition number "
             f"{s.cond:.1e}): its values are dominated by rounding; use method='ridge', 'bv' "
             "(a small gamma) or 'cls'",
-            IllConditionedWarning, stacklevel=stacklevel + 1,
+            IllConditionedWarning,
+            stacklevel=stacklevel + 1,
         )
 
 
@@ -170,7 +175,9 @@ def _cls(R: np.ndarray, Qb: np.ndarray) -> np.ndarray:
     T = np.triu(np.ones((k, k)))
     lower = np.r_[np.zeros(k - 1), -np.inf]
     upper = np.full(k, np.inf)
-    res = optimize.lsq_linear(R @ T, Qb, bounds=(lower, upper), method="bvls", tol=1e-14, max_iter=None)
+    res = optimize.lsq_linear(
+        R @ T, Qb, bounds=(lower, upper), method="bvls", tol=1e-14, max_iter=None
+    )
     if res.status < 0:
         raise RuntimeError(f"constrained least squares failed: {res.message}")
     return T @ res.x
@@ -178,7 +185,9 @@ def _cls(R: np.ndarray, Qb: np.ndarray) -> np.ndarray:
 
 def _check_method(method: str, gamma: float | None) -> None:
     if method not in CORRECTION_METHODS:
-        raise ValueError(f"unknown correction method {method!r}: use one of {', '.join(CORRECTION_METHODS)}")
+        raise ValueError(
+            f"unknown correction method {method!r}: use one of {', '.join(CORRECTION_METHODS)}"
+        )
     if method in ("bv", "ridge"):
         if gamma is None or not np.isfinite(gamma) or gamma <= 0:
             raise ValueError(
@@ -269,17 +278,34 @@ def correction(
     if prior is None:
         if method == "least-squares":
             _warn_ill_conditioned(_system(n, m, replace, None), stacklevel=2)
-        return _uniform_correction(spec.name, n, int(m), method, None if gamma is None else float(gamma),
-                                   bool(replace)).copy()
-    return correction_for_target(metric_value(spec, np.arange(1, n + 1), n), n, m, method,
-                                 gamma=gamma, prior=prior, replace=replace)
+        return _uniform_correction(
+            spec.name, n, int(m), method, None if gamma is None else float(gamma), bool(replace)
+        ).copy()
+    return correction_for_target(
+        metric_value(spec, np.arange(1, n + 1), n),
+        n,
+        m,
+        method,
+        gamma=gamma,
+        prior=prior,
+        replace=replace,
+    )
 
 
 @functools.lru_cache(maxsize=256)
-def _uniform_correction(metric: str, n: int, m: int, method: str, gamma: float | None, replace: bool) -> np.ndarray:
+def _uniform_correction(
+    metric: str, n: int, m: int, method: str, gamma: float | None, replace: bool
+) -> np.ndarray:
     """:func:`correction` with the uniform prior, computed once per argument set."""
-    values = correction_for_target(metric_value(metric, np.arange(1, n + 1), n), n, m, method,
-                                   gamma=gamma, replace=replace, warn=False)
+    values = correction_for_target(
+        metric_value(metric, np.arange(1, n + 1), n),
+        n,
+        m,
+        method,
+        gamma=gamma,
+        replace=replace,
+        warn=False,
+    )
     values.flags.writeable = False
     return values
 

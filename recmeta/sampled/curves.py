@@ -40,7 +40,11 @@ __all__ = [
 
 
 def rank_curves(
-    metrics: Sequence[str], ranks: np.ndarray, n: int, ms: Iterable[int | None], replace: bool = True
+    metrics: Sequence[str],
+    ranks: np.ndarray,
+    n: int,
+    ms: Iterable[int | None],
+    replace: bool = True,
 ) -> pd.DataFrame:
     """E[M(r̃) | r] for each metric, true rank and m: columns metric, m, rank, value.
 
@@ -51,8 +55,21 @@ def rank_curves(
     for metric in metrics:
         name = parse_rank_metric(metric).name
         for m in ms:
-            value = metric_value(name, r, n) if m is None else expected_metric(name, r, n, int(m), replace)
-            parts.append(pd.DataFrame({"metric": name, "m": "exact" if m is None else str(m), "rank": r, "value": value}))
+            value = (
+                metric_value(name, r, n)
+                if m is None
+                else expected_metric(name, r, n, int(m), replace)
+            )
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "metric": name,
+                        "m": "exact" if m is None else str(m),
+                        "rank": r,
+                        "value": value,
+                    }
+                )
+            )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -69,7 +86,9 @@ def m_curves(
     """Expected mean of each estimator for each m: columns m, system, metric, estimator, value."""
     parts = []
     for m in ms:
-        frame = expected_evaluation(ranks, n, int(m), metrics, estimators, replace=replace, fit_n=fit_n)
+        frame = expected_evaluation(
+            ranks, n, int(m), metrics, estimators, replace=replace, fit_n=fit_n
+        )
         parts.append(frame.assign(m=int(m)))
     return pd.concat(parts, ignore_index=True)[["m", "system", "metric", "estimator", "value"]]
 
@@ -167,7 +186,9 @@ def order_probabilities(
                 for a, b in combinations(names, 2):
                     sign = np.sign(exact[(a, name)] - exact[(b, name)])
                     mu = mom[a][0].mean() - mom[b][0].mean()
-                    sd = np.sqrt(mom[a][1].sum() / rs[a].size ** 2 + mom[b][1].sum() / rs[b].size ** 2)
+                    sd = np.sqrt(
+                        mom[a][1].sum() / rs[a].size ** 2 + mom[b][1].sum() / rs[b].size ** 2
+                    )
                     if sign == 0:
                         prob = float("nan")
                     elif sd == 0:
@@ -191,7 +212,9 @@ def smallest_reliable_m(
 ) -> int | None:
     """The smallest m in ``ms`` (sorted) from which on every larger m in ``ms`` the order
     probability stays at least ``level``; None if the last m falls short."""
-    probs = np.array([order_probability(a, b, n, int(m), metric, estimator, replace=replace) for m in ms])
+    probs = np.array(
+        [order_probability(a, b, n, int(m), metric, estimator, replace=replace) for m in ms]
+    )
     ok = probs >= level
     if not ok[-1]:
         return None
@@ -213,4 +236,8 @@ def reliable_m(probabilities: pd.DataFrame, level: float = 0.95) -> pd.Series:
         return float(g["m"].iloc[0 if bad.size == 0 else bad[-1] + 1])
 
     keys = ["pair", "metric", "estimator"]
-    return probabilities.groupby(keys, sort=False)[["m", "probability"]].apply(first).rename("smallest m")
+    return (
+        probabilities.groupby(keys, sort=False)[["m", "probability"]]
+        .apply(first)
+        .rename("smallest m")
+    )

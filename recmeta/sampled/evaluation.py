@@ -76,13 +76,13 @@ def parse_estimator(spec: str | Estimator) -> Estimator:
     for prefix, method, example in (("bv", "bv", "'BV 0.1'"), ("ridge", "ridge", "'ridge 1e-6'")):
         if low.startswith(prefix):
             try:
-                gamma = float(low[len(prefix):].strip(" =:"))
+                gamma = float(low[len(prefix) :].strip(" =:"))
             except ValueError:
                 gamma = None
             if gamma is None or not gamma > 0:
                 name = "bias-variance" if method == "bv" else "ridge"
                 raise ValueError(
-                    f"estimator {spec!r}: write the {name} correction as '{text[:len(prefix)]} "
+                    f"estimator {spec!r}: write the {name} correction as '{text[: len(prefix)]} "
                     f"<weight>', weight > 0, e.g. {example} (the bias-variance one as 'BV <gamma>')"
                 )
             return Estimator(text, method, gamma)
@@ -101,7 +101,9 @@ def _as_runs(ranks: Mapping[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarr
         raise ValueError("no systems given: pass a mapping {system name: true ranks}")
     for name, r in runs.items():
         if r.ndim != 1 or r.size == 0:
-            raise ValueError(f"system {name!r}: true ranks must be a non-empty 1-d array (one per user)")
+            raise ValueError(
+                f"system {name!r}: true ranks must be a non-empty 1-d array (one per user)"
+            )
     return runs
 
 
@@ -119,7 +121,13 @@ _fit_n = fit_n
 
 
 def _score_table(
-    metric: str, est: Estimator, n: np.ndarray, m: int, fit_n: int, replace: bool, prior: np.ndarray | None
+    metric: str,
+    est: Estimator,
+    n: np.ndarray,
+    m: int,
+    fit_n: int,
+    replace: bool,
+    prior: np.ndarray | None,
 ) -> np.ndarray:
     """The estimator's value for each sampled rank 1..m+1, built for ``fit_n`` items."""
     if est.method is None:
@@ -129,14 +137,18 @@ def _score_table(
     return correction(metric, fit_n, m, est.method, gamma=est.gamma, prior=prior, replace=replace)
 
 
-def exact_metrics(ranks: Mapping[str, np.ndarray] | np.ndarray, n: np.ndarray | int, metrics: Sequence[str]) -> pd.DataFrame:
+def exact_metrics(
+    ranks: Mapping[str, np.ndarray] | np.ndarray, n: np.ndarray | int, metrics: Sequence[str]
+) -> pd.DataFrame:
     """Mean exact metric M_n(r) over users per system: columns system, metric, value."""
     runs = _as_runs(ranks)
     rows = []
     for system, r in runs.items():
         rr, nn, _ = check_sampling(r, n, 1, True)
         for metric in metrics:
-            rows.append((system, parse_rank_metric(metric).name, float(metric_value(metric, rr, nn).mean())))
+            rows.append(
+                (system, parse_rank_metric(metric).name, float(metric_value(metric, rr, nn).mean()))
+            )
     return pd.DataFrame(rows, columns=["system", "metric", "value"])
 
 
@@ -177,7 +189,9 @@ def sampled_evaluation(
         sampled = np.stack(
             [
                 _draw(rr, nn, m, replace, np.random.default_rng([seed, j, s_index]))
-                for j in tqdm(range(repetitions), desc=f"sampling {system}", disable=not progress, leave=False)
+                for j in tqdm(
+                    range(repetitions), desc=f"sampling {system}", disable=not progress, leave=False
+                )
             ]
         )
         for metric in names:
@@ -197,7 +211,9 @@ def sampled_evaluation(
     return pd.concat(frames, ignore_index=True)
 
 
-def _draw(r: np.ndarray, n: np.ndarray, m: int, replace: bool, rng: np.random.Generator) -> np.ndarray:
+def _draw(
+    r: np.ndarray, n: np.ndarray, m: int, replace: bool, rng: np.random.Generator
+) -> np.ndarray:
     if replace:
         return rng.binomial(m, (r - 1) / (n - 1.0)) + 1
     return rng.hypergeometric(r - 1, n - r, m) + 1
@@ -252,7 +268,9 @@ def pairwise_agreement(frame: pd.DataFrame, exact: pd.DataFrame) -> pd.DataFrame
     """
     systems = list(dict.fromkeys(frame["system"]))
     ex = exact.set_index(["system", "metric"])["value"]
-    wide = frame.pivot_table(index=["metric", "estimator", "repetition"], columns="system", values="value", sort=False)
+    wide = frame.pivot_table(
+        index=["metric", "estimator", "repetition"], columns="system", values="value", sort=False
+    )
     rows = []
     for a, b in combinations(systems, 2):
         diff = np.sign(wide[a] - wide[b])

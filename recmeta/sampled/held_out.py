@@ -122,16 +122,23 @@ def _align(frames: dict[str, pd.DataFrame], users: np.ndarray, extra_items: np.n
     scores[0] = first["score"].to_numpy(dtype=np.float64)[sel]
     for i, name in enumerate(names[1:], start=1):
         f = frames[name]
-        if len(f) == len(first) and np.array_equal(f["user"].to_numpy(), first["user"].to_numpy()) \
-                and np.array_equal(f["item"].to_numpy(), first["item"].to_numpy()):
+        if (
+            len(f) == len(first)
+            and np.array_equal(f["user"].to_numpy(), first["user"].to_numpy())
+            and np.array_equal(f["item"].to_numpy(), first["item"].to_numpy())
+        ):
             scores[i] = f["score"].to_numpy(dtype=np.float64)[sel]
             continue
         uu = uindex.get_indexer(f["user"].to_numpy())
         ok = uu >= 0
         ic = pd.Index(uniq).get_indexer(f["item"].to_numpy()[ok])
-        order = pd.Index(np.where(ic >= 0, uu[ok].astype(np.int64) * width + ic, -1)).get_indexer(keys)
+        order = pd.Index(np.where(ic >= 0, uu[ok].astype(np.int64) * width + ic, -1)).get_indexer(
+            keys
+        )
         if np.any(order < 0) or ok.sum() != u.size:
-            raise ValueError(f"system {name!r} does not score exactly the candidates of the first system")
+            raise ValueError(
+                f"system {name!r} does not score exactly the candidates of the first system"
+            )
         scores[i] = f["score"].to_numpy(dtype=np.float64)[ok][order]
     return _Aligned(u, icode, np.asarray(uniq), keys, scores, text_rank)
 
@@ -143,7 +150,9 @@ def _prepare(
     if not frames:
         raise ValueError("no scores given")
     if len(frames) > max_systems:
-        raise ValueError(f"at most {max_systems} systems at once (joint classes), got {len(frames)}")
+        raise ValueError(
+            f"at most {max_systems} systems at once (joint classes), got {len(frames)}"
+        )
     for name, f in frames.items():
         _check_columns(f"scores of {name!r}", f, ["user", "item", "score"])
     return frames
@@ -190,22 +199,39 @@ def standing(scores: pd.DataFrame | Mapping[str, pd.DataFrame], held_out: pd.Dat
         xn, tn = np.isnan(x), np.isnan(t)
         above = (~xn & tn) | (x > t)
         tied = ((xn & tn) | (x == t)) & ~is_target
-        codes.append(np.where(above, 3, np.where(tied, np.where(before_by_id, 2, 1), 0)).astype(np.int8))
+        codes.append(
+            np.where(above, 3, np.where(tied, np.where(before_by_id, 2, 1), 0)).astype(np.int8)
+        )
     U, S = len(users), len(frames)
     n = np.bincount(u, minlength=U).astype(np.int64)
     stack = np.stack(codes)
     neg = ~is_target
-    counts = {c: np.stack([np.bincount(u[neg], weights=(cs[neg] == c), minlength=U) for cs in stack]).astype(np.int64)
-              for c in (1, 2, 3)}
+    counts = {
+        c: np.stack(
+            [np.bincount(u[neg], weights=(cs[neg] == c), minlength=U) for cs in stack]
+        ).astype(np.int64)
+        for c in (1, 2, 3)
+    }
     pattern = (stack[:, neg].astype(np.int64) * (4 ** np.arange(S))[:, None]).sum(axis=0)
-    cells = np.bincount(u[neg] * 4**S + pattern, minlength=U * 4**S).reshape(U, 4**S).astype(np.int64)
+    cells = (
+        np.bincount(u[neg] * 4**S + pattern, minlength=U * 4**S).reshape(U, 4**S).astype(np.int64)
+    )
     return Standing(
-        users=users, items=targets, systems=tuple(frames), n=n, above=counts[3],
-        tied=counts[1] + counts[2], id_above=counts[2], cells=cells, patterns=_patterns(S),
+        users=users,
+        items=targets,
+        systems=tuple(frames),
+        n=n,
+        above=counts[3],
+        tied=counts[1] + counts[2],
+        id_above=counts[2],
+        cells=cells,
+        patterns=_patterns(S),
     )
 
 
-def true_ranks(scores: pd.DataFrame, held_out: pd.DataFrame, ties: str = PAPER_TIES) -> pd.DataFrame:
+def true_ranks(
+    scores: pd.DataFrame, held_out: pd.DataFrame, ties: str = PAPER_TIES
+) -> pd.DataFrame:
     """Rank of each user's held-out item among the user's scored candidates, under a tie rule.
 
     ``scores``: columns user, item, score (one system; the held-out item included). ``held_out``:
@@ -243,6 +269,8 @@ def candidate_pairs(train: pd.DataFrame, users: np.ndarray | pd.Series) -> pd.Da
         )
     rated = np.zeros((len(u), len(items)), dtype=bool)
     sub = train[train["user"].isin(u)]
-    rated[pd.Index(u).get_indexer(sub["user"]), np.searchsorted(items, sub["item"].to_numpy())] = True
+    rated[pd.Index(u).get_indexer(sub["user"]), np.searchsorted(items, sub["item"].to_numpy())] = (
+        True
+    )
     rows, cols = np.nonzero(~rated)
     return pd.DataFrame({"user": u[rows], "item": items[cols]})

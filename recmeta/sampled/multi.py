@@ -94,7 +94,9 @@ def _parse(metric: str) -> tuple[str, int | None]:
     return family, k_int
 
 
-def _check_relevant(ranks: np.ndarray, n: int, m: int, replace: bool) -> tuple[np.ndarray, int, int]:
+def _check_relevant(
+    ranks: np.ndarray, n: int, m: int, replace: bool
+) -> tuple[np.ndarray, int, int]:
     """Validate one user's true ranks; return them sorted (int64), n and m."""
     r = np.asarray(ranks)
     if r.ndim != 1 or r.size == 0:
@@ -112,7 +114,9 @@ def _check_relevant(ranks: np.ndarray, n: int, m: int, replace: bool) -> tuple[n
     if np.any(np.diff(r) == 0):
         raise ValueError("true ranks must be distinct: two relevant items cannot share a rank")
     if n - r.size < 1:
-        raise ValueError(f"n={n} leaves no non-relevant item to sample for R={r.size} relevant items")
+        raise ValueError(
+            f"n={n} leaves no non-relevant item to sample for R={r.size} relevant items"
+        )
     # the single-item checks on the equivalent problem: n − R negatives, g_j + 1 as the rank
     check_sampling(r - np.arange(r.size), n - r.size + 1, m, replace)
     return r, n, int(m)
@@ -145,7 +149,11 @@ def simulate_multi_ranks(
     g_1, g_2 − g_1, …, n − R − g_R); the gap counts are multinomial with replacement and
     multivariate hypergeometric without, and s_j = j + (counts in the first j gaps).
     """
-    if isinstance(repetitions, bool) or not isinstance(repetitions, (int, np.integer)) or repetitions < 1:
+    if (
+        isinstance(repetitions, bool)
+        or not isinstance(repetitions, (int, np.integer))
+        or repetitions < 1
+    ):
         raise ValueError(f"repetitions must be a positive int, got {repetitions!r}")
     r, n, m = _check_relevant(ranks, n, m, replace)
     R = r.size
@@ -187,7 +195,9 @@ def _unscaled(
     if family == "AP":
         return np.where(top, j / s, 0.0)
     if family == "AUC":
-        return np.broadcast_to((negatives - x) / np.asarray(negatives, dtype=np.float64), s.shape).astype(np.float64)
+        return np.broadcast_to(
+            (negatives - x) / np.asarray(negatives, dtype=np.float64), s.shape
+        ).astype(np.float64)
     return np.where(top, 1.0 / np.log2(s + 1.0), 0.0)  # NDCG
 
 
@@ -210,7 +220,9 @@ def multi_metric_values(metric: str, sampled_ranks: np.ndarray, m: int | None = 
     R = s.shape[-1]
     j = np.arange(1, R + 1)
     if np.any(np.diff(s, axis=-1) <= 0) or np.any(s[..., 0] < 1):
-        raise ValueError("sampled ranks must be 1-based and strictly increasing along the last axis")
+        raise ValueError(
+            "sampled ranks must be 1-based and strictly increasing along the last axis"
+        )
     if family == "Hit":
         return (s[..., 0] <= k).astype(np.float64)
     if family == "AUC":
@@ -248,7 +260,13 @@ def multi_metric_moments(
 
 
 def expected_multi_metric(
-    metric: str, ranks: np.ndarray, n: int, m: int, replace: bool = True, *, method: str = "independent"
+    metric: str,
+    ranks: np.ndarray,
+    n: int,
+    m: int,
+    replace: bool = True,
+    *,
+    method: str = "independent",
 ) -> float:
     """E[M(s_1, …, s_R)] for one user with relevant true ranks ``ranks`` among n items.
 
@@ -307,7 +325,9 @@ def item_corrections(
         raise ValueError("R must hold positive numbers of relevant items")
     R_max = int(RR.max())
     target = item_targets(metric, R_max, int(negatives))
-    unscaled = correction_for_target(target, int(negatives) + 1, m, method, gamma=gamma, replace=replace).T
+    unscaled = correction_for_target(
+        target, int(negatives) + 1, m, method, gamma=gamma, replace=replace
+    ).T
     out = unscaled[None, :, :] * _scale(family, k, RR)[:, None, None]
     out[np.arange(R_max)[None, :] >= RR[:, None]] = 0.0
     return out

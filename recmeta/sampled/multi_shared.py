@@ -29,7 +29,13 @@ from .multi import _parse, _scale, _unscaled, item_corrections
 from .shared import _sequential
 from .ties import check_ties
 
-__all__ = ["MultiStanding", "multi_standing", "multi_exact", "multi_shared_evaluation", "MULTI_TIES"]
+__all__ = [
+    "MultiStanding",
+    "multi_standing",
+    "multi_exact",
+    "multi_shared_evaluation",
+    "MULTI_TIES",
+]
 
 #: the tie rules the several-items study offers (a deterministic order is needed)
 MULTI_TIES = ("pessimistic", "trec_eval", "optimistic")
@@ -61,7 +67,9 @@ class MultiStanding:
 
 
 def multi_standing(
-    scores: pd.DataFrame | Mapping[str, pd.DataFrame], held_out: pd.DataFrame, ties: str = "pessimistic"
+    scores: pd.DataFrame | Mapping[str, pd.DataFrame],
+    held_out: pd.DataFrame,
+    ties: str = "pessimistic",
 ) -> MultiStanding:
     """Gaps of every candidate and the true ranks of every relevant item, for each system.
 
@@ -128,7 +136,9 @@ def multi_standing(
         valid = np.arange(R_max)[None, :] < R[:, None]
         for q in range(R_max):
             tq = t_score[cu, q]
-            if ties == "pessimistic":  # a relevant item comes after the non-relevant ones tied with it
+            if (
+                ties == "pessimistic"
+            ):  # a relevant item comes after the non-relevant ones tied with it
                 q_first = tq > xn
             elif ties == "optimistic":
                 q_first = tq >= xn
@@ -191,8 +201,13 @@ def multi_shared_evaluation(
         )
     ests = [parse_estimator(e) for e in estimators]
     N = int(np.rint(pool.mean())) if fit_negatives is None else int(fit_negatives)
-    x = _sequential(ms.cells, int(m), int(repetitions), replace,
-                    np.random.default_rng(np.atleast_1d(seed).astype(np.int64).tolist()))
+    x = _sequential(
+        ms.cells,
+        int(m),
+        int(repetitions),
+        replace,
+        np.random.default_rng(np.atleast_1d(seed).astype(np.int64).tolist()),
+    )
     R_max = ms.g.shape[2]
     Xs = []
     for s in range(len(ms.systems)):
@@ -205,10 +220,24 @@ def multi_shared_evaluation(
     rows = []
     for metric in metrics:
         for e in ests:
-            V = None if e.method is None else item_corrections(metric, ms.R, N, int(m), e.method,
-                                                                gamma=e.gamma, replace=replace)
+            V = (
+                None
+                if e.method is None
+                else item_corrections(
+                    metric, ms.R, N, int(m), e.method, gamma=e.gamma, replace=replace
+                )
+            )
             for system, X in zip(ms.systems, Xs, strict=True):
                 value = _per_user(metric, X, ms.R, m) if V is None else V[uu, jj, X].sum(axis=2)
-                rows.append(pd.DataFrame({"system": system, "metric": metric, "estimator": e.label,
-                                          "repetition": np.arange(repetitions), "value": value.mean(axis=1)}))
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "system": system,
+                            "metric": metric,
+                            "estimator": e.label,
+                            "repetition": np.arange(repetitions),
+                            "value": value.mean(axis=1),
+                        }
+                    )
+                )
     return pd.concat(rows, ignore_index=True)

@@ -30,18 +30,25 @@ _TAIL = 1e-30  # probability mass left out on each side of a band
 _CHUNK = 2_000_000  # pmf entries evaluated at once
 
 
-def check_sampling(rank: np.ndarray | int, n: np.ndarray | int, m: int, replace: bool) -> tuple[np.ndarray, np.ndarray, int]:
+def check_sampling(
+    rank: np.ndarray | int, n: np.ndarray | int, m: int, replace: bool
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Validate (rank, n, m); return int64 arrays broadcast to a common shape and m."""
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-        raise TypeError(f"m (the number of sampled negatives) must be an int, got {type(m).__name__}")
+        raise TypeError(
+            f"m (the number of sampled negatives) must be an int, got {type(m).__name__}"
+        )
     m = int(m)
     if m < 1:
         raise ValueError(f"m (the number of sampled negatives) must be at least 1, got {m}")
     r = np.asarray(rank)
     nn = np.asarray(n)
     for name, a in (("rank", r), ("n", nn)):
-        if (a.size and not np.issubdtype(a.dtype, np.integer)
-                and not (np.all(np.isfinite(a)) and np.all(a == np.round(a)))):
+        if (
+            a.size
+            and not np.issubdtype(a.dtype, np.integer)
+            and not (np.all(np.isfinite(a)) and np.all(a == np.round(a)))
+        ):
             raise ValueError(
                 f"{name} must hold integers; got non-integer values of dtype {a.dtype}"
             )
@@ -65,7 +72,11 @@ def _pmf(x: np.ndarray, r: np.ndarray, n: np.ndarray, m: int, replace: bool) -> 
         return stats.binom.pmf(x, m, p)
     q = m / (n - 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        h = stats.binom.pmf(x, r - 1, q) * stats.binom.pmf(m - x, n - r, q) / stats.binom.pmf(m, n - 1, q)
+        h = (
+            stats.binom.pmf(x, r - 1, q)
+            * stats.binom.pmf(m - x, n - r, q)
+            / stats.binom.pmf(m, n - 1, q)
+        )
     return np.where((x >= 0) & (x <= m), h, 0.0)
 
 
@@ -109,7 +120,9 @@ def _banded(
         yield sl, x, pmf
 
 
-def rank_pmf(rank: np.ndarray | int, n: np.ndarray | int, m: int, replace: bool = True) -> np.ndarray:
+def rank_pmf(
+    rank: np.ndarray | int, n: np.ndarray | int, m: int, replace: bool = True
+) -> np.ndarray:
     """p(r̃ = i | r) for i = 1..m+1: shape ``rank.shape + (m + 1,)``.
 
     r̃ − 1 ~ Binomial(m, (r−1)/(n−1)) with replacement, Hypergeometric(n−1, r−1, m) without
@@ -140,7 +153,11 @@ def sample_ranks(
     items) and counting those ranked above the relevant item; draws are independent across
     users, repetitions and (if called per system) systems.
     """
-    if isinstance(repetitions, bool) or not isinstance(repetitions, (int, np.integer)) or repetitions < 1:
+    if (
+        isinstance(repetitions, bool)
+        or not isinstance(repetitions, (int, np.integer))
+        or repetitions < 1
+    ):
         raise ValueError(f"repetitions must be a positive int, got {repetitions!r}")
     r, nn, m = check_sampling(rank, n, m, replace)
     rng = np.random.default_rng(seed)
@@ -153,7 +170,13 @@ def sample_ranks(
 
 
 def simulate_item_sampling(
-    rank: int, n: int, m: int, draws: int, *, seed: int | np.random.Generator = 0, replace: bool = True
+    rank: int,
+    n: int,
+    m: int,
+    draws: int,
+    *,
+    seed: int | np.random.Generator = 0,
+    replace: bool = True,
 ) -> np.ndarray:
     """Simulate the sampling protocol itself: ``draws`` sampled ranks of an item at true rank r.
 

@@ -71,7 +71,9 @@ def _check_ranks(rank: np.ndarray | int, n: np.ndarray | int) -> tuple[np.ndarra
         if not np.issubdtype(a.dtype, np.integer):
             if a.size and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
                 continue
-            raise ValueError(f"{name} must hold integers, got dtype {a.dtype} with non-integer values")
+            raise ValueError(
+                f"{name} must hold integers, got dtype {a.dtype} with non-integer values"
+            )
     r = r.astype(np.int64)
     nn = nn.astype(np.int64)
     if np.any(nn < 2):
@@ -81,7 +83,9 @@ def _check_ranks(rank: np.ndarray | int, n: np.ndarray | int) -> tuple[np.ndarra
     return r, nn
 
 
-def metric_value(metric: str | RankMetric, rank: np.ndarray | int, n: np.ndarray | int) -> np.ndarray:
+def metric_value(
+    metric: str | RankMetric, rank: np.ndarray | int, n: np.ndarray | int
+) -> np.ndarray:
     """M_n(r): the metric of one relevant item at rank ``rank`` among ``n`` items (eqs. 7–13).
 
     ``rank`` and ``n`` broadcast; ``n`` only matters for AUC. Returns float64.

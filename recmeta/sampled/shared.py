@@ -47,7 +47,9 @@ __all__ = [
 ]
 
 
-def estimator_values(metric: str, est: str | Estimator, n_fit: int, m: int, replace: bool = True) -> np.ndarray:
+def estimator_values(
+    metric: str, est: str | Estimator, n_fit: int, m: int, replace: bool = True
+) -> np.ndarray:
     """The value an estimator gives each sampled rank 1..m+1 (one n, ``n_fit``, for every
     estimator).
 
@@ -60,8 +62,9 @@ def estimator_values(metric: str, est: str | Estimator, n_fit: int, m: int, repl
     return correction(metric, int(n_fit), m, e.method, gamma=e.gamma, replace=replace)
 
 
-def _sequential(cells: np.ndarray, m: int, repetitions: int, replace: bool,
-                rng: np.random.Generator) -> np.ndarray:
+def _sequential(
+    cells: np.ndarray, m: int, repetitions: int, replace: bool, rng: np.random.Generator
+) -> np.ndarray:
     """Counts of m draws in each class: (repetitions, users, classes), classes given by ``cells``.
 
     Class k gets X_k ~ Binomial(m − Σ_{j<k} X_j, c_k / Σ_{j≥k} c_j) with replacement and
@@ -82,14 +85,21 @@ def _sequential(cells: np.ndarray, m: int, repetitions: int, replace: bool,
             x = rng.binomial(left, np.broadcast_to(p, left.shape))
         else:
             bad = rest[:, k] - c
-            x = rng.hypergeometric(np.broadcast_to(c, left.shape), np.broadcast_to(bad, left.shape), left)
+            x = rng.hypergeometric(
+                np.broadcast_to(c, left.shape), np.broadcast_to(bad, left.shape), left
+            )
         out[:, :, k] = x
         left -= x
     return out
 
 
 def draw_counts(
-    standing: Standing, m: int, repetitions: int, *, seed: int | Sequence[int] = 0, replace: bool = True,
+    standing: Standing,
+    m: int,
+    repetitions: int,
+    *,
+    seed: int | Sequence[int] = 0,
+    replace: bool = True,
     shared: bool = True,
 ) -> dict[str, np.ndarray]:
     """Per system, counts of sampled items above, tied and tied-before-by-id the held-out item.
@@ -100,7 +110,11 @@ def draw_counts(
     """
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
         raise ValueError(f"m must be a positive int, got {m!r}")
-    if isinstance(repetitions, bool) or not isinstance(repetitions, (int, np.integer)) or repetitions < 1:
+    if (
+        isinstance(repetitions, bool)
+        or not isinstance(repetitions, (int, np.integer))
+        or repetitions < 1
+    ):
         raise ValueError(f"repetitions must be a positive int, got {repetitions!r}")
     pool = standing.n - 1
     if not replace and np.any(m > pool):
@@ -112,9 +126,14 @@ def draw_counts(
         raise ValueError("every user needs at least one other candidate to sample")
     S = len(standing.systems)
     base = list(np.atleast_1d(seed).astype(np.int64))
-    out = {k: np.zeros((S, repetitions, standing.n.size), dtype=np.int64) for k in ("above", "tied", "id_above")}
+    out = {
+        k: np.zeros((S, repetitions, standing.n.size), dtype=np.int64)
+        for k in ("above", "tied", "id_above")
+    }
     if shared:
-        x = _sequential(standing.cells, int(m), int(repetitions), replace, np.random.default_rng(base))
+        x = _sequential(
+            standing.cells, int(m), int(repetitions), replace, np.random.default_rng(base)
+        )
         for s in range(S):
             code = standing.patterns[:, s]
             out["above"][s] = x[:, :, code == 3].sum(axis=2)
@@ -196,8 +215,12 @@ def shared_evaluation(
     ests = [parse_estimator(e) for e in estimators]
     rules = _ties_list(ties)
     nf = _fit_n(standing.n, fit_n)
-    counts = draw_counts(standing, int(m), int(repetitions), seed=seed, replace=replace, shared=shared)
-    tables = {(x, e.label): estimator_values(x, e, nf, int(m), replace) for x in names for e in ests}
+    counts = draw_counts(
+        standing, int(m), int(repetitions), seed=seed, replace=replace, shared=shared
+    )
+    tables = {
+        (x, e.label): estimator_values(x, e, nf, int(m), replace) for x in names for e in ests
+    }
     rows: list[pd.DataFrame] = []
     users: UserScores = {}
     for rule in rules:
@@ -208,14 +231,25 @@ def shared_evaluation(
                     scores = span_mean(tables[(x, e.label)], lo[s], hi[s])
                     if per_user:
                         users[(rule, system, x, e.label)] = scores
-                    rows.append(pd.DataFrame({"ties": rule, "system": system, "metric": x,
-                                              "estimator": e.label, "repetition": np.arange(repetitions),
-                                              "value": scores.mean(axis=1)}))
+                    rows.append(
+                        pd.DataFrame(
+                            {
+                                "ties": rule,
+                                "system": system,
+                                "metric": x,
+                                "estimator": e.label,
+                                "repetition": np.arange(repetitions),
+                                "value": scores.mean(axis=1),
+                            }
+                        )
+                    )
     frame = pd.concat(rows, ignore_index=True)
     return (frame, users) if per_user else frame
 
 
-def exact_per_user(standing: Standing, metrics: Sequence[str], ties: str = PAPER_TIES) -> dict[tuple[str, str], np.ndarray]:
+def exact_per_user(
+    standing: Standing, metrics: Sequence[str], ties: str = PAPER_TIES
+) -> dict[tuple[str, str], np.ndarray]:
     """Exact metric per user: {(system, metric): array (users,)}, averaged over the tie span."""
     lo, hi = standing.spans(check_ties(ties))
     out = {}
@@ -226,7 +260,9 @@ def exact_per_user(standing: Standing, metrics: Sequence[str], ties: str = PAPER
     return out
 
 
-def exact_from_standing(standing: Standing, metrics: Sequence[str], ties: str | Sequence[str] = PAPER_TIES) -> pd.DataFrame:
+def exact_from_standing(
+    standing: Standing, metrics: Sequence[str], ties: str | Sequence[str] = PAPER_TIES
+) -> pd.DataFrame:
     """Mean exact metric per tie rule and system: columns ties, system, metric, value."""
     rows = []
     for rule in _ties_list(ties):
@@ -298,11 +334,24 @@ def order_study(
     z = stats.norm.ppf(0.5 + level / 2)
     rows, means = [], []
     for m in ms:
-        frame = shared_evaluation(standing, int(m), metrics, estimators, repetitions=repetitions,
-                                  seed=[seed, int(m)], replace=replace, shared=shared, ties=ties,
-                                  fit_n=fit_n)
-        wide = frame.pivot_table(index=["metric", "estimator", "repetition"], columns="system",
-                                 values="value", sort=False)
+        frame = shared_evaluation(
+            standing,
+            int(m),
+            metrics,
+            estimators,
+            repetitions=repetitions,
+            seed=[seed, int(m)],
+            replace=replace,
+            shared=shared,
+            ties=ties,
+            fit_n=fit_n,
+        )
+        wide = frame.pivot_table(
+            index=["metric", "estimator", "repetition"],
+            columns="system",
+            values="value",
+            sort=False,
+        )
         if with_means:
             g = frame.groupby(["system", "metric", "estimator"], sort=False)["value"]
             part = g.agg(mean="mean", sd="std", count="size").reset_index()
@@ -324,10 +373,21 @@ def order_study(
                     zz = mean / sd
                     half = z * np.sqrt((1 + zz**2 / 2) / R)
                     prob, low, high = (float(stats.norm.cdf(q)) for q in (zz, zz - half, zz + half))
-                rows.append({"m": int(m), "pair": f"{a} vs {b}", "metric": metric, "estimator": estimator,
-                             "exact": float(truth), "mean": mean, "se": sd / np.sqrt(R) if R > 1 else float("nan"),
-                             "share": float((v > 0).mean()) if sign != 0 else float("nan"),
-                             "probability": prob, "low": low, "high": high})
+                rows.append(
+                    {
+                        "m": int(m),
+                        "pair": f"{a} vs {b}",
+                        "metric": metric,
+                        "estimator": estimator,
+                        "exact": float(truth),
+                        "mean": mean,
+                        "se": sd / np.sqrt(R) if R > 1 else float("nan"),
+                        "share": float((v > 0).mean()) if sign != 0 else float("nan"),
+                        "probability": prob,
+                        "low": low,
+                        "high": high,
+                    }
+                )
     out = pd.DataFrame(rows)
     if with_means:
         cols = ["m", "system", "metric", "estimator", "mean", "se"]
@@ -372,4 +432,8 @@ def reliable_from_study(study: pd.DataFrame, level: float = 0.95) -> pd.DataFram
         return pd.Series({"from": start, "not before": floor, "verdict": verdict})
 
     keys = ["pair", "metric", "estimator"]
-    return study.groupby(keys, sort=False)[["m", "low", "high", "probability"]].apply(one).reset_index()
+    return (
+        study.groupby(keys, sort=False)[["m", "low", "high", "probability"]]
+        .apply(one)
+        .reset_index()
+    )

@@ -38,7 +38,15 @@ import pandas as pd
 from ..metrics._options import TIES
 from .rank_metrics import metric_value, parse_rank_metric
 
-__all__ = ["TIE_RULES", "PAPER_TIES", "check_ties", "tie_span", "span_mean", "span_metric", "tie_blocks"]
+__all__ = [
+    "TIE_RULES",
+    "PAPER_TIES",
+    "check_ties",
+    "tie_span",
+    "span_mean",
+    "span_metric",
+    "tie_blocks",
+]
 
 #: the engine's tie rules this module applies, in the order the chapter shows them
 TIE_RULES = ("pessimistic", "trec_eval", "optimistic", "expected")
@@ -54,7 +62,9 @@ def check_ties(ties: str) -> str:
         if ties == "id":
             hint = " ('id' is now 'trec_eval', the metric engine's name for this order)"
         elif ties in TIES:
-            hint = f" ({ties!r} is an engine rule for whole lists, not offered for one held-out item)"
+            hint = (
+                f" ({ties!r} is an engine rule for whole lists, not offered for one held-out item)"
+            )
         raise ValueError(f"unknown tie rule {ties!r}: use one of {', '.join(TIE_RULES)}{hint}")
     return ties
 
@@ -129,10 +139,14 @@ def tie_blocks(tied: Mapping[str, np.ndarray]) -> pd.DataFrame:
     for system, t in tied.items():
         t = np.asarray(t)
         hit = t > 0
-        rows.append({
-            "system": system, "users": int(t.size), "tied users": int(hit.sum()),
-            "share": float(hit.mean()) if t.size else float("nan"),
-            "median block": float(np.median(t[hit] + 1)) if hit.any() else 0.0,
-            "largest block": int(t.max() + 1) if hit.any() else 0,
-        })
+        rows.append(
+            {
+                "system": system,
+                "users": int(t.size),
+                "tied users": int(hit.sum()),
+                "share": float(hit.mean()) if t.size else float("nan"),
+                "median block": float(np.median(t[hit] + 1)) if hit.any() else 0.0,
+                "largest block": int(t.max() + 1) if hit.any() else 0,
+            }
+        )
     return pd.DataFrame(rows)

@@ -82,9 +82,14 @@ __all__ = [
 def cost_plan(size: Size, systems: Iterable[str], *, repetitions: int) -> Plan:
     """The steps of the real-data sections on a dataset of ``size`` that :mod:`recmeta.book.costs`
     can estimate: the runs of ``systems`` on the per-user holdout."""
-    return (Plan(size).runs(list(systems))
-            .unmodelled(f"the artificial rankings ({repetitions} per swap count; they do not "
-                        "depend on the dataset) and the bootstrap intervals"))
+    return (
+        Plan(size)
+        .runs(list(systems))
+        .unmodelled(
+            f"the artificial rankings ({repetitions} per swap count; they do not "
+            "depend on the dataset) and the bootstrap intervals"
+        )
+    )
 
 
 def planner(settings: Settings) -> Callable[[Size], Plan]:
@@ -138,16 +143,27 @@ CLOSEST_STRATEGY = "strategy 9 (TF-IDF of title)"
 STABLE = 0.05
 
 #: the results on artificial data: the same for every dataset
-SYNTHETIC_RESULTS = ("weights_example", "threshold_ap", "swap_study", "swap_study_unit",
-                     "single_swaps", "level_counts")
+SYNTHETIC_RESULTS = (
+    "weights_example",
+    "threshold_ap",
+    "swap_study",
+    "swap_study_unit",
+    "single_swaps",
+    "level_counts",
+)
 
 #: tolerance of identities that hold exactly up to floating-point rounding
 EXACT = 1e-9
 
 _Z95 = 1.959963984540054  # scipy.stats.norm.ppf(0.975)
 
-LEDGER = register(Ledger(CHAPTER, paper="scheel2011multigraded",
-                         title="Multi-graded relevance (Scheel, Lommatzsch & Albayrak 2011)"))
+LEDGER = register(
+    Ledger(
+        CHAPTER,
+        paper="scheel2011multigraded",
+        title="Multi-graded relevance (Scheel, Lommatzsch & Albayrak 2011)",
+    )
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -156,8 +172,12 @@ LEDGER = register(Ledger(CHAPTER, paper="scheel2011multigraded",
 
 def normal_interval(value: float, se: float, what: str) -> Estimate:
     """``value ± 1.96 se``: a normal 95 % interval."""
-    return Estimate(value, value - _Z95 * se, value + _Z95 * se,
-                    f"normal interval, 95 %, from the spread over {what}")
+    return Estimate(
+        value,
+        value - _Z95 * se,
+        value + _Z95 * se,
+        f"normal interval, 95 %, from the spread over {what}",
+    )
 
 
 def with_reason(out: Outcome, extra: str, detail: str | None = None) -> Outcome:
@@ -165,11 +185,9 @@ def with_reason(out: Outcome, extra: str, detail: str | None = None) -> Outcome:
     return Outcome(out.verdict, out.ours, f"{out.reason}; {extra}", detail or out.detail)
 
 
-
 def exact_zero(value: float, label: str) -> Outcome:
     """Agrees when ``value`` is 0 within :data:`EXACT` (an identity that holds exactly)."""
     return value_rule(0.0, Estimate.exact(value), tolerance=EXACT, label=label)
-
 
 
 # --------------------------------------------------------------------------------------------

@@ -44,8 +44,10 @@ def level_settings(study: pd.DataFrame, distribution: str) -> tuple[int, int]:
 def _level_gap(study: pd.DataFrame, distribution: str, metric: str) -> tuple[Estimate, int, int]:
     few, many = level_settings(study, distribution)
     value, se = curve_difference(
-        study, {"distribution": distribution, "levels": few, "metric": metric},
-        {"distribution": distribution, "levels": many, "metric": metric})
+        study,
+        {"distribution": distribution, "levels": few, "metric": metric},
+        {"distribution": distribution, "levels": many, "metric": metric},
+    )
     reps = int(study["n"].iloc[0])
     est = normal_interval(value, se, f"{reps} rankings per swap count")
     return est, few, many
@@ -68,12 +70,15 @@ def _stable_of(r: Mapping[str, Any], *, distribution: str, metric: str) -> Outco
 
 def _stable(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
     est, few, many = _level_gap(study, distribution, metric)
-    out = value_rule(0.0, est, tolerance=STABLE, max_width=STABLE,
-                     label=f"mean {PAPER_METRICS[metric]}({few} levels) − "
-                           f"{PAPER_METRICS[metric]}({many} levels)")
+    out = value_rule(
+        0.0,
+        est,
+        tolerance=STABLE,
+        max_width=STABLE,
+        label=f"mean {PAPER_METRICS[metric]}({few} levels) − "
+        f"{PAPER_METRICS[metric]}({many} levels)",
+    )
     return with_reason(out, f"'stable' means within ±{STABLE:g} of no difference")
-
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,7 +88,9 @@ def _stable(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
 @LEDGER.claim(
     "scheel2011.sec2.ideal-scores-one",
     statement="The ideal ranking (no swap) scores 1 on every measure",
-    source="§2", paper_value=1.0, paper_dataset="artificial rankings",
+    source="§2",
+    paper_value=1.0,
+    paper_dataset="artificial rankings",
     rule="exact: the unswapped rankings of both swap studies, every measure; agrees within 1e-9",
     needs=("swap_study", "swap_study_unit"),
 )
@@ -98,7 +105,7 @@ def _(r):
 @LEDGER.claim(
     "scheel2011.tab1.threshold-changes-ap",
     statement="The threshold t that makes grades binary strongly affects AP (t = 0 makes every "
-              "item relevant, a t above the top grade none)",
+    "item relevant, a t above the top grade none)",
     source="§3.1, Table 1; eqs. 1–2",
     paper_value="AP differs across t (Table 1's values are not legible in our copy)",
     paper_dataset="8-item list, grades 0–4",
@@ -108,19 +115,22 @@ def _(r):
 def _(r):
     ap = pd.Series(r["threshold_ap"], dtype=float)
     lo, hi = ap.idxmin(), ap.idxmax()
-    est = Estimate.exact(float(ap.max() - ap.min()),
-                         "exact (max − min of AP over the thresholds)")
+    est = Estimate.exact(float(ap.max() - ap.min()), "exact (max − min of AP over the thresholds)")
     out = sign_rule(est, "positive", label="range of AP^t")
-    return with_reason(out, f"AP^t runs from {ap.min():.3f} (t = {lo:g}) to {ap.max():.3f} "
-                            f"(t = {hi:g}) on our own list, since the paper's is not legible")
+    return with_reason(
+        out,
+        f"AP^t runs from {ap.min():.3f} (t = {lo:g}) to {ap.max():.3f} "
+        f"(t = {hi:g}) on our own list, since the paper's is not legible",
+    )
 
 
 @LEDGER.claim(
     "scheel2011.eq4.example-weights",
     statement=f"With levels {', '.join(f'{x:g}' for x in EQ4_EXAMPLE_LEVELS)}, µAP weighs the "
-              f"thresholds {EQ4_EXAMPLE_LEVELS[1]:g} and {EQ4_EXAMPLE_LEVELS[2]:g} by "
-              f"{EQ4_EXAMPLE_WEIGHTS[0]:g} and {EQ4_EXAMPLE_WEIGHTS[1]:g}",
-    source="§3.1, eq. 4", paper_value=", ".join(f"{w:g}" for w in EQ4_EXAMPLE_WEIGHTS),
+    f"thresholds {EQ4_EXAMPLE_LEVELS[1]:g} and {EQ4_EXAMPLE_LEVELS[2]:g} by "
+    f"{EQ4_EXAMPLE_WEIGHTS[0]:g} and {EQ4_EXAMPLE_WEIGHTS[1]:g}",
+    source="§3.1, eq. 4",
+    paper_value=", ".join(f"{w:g}" for w in EQ4_EXAMPLE_WEIGHTS),
     paper_dataset="worked example",
     rule="exact: both weights of level_weights equal the paper's within 1e-9",
     needs=("weights_example",),
@@ -139,7 +149,9 @@ def _(r):
 @LEDGER.claim(
     "scheel2011.sec5.two-levels-equal-ap",
     statement="With two relevance levels µAP equals AP (µMAP equals MAP)",
-    source="§5; eq. 4", paper_value="identical", paper_dataset="(a property of eq. 4)",
+    source="§5; eq. 4",
+    paper_value="identical",
+    paper_dataset="(a property of eq. 4)",
     rule="exact: largest |µMAP − MAP| over the two-level swap studies; agrees within 1e-9",
     needs=("swap_study",),
 )
@@ -157,18 +169,20 @@ def _(r):
 @LEDGER.claim(
     "scheel2011.sec4.mu-map-mean-of-thresholds",
     statement="µMAP is the distance-weighted mean of the MAP at each threshold (OHSUMED: t = 1 "
-              "and t = 2; the 9-level virtual user: 8 MAP values)",
-    source="§4 (Figs. 6–7); eq. 4", paper_value="weighted mean", paper_dataset="OHSUMED",
-    rule="exact: largest |µMAP − Σ_t w_t MAP^t| over every setting of the swap study; "
-         "within 1e-9",
+    "and t = 2; the 9-level virtual user: 8 MAP values)",
+    source="§4 (Figs. 6–7); eq. 4",
+    paper_value="weighted mean",
+    paper_dataset="OHSUMED",
+    rule="exact: largest |µMAP − Σ_t w_t MAP^t| over every setting of the swap study; within 1e-9",
     needs=("swap_study",),
 )
 def _(r):
     s = r["swap_study"]
     worst = 0.0
     for _, part in s.groupby(["distribution", "levels"]):
-        maps = part[part["metric"] == "MAP"].pivot(index="swaps", columns="threshold",
-                                                  values="value")
+        maps = part[part["metric"] == "MAP"].pivot(
+            index="swaps", columns="threshold", values="value"
+        )
         mu = part[part["metric"] == "muAP"].set_index("swaps")["value"].reindex(maps.index)
         w = level_weights(maps.columns.to_numpy())
         worst = max(worst, float(np.abs(maps.to_numpy() @ w.to_numpy() - mu.to_numpy()).max()))
@@ -178,10 +192,11 @@ def _(r):
 @LEDGER.claim(
     "scheel2011.sec2.1.performance-falls-with-swaps",
     statement="Every measure falls as the number of random swaps grows",
-    source="§2.1, Fig. 1; §4, Fig. 4", paper_value="decreases",
+    source="§2.1, Fig. 1; §4, Fig. 4",
+    paper_value="decreases",
     paper_dataset="artificial rankings",
     rule="sign rule on the smallest drop 1 − mean(at the most swaps) over every setting and "
-         "measure (normal interval over the repetitions)",
+    "measure (normal interval over the repetitions)",
     needs=("swap_study",),
 )
 def _(r):
@@ -196,22 +211,26 @@ def _(r):
     est = normal_interval(float(drop.loc[key]), se, f"{int(end.loc[key, 'n'])} rankings")
     out = sign_rule(est, "positive", label=f"smallest drop after {top} swaps")
     dist, levels, metric = key
-    return with_reason(out, f"the smallest drop is that of {PAPER_METRICS[metric]} ({dist}, "
-                            f"{levels} levels)")
+    return with_reason(
+        out, f"the smallest drop is that of {PAPER_METRICS[metric]} ({dist}, {levels} levels)"
+    )
 
 
 @LEDGER.claim(
     "scheel2011.sec2.1.cost-depends-on-distance",
     statement="How much a swap costs depends on the distance between the levels of the two items",
-    source="§2.1", paper_value="depends on the distance", paper_dataset="artificial rankings",
+    source="§2.1",
+    paper_value="depends on the distance",
+    paper_dataset="artificial rankings",
     rule="exact: Spearman's ρ between level distance and loss 1 − score over every single swap "
-         "of a uniform reference, the smallest over the three measures; agrees if > 0",
+    "of a uniform reference, the smallest over the three measures; agrees if > 0",
     needs=("single_swaps",),
 )
 def _(r):
     sw = r["single_swaps"]
-    rho = {m: float(spearmanr(sw["distance"], 1.0 - sw[m]).statistic)
-           for m in PAPER_METRICS if m in sw}
+    rho = {
+        m: float(spearmanr(sw["distance"], 1.0 - sw[m]).statistic) for m in PAPER_METRICS if m in sw
+    }
     if not rho:
         raise ValueError("single_swaps holds none of the paper's measures")
     low = min(rho, key=rho.__getitem__)
@@ -224,28 +243,39 @@ def _(r):
 @LEDGER.claim(
     "scheel2011.fig2-3.level-distributions",
     statement="Uniform references spread their items evenly over the levels; non-uniform ones "
-              "draw level probabilities at random, so that some levels may stay unused",
-    source="§2.1, Figs. 2–3", paper_value="some levels unused (non-uniform)",
+    "draw level probabilities at random, so that some levels may stay unused",
+    source="§2.1, Figs. 2–3",
+    paper_value="some levels unused (non-uniform)",
     paper_dataset="artificial rankings",
     rule="exact: uniform counts differ by at most one item; count the empty levels of the "
-         "non-uniform references (agrees if at least one)",
+    "non-uniform references (agrees if at least one)",
     needs=("level_counts",),
 )
 def _(r):
     c = r["level_counts"]
-    uni = (c[c["distribution"] == "uniform"].groupby("levels")["items"]
-           .agg(lambda x: x.max() - x.min()))
+    uni = (
+        c[c["distribution"] == "uniform"]
+        .groupby("levels")["items"]
+        .agg(lambda x: x.max() - x.min())
+    )
     empty = int((c.loc[c["distribution"] == "non-uniform", "items"] == 0).sum())
     est = Estimate.exact(empty, "exact (count)")
     even = bool((uni <= 1).all())
     if even and empty > 0:
-        return Outcome(Verdict.AGREES, est, f"uniform references are even; the non-uniform "
-                                            f"ones leave {empty} levels empty")
+        return Outcome(
+            Verdict.AGREES,
+            est,
+            f"uniform references are even; the non-uniform ones leave {empty} levels empty",
+        )
     if not even:
         return Outcome(Verdict.DIFFERS, est, "a uniform reference is not even")
-    return Outcome(Verdict.INCONCLUSIVE, est, "no level of the non-uniform references is empty "
-                                              "in this draw (the paper says levels *may* stay "
-                                              "unused)")
+    return Outcome(
+        Verdict.INCONCLUSIVE,
+        est,
+        "no level of the non-uniform references is empty "
+        "in this draw (the paper says levels *may* stay "
+        "unused)",
+    )
 
 
 # Figs. 4 and 5: NDCG falls with more levels, µAP and NDCNG do not; the remark of §5 on Fig. 4
@@ -254,10 +284,11 @@ for _fig, _dist in (("fig4", "uniform"), ("fig5", "non-uniform")):
     LEDGER.claim(
         f"scheel2011.{_fig}.ndcg-falls-with-levels",
         statement=f"NDCG is lower with more relevance levels ({_dist} levels, integer levels)",
-        source=f"§4, {_fig.replace('fig', 'Fig. ')}; §5", paper_value="lower with more levels",
+        source=f"§4, {_fig.replace('fig', 'Fig. ')}; §5",
+        paper_value="lower with more levels",
         paper_dataset="artificial rankings",
         rule="sign rule on mean NDCG(fewest levels) − NDCG(most levels) over the swap counts "
-             "(normal interval over the repetitions)",
+        "(normal interval over the repetitions)",
         needs=("swap_study",),
     )(partial(_falls_of, distribution=_dist, metric="nDCG(gain=exp)"))
     for _metric, _key in (("muAP", "muap"), ("NDCNG", "ndcng")):
@@ -269,18 +300,19 @@ for _fig, _dist in (("fig4", "uniform"), ("fig5", "non-uniform")):
             paper_value="almost independent of the number of levels",
             paper_dataset="artificial rankings",
             rule=f"value rule: mean {_name}(fewest) − {_name}(most levels) "
-                 f"within ±{STABLE:g} of 0 (normal interval over the repetitions)",
+            f"within ±{STABLE:g} of 0 (normal interval over the repetitions)",
             needs=("swap_study",),
         )(partial(_stable_of, distribution=_dist, metric=_metric))
     if _fig == "fig4":
         LEDGER.claim(
             "scheel2011.fig4.gain-size-not-level-count",
             statement="The low NDCG with many levels comes from their high gains: on levels "
-                      "spread over [0, 1], NDCG hardly depends on the number of levels",
-            source="§5 (on Fig. 4)", paper_value="high gains cause the low NDCG",
+            "spread over [0, 1], NDCG hardly depends on the number of levels",
+            source="§5 (on Fig. 4)",
+            paper_value="high gains cause the low NDCG",
             paper_dataset="artificial rankings (level values not given)",
             rule=f"value rule: mean NDCG(fewest) − NDCG(most levels), uniform levels on [0, 1], "
-                 f"within ±{STABLE:g} of 0 (normal interval over the repetitions)",
+            f"within ±{STABLE:g} of 0 (normal interval over the repetitions)",
             needs=("swap_study_unit",),
         )(lambda r: _stable(r["swap_study_unit"], "uniform", "nDCG(gain=exp)"))
 del _fig, _dist, _metric, _key, _name

@@ -60,8 +60,9 @@ def _per_user(
 
 def _paired(a: pd.Series, b: pd.Series, n_boot: int, seed: int) -> Estimate:
     both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
-    return Estimate.bootstrap_diff(both["a"].to_numpy(), both["b"].to_numpy(), seed=seed,
-                                   n_resamples=n_boot)
+    return Estimate.bootstrap_diff(
+        both["a"].to_numpy(), both["b"].to_numpy(), seed=seed, n_resamples=n_boot
+    )
 
 
 def _virtual_gap(r: Mapping[str, Any], metric: str, levels: int) -> Estimate:
@@ -87,7 +88,6 @@ def _scale_values(r: Mapping[str, Any], metric: str) -> pd.DataFrame:
     return means
 
 
-
 def _closest(
     r: Mapping[str, Any],
 ) -> tuple[dict[str, dict[str, Estimate]], dict[str, tuple[str, ...]]]:
@@ -99,9 +99,12 @@ def _closest(
     tops: dict[str, tuple[str, ...]] = {}
     for metric in PAPER_METRICS:
         rows = part[part["metric"] == metric]
-        est = {str(name): Estimate.bootstrap_mean(g["value"].to_numpy(), seed=int(r["seed"]),
-                                                   n_resamples=int(r["n_boot"]))
-               for name, g in rows.groupby("system")}
+        est = {
+            str(name): Estimate.bootstrap_mean(
+                g["value"].to_numpy(), seed=int(r["seed"]), n_resamples=int(r["n_boot"])
+            )
+            for name, g in rows.groupby("system")
+        }
         estimates[metric] = est
         tops[metric] = top_set(est)
     return estimates, tops
@@ -111,8 +114,9 @@ def _closest_by_mean(r: Mapping[str, Any], metric: str = "muAP") -> str:
     """The non-reference system with the highest mean ``metric`` against the ordinal virtual
     user."""
     v, ref = r["virtual_per_user"], r["virtual_reference"]
-    part = v[(v["levels"] == int(r["ordinal_levels"])) & (v["system"] != ref)
-             & (v["metric"] == metric)]
+    part = v[
+        (v["levels"] == int(r["ordinal_levels"])) & (v["system"] != ref) & (v["metric"] == metric)
+    ]
     return str(part.groupby("system")["value"].mean().idxmax())
 
 
@@ -120,11 +124,12 @@ def _correlation(
     x: np.ndarray, y: np.ndarray, users: np.ndarray, r: Mapping[str, Any], what: str
 ) -> Estimate:
     value, reps = pearson_over_users(x, y, users, n_resamples=int(r["n_boot"]), seed=int(r["seed"]))
-    return Estimate.from_samples(reps[np.isfinite(reps)], value=value,
-                                 method=f"Pearson's r over all {what}; percentile interval of "
-                                        f"{reps.size} bootstrap resamples of the users, 95 %")
-
-
+    return Estimate.from_samples(
+        reps[np.isfinite(reps)],
+        value=value,
+        method=f"Pearson's r over all {what}; percentile interval of "
+        f"{reps.size} bootstrap resamples of the users, 95 %",
+    )
 
 
 @LEDGER.claim(
@@ -134,7 +139,7 @@ def _correlation(
     paper_value="lower (Table 2's values are not legible in our copy)",
     paper_dataset="worked example",
     rule="sign rule on the per-user mean over systems of NDCG(doubled) − NDCG(native) "
-         "(bootstrap over users)",
+    "(bootstrap over users)",
     needs=("scale_per_user", "n_boot", "seed"),
 )
 def _(r):
@@ -151,15 +156,18 @@ def _(r):
 
 def _doubling_moves_nothing(r: Mapping[str, Any], metric: str) -> Outcome:
     m = _scale_values(r, metric)
-    return exact_zero(float((m["doubled"] - m["native"]).abs().max()),
-                      f"largest |{PAPER_METRICS[metric]} doubled − native|")
+    return exact_zero(
+        float((m["doubled"] - m["native"]).abs().max()),
+        f"largest |{PAPER_METRICS[metric]} doubled − native|",
+    )
 
 
 for _metric, _key, _eq in (("NDCNG", "ndcng", "eq. 5"), ("muAP", "muap", "eq. 4")):
     LEDGER.claim(
         f"scheel2011.tab2.{_key}-scale-free",
         statement=f"{PAPER_METRICS[_metric]} gives the same values on the doubled scale",
-        source=f"§3.2, Table 2; {_eq}", paper_value="unchanged",
+        source=f"§3.2, Table 2; {_eq}",
+        paper_value="unchanged",
         paper_dataset="worked example",
         rule="exact: largest |doubled − native| over the systems' means; agrees within 1e-9",
         needs=("scale_per_user",),
@@ -170,22 +178,27 @@ del _metric, _key, _eq
 @LEDGER.claim(
     "scheel2011.fig6.ohsumed-user-ratings",
     statement="µMAP, NDCG and NDCNG of eight LETOR strategies on OHSUMED's three-level expert "
-              "judgments",
-    source="§4, Fig. 6", paper_value="per-strategy values (not legible in our copy)",
+    "judgments",
+    source="§4, Fig. 6",
+    paper_value="per-strategy values (not legible in our copy)",
     paper_dataset=f"OHSUMED ({OHSUMED['queries']} queries)",
     rule="not run",
 )
 def _(r):
-    return not_reproduced("OHSUMED and its LETOR strategies are not available here; the MovieLens "
-                          "scale study stands in for user-given grades")
+    return not_reproduced(
+        "OHSUMED and its LETOR strategies are not available here; the MovieLens "
+        "scale study stands in for user-given grades"
+    )
 
 
 @LEDGER.claim(
     "scheel2011.fig7.reference-scores-one",
     statement="The strategy that serves as virtual user scores 1 on µMAP, NDCG and NDCNG",
-    source="§4, Fig. 7", paper_value=1.0, paper_dataset="OHSUMED, virtual user",
+    source="§4, Fig. 7",
+    paper_value=1.0,
+    paper_dataset="OHSUMED, virtual user",
     rule="exact: the reference system's mean on every measure, ordinal and raw virtual users; "
-         "agrees within 1e-9",
+    "agrees within 1e-9",
     needs=("virtual_per_user", "virtual_reference"),
 )
 def _(r):
@@ -193,17 +206,19 @@ def _(r):
     own = v[(v["system"] == r["virtual_reference"]) & v["metric"].isin(list(PAPER_METRICS))]
     means = own.groupby(["levels", "metric"])["value"].mean().to_numpy()
     worst = float(means[np.argmax(np.abs(means - 1.0))])
-    return value_rule(1.0, Estimate.exact(worst, "exact (the value farthest from 1)"),
-                      tolerance=EXACT)
+    return value_rule(
+        1.0, Estimate.exact(worst, "exact (the value farthest from 1)"), tolerance=EXACT
+    )
 
 
 @LEDGER.claim(
     "scheel2011.fig7.closest-strategy",
     statement="All measures agree on which strategy is closest to the virtual user",
-    source="§4, Fig. 7", paper_value=f"{CLOSEST_STRATEGY}, under all three measures",
+    source="§4, Fig. 7",
+    paper_value=f"{CLOSEST_STRATEGY}, under all three measures",
     paper_dataset="OHSUMED, 9-level virtual user",
     rule="order rule per measure (bootstrap over users): agrees if one system is best under every "
-         "measure with no tie; differs if no system is in every measure's top set",
+    "measure with no tie; differs if no system is in every measure's top set",
     needs=("virtual_per_user", "virtual_reference", "ordinal_levels", "n_boot", "seed"),
 )
 def _(r):
@@ -214,14 +229,24 @@ def _(r):
     detail = "; ".join(f"{PAPER_METRICS[m]}: {' ≈ '.join(t)}" for m, t in tops.items())
     est = estimates["muAP"][name]
     if len(set(best.values())) == 1 and all(len(t) == 1 for t in tops.values()):
-        return Outcome(Verdict.AGREES, est, f"{name} is closest under every measure, clear of the "
-                                            f"others (µAP {format_estimate(est)})", detail)
+        return Outcome(
+            Verdict.AGREES,
+            est,
+            f"{name} is closest under every measure, clear of the "
+            f"others (µAP {format_estimate(est)})",
+            detail,
+        )
     if not common:
-        return Outcome(Verdict.DIFFERS, est, "no system is among the closest under every measure",
-                       detail)
-    return Outcome(Verdict.INCONCLUSIVE, est, f"{_join(sorted(common))} tie among the closest "
-                                              "under every measure (overlapping intervals)",
-                   detail)
+        return Outcome(
+            Verdict.DIFFERS, est, "no system is among the closest under every measure", detail
+        )
+    return Outcome(
+        Verdict.INCONCLUSIVE,
+        est,
+        f"{_join(sorted(common))} tie among the closest "
+        "under every measure (overlapping intervals)",
+        detail,
+    )
 
 
 def _join(names: Iterable[str]) -> str:
@@ -232,33 +257,53 @@ def _join(names: Iterable[str]) -> str:
 @LEDGER.claim(
     "scheel2011.fig7.closest-correlation",
     statement="The strategy closest to the virtual user correlates strongly with it "
-              "(strategies 1 and 9: Pearson's r)",
-    source="§2.2; §4, Fig. 7", paper_value=VIRTUAL_USER_CORRELATION, paper_dataset="OHSUMED",
+    "(strategies 1 and 9: Pearson's r)",
+    source="§2.2; §4, Fig. 7",
+    paper_value=VIRTUAL_USER_CORRELATION,
+    paper_dataset="OHSUMED",
     rule=f"value rule (tolerance {CORRELATION_TOLERANCE:g}) on Pearson's r of the reference's and "
-         "the closest system's candidate scores (bootstrap over users)",
-    needs=("virtual_per_user", "virtual_reference", "ordinal_levels", "candidate_scores",
-           "n_boot", "seed"),
+    "the closest system's candidate scores (bootstrap over users)",
+    needs=(
+        "virtual_per_user",
+        "virtual_reference",
+        "ordinal_levels",
+        "candidate_scores",
+        "n_boot",
+        "seed",
+    ),
 )
 def _(r):
     name = _closest_by_mean(r)
     c = r["candidate_scores"]
     cols = ["user", "item", "score"]
     pair = c.loc[c["system"] == r["virtual_reference"], cols].merge(
-        c.loc[c["system"] == name, cols], on=["user", "item"], suffixes=("_ref", "_other"))
-    est = _correlation(pair["score_ref"].to_numpy(), pair["score_other"].to_numpy(),
-                       pair["user"].to_numpy(), r, "candidate (user, item) pairs")
-    out = value_rule(VIRTUAL_USER_CORRELATION, est, tolerance=CORRELATION_TOLERANCE,
-                     label=f"r({r['virtual_reference']}, {name})")
+        c.loc[c["system"] == name, cols], on=["user", "item"], suffixes=("_ref", "_other")
+    )
+    est = _correlation(
+        pair["score_ref"].to_numpy(),
+        pair["score_other"].to_numpy(),
+        pair["user"].to_numpy(),
+        r,
+        "candidate (user, item) pairs",
+    )
+    out = value_rule(
+        VIRTUAL_USER_CORRELATION,
+        est,
+        tolerance=CORRELATION_TOLERANCE,
+        label=f"r({r['virtual_reference']}, {name})",
+    )
     return with_reason(out, f"{name} is the closest system under µAP")
 
 
 @LEDGER.claim(
     "scheel2011.sec2.2.virtual-users-correlation",
     statement="The two virtual users' grades correlate strongly (ours: the ordinal and the "
-              "real-valued user made of one system)",
-    source="§2.2", paper_value=VIRTUAL_USER_CORRELATION, paper_dataset="OHSUMED",
+    "real-valued user made of one system)",
+    source="§2.2",
+    paper_value=VIRTUAL_USER_CORRELATION,
+    paper_dataset="OHSUMED",
     rule=f"value rule (tolerance {CORRELATION_TOLERANCE:g}) on Pearson's r of the two users' "
-         "grades (bootstrap over users)",
+    "grades (bootstrap over users)",
     needs=("candidate_scores", "virtual_reference", "ordinal_levels", "n_boot", "seed"),
 )
 def _(r):
@@ -267,8 +312,12 @@ def _(r):
     ordinal = quantise_levels(ref, int(r["ordinal_levels"]))
     raw = quantise_levels(ref, None)
     est = _correlation(ordinal, raw, ref["user"].to_numpy(), r, "candidate (user, item) pairs")
-    return value_rule(VIRTUAL_USER_CORRELATION, est, tolerance=CORRELATION_TOLERANCE,
-                      label=f"r({r['ordinal_levels']} levels, raw scores)")
+    return value_rule(
+        VIRTUAL_USER_CORRELATION,
+        est,
+        tolerance=CORRELATION_TOLERANCE,
+        label=f"r({r['ordinal_levels']} levels, raw scores)",
+    )
 
 
 def _levels_of(r: Mapping[str, Any], real: bool) -> int:
@@ -295,29 +344,33 @@ def _virtual_stable(r: Mapping[str, Any], real: bool, metric: str) -> Outcome:
 _NEEDS = ("virtual_per_user", "virtual_reference", "ordinal_levels", "n_boot", "seed")
 for _kind in ("real-valued", "ordinal"):
     _real = _kind == "real-valued"
-    _versus = ("the raw scores (real-valued, as many levels as distinct scores)" if _real
-               else "many ordinal levels (the sweep's largest count; not in the paper)")
+    _versus = (
+        "the raw scores (real-valued, as many levels as distinct scores)"
+        if _real
+        else "many ordinal levels (the sweep's largest count; not in the paper)"
+    )
     _source = "§4, Figs. 7–8" + ("" if _real else ", ordinal analogue")
     LEDGER.claim(
         f"scheel2011.fig8.{_kind}.ndcg-lower",
         statement=f"Against a virtual user with {_versus}, the other systems' NDCG is lower than "
-                  "against the 9-level one",
+        "against the 9-level one",
         source=_source,
         paper_value=f"disproportionately lower ({VIRTUAL_LEVELS[CLOSEST_STRATEGY]} levels)",
         paper_dataset="OHSUMED, virtual users",
         rule="sign rule on the per-user mean over the other systems of the difference (bootstrap "
-             "over users)",
+        "over users)",
         needs=_NEEDS,
     )(partial(_virtual_falls, real=_real))
     for _metric, _key in (("muAP", "muap"), ("NDCNG", "ndcng")):
         LEDGER.claim(
             f"scheel2011.fig8.{_kind}.{_key}-stable",
             statement=f"Against a virtual user with {_versus}, {PAPER_METRICS[_metric]} hardly "
-                      "differs from its value against the 9-level one",
-            source=_source, paper_value="does not differ much",
+            "differs from its value against the 9-level one",
+            source=_source,
+            paper_value="does not differ much",
             paper_dataset="OHSUMED, virtual users",
             rule=f"value rule: per-user mean difference within ±{STABLE:g} of 0 (bootstrap over "
-                 "users)",
+            "users)",
             needs=_NEEDS,
         )(partial(_virtual_stable, real=_real, metric=_metric))
 del _kind, _real, _versus, _source, _metric, _key

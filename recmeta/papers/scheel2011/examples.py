@@ -24,8 +24,7 @@ __all__ = [
 ]
 
 #: our own list for Table 1: eight items A–H with grades on a 0–4 scale, in ranked order
-OWN_LIST = pd.Series([3, 0, 4, 1, 2, 0, 1, 4], index=list("ABCDEFGH"), name="grade",
-                     dtype=float)
+OWN_LIST = pd.Series([3, 0, 4, 1, 2, 0, 1, 4], index=list("ABCDEFGH"), name="grade", dtype=float)
 
 #: two toy lists for Table 2, grades in ranked order on a 0–2 scale
 TOY_RANKINGS = {
@@ -35,16 +34,24 @@ TOY_RANKINGS = {
 #: the scales of Table 2: the factor every grade is multiplied by
 TOY_SCALES = {"0-2": 1, "0-4 (doubled)": 2, "0-20 (ten-fold)": 10}
 #: the measures of Table 2 (engine names) and their column labels
-TOY_LABELS = {"nDCG(gain=exp)": "NDCG (exp. gain)", "nDCG": "NDCG (linear gain)",
-              "NDCNG": "NDCNG", "muAP": "µAP"}
+TOY_LABELS = {
+    "nDCG(gain=exp)": "NDCG (exp. gain)",
+    "nDCG": "NDCG (linear gain)",
+    "NDCNG": "NDCNG",
+    "muAP": "µAP",
+}
 
 
 def threshold_ap(grades: pd.Series = OWN_LIST) -> pd.Series:
     """AP of the list ``grades`` (in ranked order) at every integer threshold ``t = 1 ..
     max grade`` (relevant: grade >= t; Scheel et al., eq. 2), by the metric engine."""
     g = grades.to_numpy()
-    return pd.Series({t: score_rankings(g, ["AP"], threshold=t)["AP"][0]
-                      for t in range(1, int(grades.max()) + 1)})
+    return pd.Series(
+        {
+            t: score_rankings(g, ["AP"], threshold=t)["AP"][0]
+            for t in range(1, int(grades.max()) + 1)
+        }
+    )
 
 
 def _ap_by_hand(grades: np.ndarray, t: float) -> float:
@@ -63,8 +70,10 @@ def threshold_table(grades: pd.Series = OWN_LIST) -> pd.DataFrame:
     weighted = ap @ level_weights(g).to_numpy()
     hand = np.array([_ap_by_hand(g, t) for t in ap.index])
     index = [*(f"t = {t}" for t in ap.index), "µAP (eq. 4)", "Σ w_t AP^t"]
-    return pd.DataFrame({"AP": [*ap.to_numpy(), mu, weighted],
-                         "by hand": [*hand, hand.mean(), hand.mean()]}, index=index)
+    return pd.DataFrame(
+        {"AP": [*ap.to_numpy(), mu, weighted], "by hand": [*hand, hand.mean(), hand.mean()]},
+        index=index,
+    )
 
 
 def toy_scale_table() -> pd.DataFrame:

@@ -38,13 +38,22 @@ def plot_swap_study(
     (the layout of Scheel et al.'s Figs. 4–5)."""
     part = study[(study["distribution"] == distribution) & study["metric"].isin(list(labels))]
     if part.empty:
-        raise ValueError(f"the study has no rows for distribution {distribution!r} and "
-                         f"{list(labels)}")
-    fig, axes = plt.subplots(1, len(labels), figsize=(4 * len(labels), 3.6), sharey=True,
-                             constrained_layout=True)
+        raise ValueError(
+            f"the study has no rows for distribution {distribution!r} and {list(labels)}"
+        )
+    fig, axes = plt.subplots(
+        1, len(labels), figsize=(4 * len(labels), 3.6), sharey=True, constrained_layout=True
+    )
     for ax, (metric, label) in zip(np.atleast_1d(axes), labels.items(), strict=True):
-        sns.lineplot(part[part["metric"] == metric], x="swaps", y="value", hue="levels",
-                     palette="viridis", ax=ax, legend=ax is np.atleast_1d(axes)[0])
+        sns.lineplot(
+            part[part["metric"] == metric],
+            x="swaps",
+            y="value",
+            hue="levels",
+            palette="viridis",
+            ax=ax,
+            legend=ax is np.atleast_1d(axes)[0],
+        )
         ax.set(xlabel="number of random swaps", ylabel=f"mean {label}", title=label)
     np.atleast_1d(axes)[0].legend(title="levels")
     return fig
@@ -60,16 +69,20 @@ def plot_thresholds(study: pd.DataFrame, distribution: str, levels: int) -> Figu
     sns.lineplot(maps, x="swaps", y="value", hue="threshold", palette="crest", lw=1, ax=ax)
     mu = part[part["metric"] == "muAP"]
     ax.plot(mu["swaps"], mu["value"], color="black", lw=2.2, label="µAP")
-    ax.set(xlabel="number of random swaps", ylabel="mean value",
-           title=f"MAP per threshold and µAP, {levels} levels ({distribution})")
+    ax.set(
+        xlabel="number of random swaps",
+        ylabel="mean value",
+        title=f"MAP per threshold and µAP, {levels} levels ({distribution})",
+    )
     ax.legend(title="threshold t", ncol=2, fontsize="small")
     return fig
 
 
 def plot_level_counts(counts: pd.DataFrame, levels: Sequence[int]) -> Figure:
     """Items per level of the non-uniform references, one panel per level count (Fig. 3)."""
-    fig, axes = plt.subplots(1, len(levels), figsize=(3.2 * len(levels), 2.8), sharey=True,
-                             constrained_layout=True)
+    fig, axes = plt.subplots(
+        1, len(levels), figsize=(3.2 * len(levels), 2.8), sharey=True, constrained_layout=True
+    )
     for ax, n in zip(np.atleast_1d(axes), levels, strict=True):
         part = counts[(counts.distribution == "non-uniform") & (counts.levels == n)]
         ax.bar(part["level"], part["items"], color="steelblue")
@@ -83,10 +96,20 @@ def plot_virtual_bars(virtual: pd.DataFrame, settings: Settings) -> sns.FacetGri
     """Mean value of each measure per system against the ordinal virtual user and its raw
     scores (the reference system left out), a panel each (Figs. 7–8)."""
     s = settings
-    bars = virtual[virtual["levels"].isin([s.ordinal_levels, -1])
-                   & (virtual.system != s.reference_system)]
-    g = sns.catplot(bars, x="system", y="value", hue="measure", col="reference levels",
-                    kind="bar", height=3.4, aspect=1.4, palette="Set2")
+    bars = virtual[
+        virtual["levels"].isin([s.ordinal_levels, -1]) & (virtual.system != s.reference_system)
+    ]
+    g = sns.catplot(
+        bars,
+        x="system",
+        y="value",
+        hue="measure",
+        col="reference levels",
+        kind="bar",
+        height=3.4,
+        aspect=1.4,
+        palette="Set2",
+    )
     g.set_axis_labels("system", "mean value")
     for ax in g.axes.flat:
         ax.tick_params(axis="x", labelrotation=30)
@@ -97,8 +120,18 @@ def plot_virtual_levels(virtual: pd.DataFrame, settings: Settings) -> sns.FacetG
     """Mean value of each measure against the virtual user's ordinal level count (log scale),
     a line per system (the reference system left out), a panel per measure."""
     sweep = virtual[(virtual["levels"] > 0) & (virtual.system != settings.reference_system)]
-    g = sns.relplot(sweep, x="levels", y="value", hue="system", col="measure", kind="line",
-                    marker="o", col_wrap=2, height=3, aspect=1.4)
+    g = sns.relplot(
+        sweep,
+        x="levels",
+        y="value",
+        hue="system",
+        col="measure",
+        kind="line",
+        marker="o",
+        col_wrap=2,
+        height=3,
+        aspect=1.4,
+    )
     g.set(xscale="log")
     g.set_axis_labels("levels of the virtual user's grades", "mean value")
     return g

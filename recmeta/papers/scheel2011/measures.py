@@ -38,8 +38,10 @@ def level_weights(grades: Sequence[float] | np.ndarray) -> pd.Series:
     """
     g = np.asarray(grades, dtype=np.float64)
     if g.size == 0 or not np.isfinite(g).all() or (g < 0).any():
-        raise ValueError("grades must be a non-empty array of finite values >= 0 "
-                         "(shift the scale so that its irrelevant level is 0; see to_grades)")
+        raise ValueError(
+            "grades must be a non-empty array of finite values >= 0 "
+            "(shift the scale so that its irrelevant level is 0; see to_grades)"
+        )
     levels = np.unique(g[g > 0])
     if levels.size == 0:
         raise ValueError("no positive grade: µAP is undefined without a relevant level")

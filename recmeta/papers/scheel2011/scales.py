@@ -47,6 +47,7 @@ REAL_METRICS = [*PAPER_METRICS, "nDCG"]
 #: their labels in the chapter's tables
 REAL_LABELS = {**PAPER_METRICS, "nDCG": "NDCG (linear)"}
 
+
 def rating_scale(ratings: pd.DataFrame, column: str = "rating") -> dict[str, float]:
     """The rating scale of a frame: lowest and highest rating, the step between successive
     values, the number of distinct values, and ``lowest_relevant``, the lowest rating above the
@@ -62,13 +63,20 @@ def rating_scale(ratings: pd.DataFrame, column: str = "rating") -> dict[str, flo
     values = np.unique(ratings[column].to_numpy(np.float64))
     if values.size < 2:
         raise ValueError("the ratings hold fewer than two distinct values: no graded relevance")
-    return {"lowest": float(values[0]), "highest": float(values[-1]),
-            "step": float(np.diff(values).min()), "levels": int(values.size),
-            "lowest_relevant": float(values[1])}
+    return {
+        "lowest": float(values[0]),
+        "highest": float(values[-1]),
+        "step": float(np.diff(values).min()),
+        "levels": int(values.size),
+        "lowest_relevant": float(values[1]),
+    }
 
 
 def to_grades(
-    ratings: pd.DataFrame, *, irrelevant: float | None = None, factor: float = 1.0,
+    ratings: pd.DataFrame,
+    *,
+    irrelevant: float | None = None,
+    factor: float = 1.0,
     column: str = "rating",
 ) -> pd.DataFrame:
     """Ratings as grades whose irrelevant level is 0:
@@ -86,8 +94,9 @@ def to_grades(
     if not pd.api.types.is_numeric_dtype(r) or not np.isfinite(r.to_numpy(np.float64)).all():
         raise ValueError(f"column {column!r} must hold finite numbers; clean the ratings first")
     if not (np.isfinite(factor) and factor > 0):
-        raise ValueError(f"factor must be a positive number (a rescaling keeps the order), "
-                         f"got {factor}")
+        raise ValueError(
+            f"factor must be a positive number (a rescaling keeps the order), got {factor}"
+        )
     if irrelevant is None:
         if len(r) == 0:
             raise ValueError("empty ratings frame: give irrelevant= explicitly")
@@ -158,8 +167,9 @@ def order_agreement(results: pd.DataFrame, reference: str = "native") -> pd.Data
         for scale in (c for c in wide.columns if c != reference):
             tau = kendalltau(wide[reference], wide[scale]).statistic
             key_values = key if isinstance(key, tuple) else (key,)
-            rows.append({**dict(zip(keys, key_values, strict=True)),
-                         "scale": scale, "tau": float(tau)})
+            rows.append(
+                {**dict(zip(keys, key_values, strict=True)), "scale": scale, "tau": float(tau)}
+            )
     return pd.DataFrame(rows, columns=[*keys, "scale", "tau"])
 
 
@@ -189,7 +199,9 @@ def _squared(ratings: pd.DataFrame) -> pd.DataFrame:
 #: the versions of the judgments: native grades, the doubled scale of the paper's Table 2, and
 #: grades squared (the same order of the levels, other distances)
 SCALE_VERSIONS: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
-    "native": to_grades, "doubled": _doubled, "squared": _squared,
+    "native": to_grades,
+    "doubled": _doubled,
+    "squared": _squared,
 }
 
 
@@ -202,9 +214,12 @@ def holdout(ratings: pd.DataFrame, settings: Settings) -> splits.Split:
 def ledger_inputs(settings: Settings) -> dict[str, Any]:
     """The settings the ledger's real-data claims read (bootstrap size and seed, the virtual
     user's system and ordinal level count)."""
-    return {"n_boot": settings.n_boot, "seed": settings.seed,
-            "virtual_reference": settings.reference_system,
-            "ordinal_levels": settings.ordinal_levels}
+    return {
+        "n_boot": settings.n_boot,
+        "seed": settings.seed,
+        "virtual_reference": settings.reference_system,
+        "ordinal_levels": settings.ordinal_levels,
+    }
 
 
 def scale_experiment(split: splits.Split, dataset: str, settings: Settings) -> dict[str, Any]:
@@ -212,8 +227,14 @@ def scale_experiment(split: splits.Split, dataset: str, settings: Settings) -> d
     on every version of the test ratings (:data:`SCALE_VERSIONS`, :data:`REAL_METRICS`): the
     ledger's ``scale_per_user``, with the settings it reads (:func:`ledger_inputs`)."""
     s = settings
-    top = recommenders.make(roster.systems(list(s.systems)), split.train, dataset=dataset,
-                            split=f"holdout-{s.test_fraction}", seed=s.seed, depth=s.depth)
+    top = recommenders.make(
+        roster.systems(list(s.systems)),
+        split.train,
+        dataset=dataset,
+        split=f"holdout-{s.test_fraction}",
+        seed=s.seed,
+        depth=s.depth,
+    )
     per_user = scale_study(split.test, top, SCALE_VERSIONS, REAL_METRICS, per_user=True)
     return {**ledger_inputs(settings), "scale_per_user": per_user}
 
@@ -221,8 +242,14 @@ def scale_experiment(split: splits.Split, dataset: str, settings: Settings) -> d
 def scale_means(real: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Each dataset's ``scale_per_user`` averaged over users: scale, system, metric, value,
     dataset and the measure's label (:data:`REAL_LABELS`)."""
-    parts = [r["scale_per_user"].groupby(["scale", "system", "metric"], sort=False)["value"]
-             .mean().reset_index().assign(dataset=name) for name, r in real.items()]
+    parts = [
+        r["scale_per_user"]
+        .groupby(["scale", "system", "metric"], sort=False)["value"]
+        .mean()
+        .reset_index()
+        .assign(dataset=name)
+        for name, r in real.items()
+    ]
     out = pd.concat(parts, ignore_index=True)
     out["measure"] = out["metric"].map(REAL_LABELS)
     return out
@@ -232,8 +259,12 @@ def largest_changes(means: pd.DataFrame) -> pd.DataFrame:
     """The largest relative change over the systems against the native scale, per dataset and
     scale (rows) and measure (columns), from :func:`scale_means`."""
     change = relative_changes(means)
-    return change.pivot_table(index=["dataset", "scale"], columns="measure",
-                              values="relative_change", aggfunc=lambda x: np.abs(x).max())
+    return change.pivot_table(
+        index=["dataset", "scale"],
+        columns="measure",
+        values="relative_change",
+        aggfunc=lambda x: np.abs(x).max(),
+    )
 
 
 def order_table(means: pd.DataFrame) -> pd.DataFrame:
@@ -246,5 +277,6 @@ def order_table(means: pd.DataFrame) -> pd.DataFrame:
 def scale_table(means: pd.DataFrame) -> pd.DataFrame:
     """Each system's mean per measure and scale (columns), per dataset (rows), from
     :func:`scale_means`."""
-    return means.pivot_table(index=["dataset", "system"], columns=["measure", "scale"],
-                             values="value")
+    return means.pivot_table(
+        index=["dataset", "system"], columns=["measure", "scale"], values="value"
+    )

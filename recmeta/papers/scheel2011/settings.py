@@ -10,6 +10,7 @@ from ...ledger import PROFILES
 
 __all__ = ["PARAMETERS", "PROFILE_DEFAULTS", "ProfileDefaults", "Settings"]
 
+
 @dataclass(frozen=True)
 class ProfileDefaults:
     """The values the parameters left at ``None`` take in one profile."""
@@ -24,12 +25,19 @@ class ProfileDefaults:
 #: the defaults of each profile: ``quick`` (small sizes, for CI) and ``full`` (the book's)
 PROFILE_DEFAULTS: dict[str, ProfileDefaults] = {
     "quick": ProfileDefaults(
-        repetitions=10, check_draws=1000, n_boot=1999,
-        systems=("pop", "bias", "biasedmf-50", "wrmf-50", "ease-250"), virtual_levels=(2, 100)),
+        repetitions=10,
+        check_draws=1000,
+        n_boot=1999,
+        systems=("pop", "bias", "biasedmf-50", "wrmf-50", "ease-250"),
+        virtual_levels=(2, 100),
+    ),
     "full": ProfileDefaults(
-        repetitions=100, check_draws=4000, n_boot=9999,
+        repetitions=100,
+        check_draws=4000,
+        n_boot=9999,
         systems=("pop", "bias", "biasedmf-50", "funksvd-50", "wrmf-50", "ease-250", "iknn-20"),
-        virtual_levels=(2, 3, 5, 20, 50, 100)),
+        virtual_levels=(2, 3, 5, 20, 50, 100),
+    ),
 }
 
 
@@ -88,14 +96,20 @@ class Settings:
         if isinstance(chosen, str):
             raise TypeError(f"systems must be a list of roster names, got the string {chosen!r}")
         return cls(
-            profile=profile, dataset=str(dataset), second_dataset=second_dataset,
-            seed=int(seed), n_items=int(n_items), levels=tuple(int(n) for n in levels),
+            profile=profile,
+            dataset=str(dataset),
+            second_dataset=second_dataset,
+            seed=int(seed),
+            n_items=int(n_items),
+            levels=tuple(int(n) for n in levels),
             max_swaps=int(max_swaps),
             repetitions=d.repetitions if repetitions is None else int(repetitions),
             check_draws=d.check_draws if check_draws is None else int(check_draws),
-            test_fraction=float(test_fraction), depth=int(depth),
+            test_fraction=float(test_fraction),
+            depth=int(depth),
             systems=tuple(str(x) for x in chosen),
-            reference_system=str(reference_system), ordinal_levels=int(ordinal_levels),
+            reference_system=str(reference_system),
+            ordinal_levels=int(ordinal_levels),
             virtual_levels=tuple(sorted({int(n) for n in virtual} | {int(ordinal_levels)})),
             n_candidates=int(n_candidates),
             n_boot=d.n_boot if n_boot is None else int(n_boot),

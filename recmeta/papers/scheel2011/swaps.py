@@ -57,9 +57,12 @@ SCALES = ("integer", "unit")
 chapter's reading of the paper, whose level values are not given), or ``unit`` levels
 ``k / (L - 1)`` spread over [0, 1] (the same ranking with small gains)."""
 
+
 # ---------------------------------------------------------------------- reference rankings
 def level_counts(
-    n_items: int, n_levels: int, distribution: str = "uniform",
+    n_items: int,
+    n_levels: int,
+    distribution: str = "uniform",
     rng: np.random.Generator | int | None = None,
 ) -> np.ndarray:
     """Number of items on each level ``0 .. n_levels - 1`` of an artificial reference ranking.
@@ -87,8 +90,11 @@ def level_counts(
 
 
 def reference_grades(
-    n_items: int = 100, n_levels: int = 10, distribution: str = "uniform",
-    rng: np.random.Generator | int | None = None, scale: str = "integer",
+    n_items: int = 100,
+    n_levels: int = 10,
+    distribution: str = "uniform",
+    rng: np.random.Generator | int | None = None,
+    scale: str = "integer",
 ) -> np.ndarray:
     """Grades of an artificial reference ranking, best first.
 
@@ -198,13 +204,25 @@ def one_swap_check(
                     z = (got - mu) / se
                 else:  # every single swap scores the same: the mean is exact
                     z = 0.0 if np.isclose(got, mu, rtol=0, atol=1e-12) else np.inf
-                rows.append({"distribution": dist, "levels": n_levels, "metric": m, "exact": mu,
-                             "sd": sd, "simulated": got, "draws": draws, "z": z})
+                rows.append(
+                    {
+                        "distribution": dist,
+                        "levels": n_levels,
+                        "metric": m,
+                        "exact": mu,
+                        "sd": sd,
+                        "simulated": got,
+                        "draws": draws,
+                        "z": z,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def swap_rankings(
-    reference: np.ndarray, swap_counts: Sequence[int], repetitions: int,
+    reference: np.ndarray,
+    swap_counts: Sequence[int],
+    repetitions: int,
     rng: np.random.Generator | int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Test rankings of a reference: ``repetitions`` rankings per number of swaps.
@@ -275,8 +293,9 @@ def swap_study(
     """
     settings = [(d, n) for d in distributions for n in levels]
     parts = []
-    for dist, n_levels in tqdm(settings, desc="swap study",
-                               **({} if progress else {"disable": True})):
+    for dist, n_levels in tqdm(
+        settings, desc="swap study", **({} if progress else {"disable": True})
+    ):
         reference = study_reference(dist, n_levels, n_items, seed, scale)
         swap_rng = np.random.default_rng([seed, DISTRIBUTIONS.index(dist), n_levels, 1])
         swaps, perms = swap_rankings(reference, range(max_swaps + 1), repetitions, swap_rng)
@@ -287,8 +306,8 @@ def swap_study(
         long = long.reset_index().rename(columns={"mean": "value", "std": "sd"})
         is_map = long["metric"].str.startswith("AP@t=")
         long["threshold"] = np.where(
-            is_map, pd.to_numeric(long["metric"].str.removeprefix("AP@t="), errors="coerce"),
-            np.nan)
+            is_map, pd.to_numeric(long["metric"].str.removeprefix("AP@t="), errors="coerce"), np.nan
+        )
         long.loc[is_map, "metric"] = "MAP"
         parts.append(long.assign(distribution=dist, levels=n_levels, n=repetitions))
     cols = ["distribution", "levels", "swaps", "metric", "threshold", "value", "sd", "n"]
@@ -296,8 +315,11 @@ def swap_study(
 
 
 def curve_difference(
-    study: pd.DataFrame, first: Mapping[str, object], second: Mapping[str, object],
-    *, min_swaps: int = 1,
+    study: pd.DataFrame,
+    first: Mapping[str, object],
+    second: Mapping[str, object],
+    *,
+    min_swaps: int = 1,
 ) -> tuple[float, float]:
     """Mean over swap counts ``s >= min_swaps`` of ``mean_first(s) - mean_second(s)``, and its
     standard error.
@@ -309,6 +331,7 @@ def curve_difference(
     ``n`` repetitions the standard error is
     ``sqrt(sum_s (sd_first(s)^2 + sd_second(s)^2) / n) / S``.
     """
+
     def curve(sel: Mapping[str, object]) -> pd.DataFrame:
         mask = study["swaps"] >= min_swaps
         for key, value in sel.items():
@@ -328,8 +351,9 @@ def curve_difference(
     return float(diff.mean()), float(np.sqrt(var.sum()) / diff.size)
 
 
-def level_summary(study: pd.DataFrame, level_counts: pd.DataFrame,
-                  labels: Mapping[str, str] = PAPER_METRICS) -> pd.DataFrame:
+def level_summary(
+    study: pd.DataFrame, level_counts: pd.DataFrame, labels: Mapping[str, str] = PAPER_METRICS
+) -> pd.DataFrame:
     """One row per reference of a :func:`swap_study`: the share of its items above level 0, the
     mean of each measure over the swap counts ``s >= 1``, and ``NDCNG − NDCG`` on the same
     rankings.
@@ -338,13 +362,16 @@ def level_summary(study: pd.DataFrame, level_counts: pd.DataFrame,
     levels the grades are 0 and 1, where NDCG's gain ``2^g − 1`` and NDCNG's ``2^(g/1) − 1`` are
     the same, so the last column is 0 there; it measures what the exponential gain does to NDCG.
     """
-    s = study[(study["swaps"] >= 1) & study["threshold"].isna()
-              & study["metric"].isin(list(labels))]
+    s = study[
+        (study["swaps"] >= 1) & study["threshold"].isna() & study["metric"].isin(list(labels))
+    ]
     means = s.groupby(["distribution", "levels", "metric"])["value"].mean().unstack("metric")
     means = means[list(labels)].rename(columns=dict(labels))
     c = level_counts
-    share = (c[c["level"] > 0].groupby(["distribution", "levels"])["items"].sum()
-             / c.groupby(["distribution", "levels"])["items"].sum()).rename("share above level 0")
+    share = (
+        c[c["level"] > 0].groupby(["distribution", "levels"])["items"].sum()
+        / c.groupby(["distribution", "levels"])["items"].sum()
+    ).rename("share above level 0")
     out = means.join(share, how="left")
     out["NDCNG − NDCG"] = out[labels["NDCNG"]] - out[labels["nDCG(gain=exp)"]]
     return out[["share above level 0", *dict(labels).values(), "NDCNG − NDCG"]]
@@ -355,9 +382,11 @@ def level_count_table(levels: Sequence[int], n_items: int = 100, seed: int = 0) 
     distribution, level count and level: distribution, levels, level, items (Figs. 2–3)."""
     rows = [
         {"distribution": dist, "levels": n, "level": k, "items": int(c)}
-        for dist in DISTRIBUTIONS for n in levels
-        for k, c in enumerate(np.bincount(study_reference(dist, n, n_items, seed).astype(int),
-                                          minlength=n))
+        for dist in DISTRIBUTIONS
+        for n in levels
+        for k, c in enumerate(
+            np.bincount(study_reference(dist, n, n_items, seed).astype(int), minlength=n)
+        )
     ]
     return pd.DataFrame(rows)
 
@@ -367,8 +396,12 @@ def swap_studies(settings: Settings) -> dict[str, pd.DataFrame]:
     threshold and the linear-gain ``nDCG`` besides the paper's measures, and
     ``swap_study_unit`` on the same levels spread over [0, 1] (the paper's measures only)."""
     s = settings
-    kw: dict[str, Any] = {"n_items": s.n_items, "max_swaps": s.max_swaps, "repetitions": s.repetitions,
-          "seed": s.seed}
+    kw: dict[str, Any] = {
+        "n_items": s.n_items,
+        "max_swaps": s.max_swaps,
+        "repetitions": s.repetitions,
+        "seed": s.seed,
+    }
     study = swap_study(s.levels, metrics=[*PAPER_METRICS, "nDCG"], **kw)
     unit = swap_study(s.levels, metrics=list(PAPER_METRICS), thresholds=False, scale="unit", **kw)
     return {"swap_study": study, "swap_study_unit": unit}
@@ -386,8 +419,10 @@ def single_swap_study(settings: Settings) -> pd.DataFrame:
     s = settings
     return single_swap_scores(study_reference("uniform", s.show_levels, s.n_items, s.seed))
 
+
 def one_swap_table(check: pd.DataFrame) -> pd.DataFrame:
     """A :func:`one_swap_check` frame side by side: exact mean, simulated mean and ``z`` per
     measure (columns) for each reference (rows), rounded to four decimals."""
-    return check.pivot_table(index=["distribution", "levels"], columns="metric",
-                             values=["exact", "simulated", "z"]).round(4)
+    return check.pivot_table(
+        index=["distribution", "levels"], columns="metric", values=["exact", "simulated", "z"]
+    ).round(4)

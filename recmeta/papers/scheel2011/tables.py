@@ -14,22 +14,35 @@ __all__ = ["changes_styled", "level_summary_styled", "order_styled", "threshold_
 
 def level_summary_styled(study: pd.DataFrame, level_counts: pd.DataFrame) -> Styler:
     """:func:`~recmeta.papers.scheel2011.swaps.level_summary`, three decimals, captioned."""
-    return level_summary(study, level_counts).style.format("{:.3f}").set_caption(
-        "Share of items above level 0, and each measure's mean over the swap counts ≥ 1")
+    return (
+        level_summary(study, level_counts)
+        .style.format("{:.3f}")
+        .set_caption(
+            "Share of items above level 0, and each measure's mean over the swap counts ≥ 1"
+        )
+    )
 
 
 def changes_styled(means: pd.DataFrame) -> Styler:
     """:func:`~recmeta.papers.scheel2011.scales.largest_changes` of the scale-study means, as
     percentages, captioned."""
-    return largest_changes(means).style.format("{:.2%}").set_caption(
-        "Largest relative change over the systems, against the native scale")
+    return (
+        largest_changes(means)
+        .style.format("{:.2%}")
+        .set_caption("Largest relative change over the systems, against the native scale")
+    )
 
 
 def order_styled(means: pd.DataFrame) -> Styler:
     """:func:`~recmeta.papers.scheel2011.scales.order_table` of the scale-study means, three
     decimals, captioned."""
-    return order_table(means).style.format("{:.3f}").set_caption(
-        "Kendall τ between the order of the systems on the native scale and on another")
+    return (
+        order_table(means)
+        .style.format("{:.3f}")
+        .set_caption(
+            "Kendall τ between the order of the systems on the native scale and on another"
+        )
+    )
 
 
 def threshold_styled(table: pd.DataFrame, grades: pd.Series = OWN_LIST) -> Styler:

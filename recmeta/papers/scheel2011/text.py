@@ -68,8 +68,12 @@ def _row(results: Mapping[str, Any], settings: Settings, claim: str) -> dict[str
     chapter's dataset, since its value does not depend on it."""
     key = f"scheel2011.{claim}"
     artificial = set(LEDGER[key].needs) <= set(SYNTHETIC_RESULTS)
-    return LEDGER.row(key, results, dataset=ARTIFICIAL if artificial else settings.dataset,
-                      profile=settings.profile)
+    return LEDGER.row(
+        key,
+        results,
+        dataset=ARTIFICIAL if artificial else settings.dataset,
+        profile=settings.profile,
+    )
 
 
 def cite(results: Mapping[str, Any], settings: Settings, *claims: str) -> str:
@@ -85,36 +89,50 @@ def cite(results: Mapping[str, Any], settings: Settings, *claims: str) -> str:
 def describe_run(settings: Settings) -> str:
     """The sizes of this run's artificial study beside the paper's."""
     s = settings
-    same = (s.n_items == PAPER_ITEMS and tuple(s.levels) == tuple(PAPER_LEVELS)
-            and s.max_swaps == PAPER_MAX_SWAPS and s.repetitions == PAPER_REPETITIONS)
-    ours = (f"{s.n_items} items, {', '.join(map(str, s.levels))} levels, 0 to {s.max_swaps} "
-            f"swaps, {s.repetitions} rankings per swap count")
-    paper = (f"{PAPER_ITEMS} items, {', '.join(map(str, PAPER_LEVELS))} levels, 0 to "
-             f"{PAPER_MAX_SWAPS} swaps, {PAPER_REPETITIONS} rankings per swap count")
+    same = (
+        s.n_items == PAPER_ITEMS
+        and tuple(s.levels) == tuple(PAPER_LEVELS)
+        and s.max_swaps == PAPER_MAX_SWAPS
+        and s.repetitions == PAPER_REPETITIONS
+    )
+    ours = (
+        f"{s.n_items} items, {', '.join(map(str, s.levels))} levels, 0 to {s.max_swaps} "
+        f"swaps, {s.repetitions} rankings per swap count"
+    )
+    paper = (
+        f"{PAPER_ITEMS} items, {', '.join(map(str, PAPER_LEVELS))} levels, 0 to "
+        f"{PAPER_MAX_SWAPS} swaps, {PAPER_REPETITIONS} rankings per swap count"
+    )
     if same:
         return f"This run uses the paper's sizes for the artificial study: {ours}."
     return f"This run's artificial study uses {ours}; the paper used {paper}."
 
 
-def describe_levels_effect(results: Mapping[str, Any], settings: Settings,
-                           distribution: str) -> str:
+def describe_levels_effect(
+    results: Mapping[str, Any], settings: Settings, distribution: str
+) -> str:
     """The three measures' curves with the fewest and the most levels, averaged over the swap
     counts, and the verdicts of the corresponding claims."""
     study = results["swap_study"]
     few, many = level_settings(study, distribution)
-    s = study[(study["distribution"] == distribution) & (study["swaps"] >= 1)
-              & study["threshold"].isna()]
+    s = study[
+        (study["distribution"] == distribution) & (study["swaps"] >= 1) & study["threshold"].isna()
+    ]
     mean = s.groupby(["metric", "levels"])["value"].mean()
     fig = "fig4" if distribution == "uniform" else "fig5"
     parts = [f"Averaged over the swap counts ≥ 1, with {distribution} level counts:"]
-    for metric, claim in (("nDCG(gain=exp)", "ndcg-falls-with-levels"),
-                          ("muAP", "muap-stable-across-levels"),
-                          ("NDCNG", "ndcng-stable-across-levels")):
+    for metric, claim in (
+        ("nDCG(gain=exp)", "ndcg-falls-with-levels"),
+        ("muAP", "muap-stable-across-levels"),
+        ("NDCNG", "ndcng-stable-across-levels"),
+    ):
         row = _row(results, settings, f"{fig}.{claim}")
-        parts.append(f"{PAPER_METRICS[metric]} scores {mean[(metric, few)]:.3f} with {few} levels "
-                     f"and {mean[(metric, many)]:.3f} with {many}, a difference of "
-                     f"{ours_text(row)} (paper: “{row['paper_value']}”; verdict: "
-                     f"**{row['verdict']}**).")
+        parts.append(
+            f"{PAPER_METRICS[metric]} scores {mean[(metric, few)]:.3f} with {few} levels "
+            f"and {mean[(metric, many)]:.3f} with {many}, a difference of "
+            f"{ours_text(row)} (paper: “{row['paper_value']}”; verdict: "
+            f"**{row['verdict']}**)."
+        )
     return " ".join(parts)
 
 
@@ -129,23 +147,35 @@ def uniform_levels_text(results: Mapping[str, Any], settings: Settings) -> str:
     gains, not the number of levels, lowers NDCG."""
     top = max(settings.levels)
     share = top_level_share(study_reference("uniform", top, settings.n_items, settings.seed))
-    return (describe_levels_effect(results, settings, "uniform")
-            + f" With {top} uniform integer levels, the top level holds {share:.0%} of all the "
-              "gain.\n\n" + cite(results, settings, "fig4.gain-size-not-level-count"))
+    return (
+        describe_levels_effect(results, settings, "uniform")
+        + f" With {top} uniform integer levels, the top level holds {share:.0%} of all the "
+        "gain.\n\n" + cite(results, settings, "fig4.gain-size-not-level-count")
+    )
 
 
 def nonuniform_levels_text(results: Mapping[str, Any], settings: Settings) -> str:
     """:func:`describe_levels_effect` for the non-uniform references, and the claims of
     Figs. 4–5 on the number of levels and of sec. 2 on the swaps."""
-    return (describe_levels_effect(results, settings, "non-uniform") + "\n\n"
-            + cite(results, settings, "fig4.ndcg-falls-with-levels",
-                   "fig5.ndcg-falls-with-levels", "fig5.muap-stable-across-levels",
-                   "fig5.ndcng-stable-across-levels", "sec2.1.performance-falls-with-swaps",
-                   "sec2.ideal-scores-one"))
+    return (
+        describe_levels_effect(results, settings, "non-uniform")
+        + "\n\n"
+        + cite(
+            results,
+            settings,
+            "fig4.ndcg-falls-with-levels",
+            "fig5.ndcg-falls-with-levels",
+            "fig5.muap-stable-across-levels",
+            "fig5.ndcng-stable-across-levels",
+            "sec2.1.performance-falls-with-swaps",
+            "sec2.ideal-scores-one",
+        )
+    )
 
 
-def describe_one_swap(check: pd.DataFrame, bound: float = 3.0,
-                      labels: Mapping[str, str] = PAPER_METRICS) -> str:
+def describe_one_swap(
+    check: pd.DataFrame, bound: float = 3.0, labels: Mapping[str, str] = PAPER_METRICS
+) -> str:
     """Sentences on a :func:`~recmeta.papers.scheel2011.swaps.one_swap_check` frame: the largest
     ``|z|``, how many exceed ``bound``, and how many would by chance (two-sided normal tail
     ``p`` per comparison)."""
@@ -156,22 +186,31 @@ def describe_one_swap(check: pd.DataFrame, bound: float = 3.0,
     over = int((z > bound).sum())
     n = len(check)
     p = 2 * norm.sf(bound)
-    head = (f"Over the {n} comparisons (settings × measures, {int(worst['draws'])} draws each), "
-            f"the largest |z| is {z.max():.2f} ({labels.get(worst['metric'], worst['metric'])}, "
-            f"{worst['distribution']}, {int(worst['levels'])} levels); {over} exceed {bound:g}, "
-            f"where chance alone would give {n * p:.2f} on average.")
+    head = (
+        f"Over the {n} comparisons (settings × measures, {int(worst['draws'])} draws each), "
+        f"the largest |z| is {z.max():.2f} ({labels.get(worst['metric'], worst['metric'])}, "
+        f"{worst['distribution']}, {int(worst['levels'])} levels); {over} exceed {bound:g}, "
+        f"where chance alone would give {n * p:.2f} on average."
+    )
     if over == 0:
-        return head + (f" The sampler and the scoring agree with the exact expectation within "
-                       f"{bound:g} standard errors.")
-    return head + (" Not every simulated mean lies within that bound of the exact one: look at "
-                   "the settings above before trusting the curves.")
+        return head + (
+            f" The sampler and the scoring agree with the exact expectation within "
+            f"{bound:g} standard errors."
+        )
+    return head + (
+        " Not every simulated mean lies within that bound of the exact one: look at "
+        "the settings above before trusting the curves."
+    )
 
 
 def one_swap_text(check: pd.DataFrame, results: Mapping[str, Any], settings: Settings) -> str:
     """:func:`describe_one_swap`, and the claim that a swap's cost depends on the distance of
     the two levels (from ``results["single_swaps"]``)."""
-    return (describe_one_swap(check) + "\n\n"
-            + cite(results, settings, "sec2.1.cost-depends-on-distance"))
+    return (
+        describe_one_swap(check)
+        + "\n\n"
+        + cite(results, settings, "sec2.1.cost-depends-on-distance")
+    )
 
 
 def doubling_text(table: pd.DataFrame) -> str:
@@ -179,11 +218,15 @@ def doubling_text(table: pd.DataFrame) -> str:
     :func:`~recmeta.papers.scheel2011.examples.toy_scale_table`, against the paper's
     direction."""
     moves = doubling_moves(table)
-    return " ".join(
-        f"On the doubled scale, the list “{what}” gets an NDCG "
-        f"{'lower' if d < 0 else 'higher'} by {abs(d):.4f}"
-        f"{', as in the paper' if d < 0 else ', against the paper'}."
-        for what, d in moves.items()) + " The three other columns do not move."
+    return (
+        " ".join(
+            f"On the doubled scale, the list “{what}” gets an NDCG "
+            f"{'lower' if d < 0 else 'higher'} by {abs(d):.4f}"
+            f"{', as in the paper' if d < 0 else ', against the paper'}."
+            for what, d in moves.items()
+        )
+        + " The three other columns do not move."
+    )
 
 
 # ---------------------------------------------------------------------- rating scales
@@ -191,10 +234,12 @@ def describe_rating_scale(name: str, ratings: pd.DataFrame, column: str = "ratin
     """One sentence on a dataset's rating scale and what µAP's lowest threshold makes relevant
     (see :func:`~recmeta.papers.scheel2011.scales.rating_scale`)."""
     f = rating_scale(ratings, column)
-    return (f"**{name}**: ratings from {f['lowest']:g} to {f['highest']:g} in steps of "
-            f"{f['step']:g} ({f['levels']} distinct values), hence grades from 0 to "
-            f"{f['highest'] - f['lowest']:g}; at µAP's lowest threshold every rating of "
-            f"{f['lowest_relevant']:g} or more counts as relevant.")
+    return (
+        f"**{name}**: ratings from {f['lowest']:g} to {f['highest']:g} in steps of "
+        f"{f['step']:g} ({f['levels']} distinct values), hence grades from 0 to "
+        f"{f['highest'] - f['lowest']:g}; at µAP's lowest threshold every rating of "
+        f"{f['lowest_relevant']:g} or more counts as relevant."
+    )
 
 
 def rating_scales_text(frames: Mapping[str, pd.DataFrame]) -> str:
@@ -205,10 +250,12 @@ def rating_scales_text(frames: Mapping[str, pd.DataFrame]) -> str:
 def holdout_text(settings: Settings) -> str:
     """How the real-data sections make their lists and judgments."""
     s = settings
-    return (f"The book's recommenders (see the roster) rank the {s.depth} training items they "
-            f"score highest for every user of a per-user holdout of {s.test_fraction:.0%} of the "
-            f"ratings; the test ratings are the judgments, and the measures read the whole list "
-            f"of {s.depth}.")
+    return (
+        f"The book's recommenders (see the roster) rank the {s.depth} training items they "
+        f"score highest for every user of a per-user holdout of {s.test_fraction:.0%} of the "
+        f"ratings; the test ratings are the judgments, and the measures read the whole list "
+        f"of {s.depth}."
+    )
 
 
 def scale_changes_text(summary: pd.DataFrame) -> str:
@@ -222,20 +269,32 @@ def scale_changes_text(summary: pd.DataFrame) -> str:
             f"On {name}, the doubled scale moves µAP by at most {doubled['µAP']:.2g}, NDCNG by "
             f"{doubled['NDCNG']:.2g}, linear-gain NDCG by {doubled['NDCG (linear)']:.2g} and "
             f"NDCG with exponential gain by up to {doubled['NDCG']:.2%}; the squared scale moves "
-            f"µAP by up to {squared['µAP']:.2%} and NDCNG by up to {squared['NDCNG']:.2%}.")
+            f"µAP by up to {squared['µAP']:.2%} and NDCNG by up to {squared['NDCNG']:.2%}."
+        )
     return "\n\n".join(parts)
 
 
 def scale_text(summary: pd.DataFrame, results: Mapping[str, Any], settings: Settings) -> str:
     """:func:`scale_changes_text`, and the claims of Table 2 on the chapter's dataset."""
-    return (scale_changes_text(summary) + "\n\n"
-            + cite(results, settings, "tab2.doubling-lowers-ndcg", "tab2.ndcng-scale-free",
-                   "tab2.muap-scale-free"))
+    return (
+        scale_changes_text(summary)
+        + "\n\n"
+        + cite(
+            results,
+            settings,
+            "tab2.doubling-lowers-ndcg",
+            "tab2.ndcng-scale-free",
+            "tab2.muap-scale-free",
+        )
+    )
 
 
-def describe_reordering(results: pd.DataFrame, metric: str = "nDCG(gain=exp)",
-                        scale: str = "doubled",
-                        labels: Mapping[str, str] = PAPER_METRICS) -> str:
+def describe_reordering(
+    results: pd.DataFrame,
+    metric: str = "nDCG(gain=exp)",
+    scale: str = "doubled",
+    labels: Mapping[str, str] = PAPER_METRICS,
+) -> str:
     """Whether a change of scale reorders the systems, per dataset, with the size of the change
     of ``metric`` on ``scale`` beside the smallest relative gap between two systems on the
     native scale. ``results``: scale-study means with a ``dataset`` column."""
@@ -243,22 +302,28 @@ def describe_reordering(results: pd.DataFrame, metric: str = "nDCG(gain=exp)",
     changes = relative_changes(results)
     parts = []
     for ds, part in results.groupby("dataset", sort=False):
-        ch = changes[(changes["dataset"] == ds) & (changes["metric"] == metric)
-                     & (changes["scale"] == scale)]
-        native = part[(part["scale"] == "native")
-                      & (part["metric"] == metric)].set_index("system")["value"]
+        ch = changes[
+            (changes["dataset"] == ds) & (changes["metric"] == metric) & (changes["scale"] == scale)
+        ]
+        native = part[(part["scale"] == "native") & (part["metric"] == metric)].set_index("system")[
+            "value"
+        ]
         gap, low, high = closest_pair_gap(native)
         largest = float(ch["relative_change"].abs().max())
         moved = taus[(taus["dataset"] == ds) & (taus["tau"] < 1 - 1e-12)]
         size = "smaller" if largest < gap else "larger"
-        text = (f"On {ds}, the {scale} scale changes {labels.get(metric, metric)} by at most "
-                f"{largest:.1%}, {size} than the smallest gap between two systems on the native "
-                f"scale ({low} and {high}, {gap:.1%} apart); ")
+        text = (
+            f"On {ds}, the {scale} scale changes {labels.get(metric, metric)} by at most "
+            f"{largest:.1%}, {size} than the smallest gap between two systems on the native "
+            f"scale ({low} and {high}, {gap:.1%} apart); "
+        )
         if moved.empty:
             text += "no change of scale reorders the systems under any measure."
         else:
-            which = "; ".join(f"{labels.get(r.metric, r.metric)} on the {r.scale} scale "
-                              f"(τ = {r.tau:.3f})" for r in moved.itertuples())
+            which = "; ".join(
+                f"{labels.get(r.metric, r.metric)} on the {r.scale} scale (τ = {r.tau:.3f})"
+                for r in moved.itertuples()
+            )
             text += f"the order of the systems changes under {which}."
         parts.append(text)
     return " ".join(parts)
@@ -270,9 +335,11 @@ def levels_used_text(results: Mapping[str, Any], settings: Settings) -> str:
     (:func:`~recmeta.papers.scheel2011.virtual.levels_used` of ``candidate_scores``)."""
     n = settings.ordinal_levels
     used = levels_used(results["candidate_scores"], results["virtual_reference"], n)
-    return (f"With {n} levels cut per user, a user's candidates use {used['user']:.1f} of the "
-            f"{n} levels on average; cut once over all users, as the paper's are, they would "
-            f"use {used['global']:.1f}.")
+    return (
+        f"With {n} levels cut per user, a user's candidates use {used['user']:.1f} of the "
+        f"{n} levels on average; cut once over all users, as the paper's are, they would "
+        f"use {used['global']:.1f}."
+    )
 
 
 def describe_virtual_users(results: Mapping[str, Any], settings: Settings) -> str:
@@ -284,17 +351,27 @@ def describe_virtual_users(results: Mapping[str, Any], settings: Settings) -> st
     others = v[(v["system"] != ref) & v["metric"].isin(list(PAPER_METRICS))]
     mean = others.groupby(["metric", "levels"])["value"].mean()
     parts = []
-    for kind, n, what in (("ordinal", many, f"{many} ordinal levels"),
-                          ("real-valued", -1, "the raw scores")):
+    for kind, n, what in (
+        ("ordinal", many, f"{many} ordinal levels"),
+        ("real-valued", -1, "the raw scores"),
+    ):
         items = []
-        for metric, claim in (("nDCG(gain=exp)", "ndcg-lower"), ("muAP", "muap-stable"),
-                              ("NDCNG", "ndcng-stable")):
+        for metric, claim in (
+            ("nDCG(gain=exp)", "ndcg-lower"),
+            ("muAP", "muap-stable"),
+            ("NDCNG", "ndcng-stable"),
+        ):
             row = _row(results, settings, f"fig8.{kind}.{claim}")
-            items.append(f"{PAPER_METRICS[metric]} {mean[(metric, nine)]:.3f} → "
-                         f"{mean[(metric, n)]:.3f} (difference {ours_text(row)}: "
-                         f"**{row['verdict']}**)")
-        parts.append(f"From {nine} levels to {what}, the other systems' mean moves: "
-                     + "; ".join(items) + ".")
+            items.append(
+                f"{PAPER_METRICS[metric]} {mean[(metric, nine)]:.3f} → "
+                f"{mean[(metric, n)]:.3f} (difference {ours_text(row)}: "
+                f"**{row['verdict']}**)"
+            )
+        parts.append(
+            f"From {nine} levels to {what}, the other systems' mean moves: "
+            + "; ".join(items)
+            + "."
+        )
     return " ".join(parts)
 
 
@@ -306,9 +383,13 @@ def gain_or_levels(results: Mapping[str, Any], settings: Settings) -> str:
     agrees = Verdict.AGREES.value
     ints = _row(results, settings, "fig4.ndcg-falls-with-levels")
     unit = _row(results, settings, "fig4.gain-size-not-level-count")
-    parts = [(f"In the swap study, NDCG's drop from the fewest to the most levels is "
-              f"{ours_text(ints)} on integer levels and {ours_text(unit)} on the same levels "
-              f"spread over [0, 1].")]
+    parts = [
+        (
+            f"In the swap study, NDCG's drop from the fewest to the most levels is "
+            f"{ours_text(ints)} on integer levels and {ours_text(unit)} on the same levels "
+            f"spread over [0, 1]."
+        )
+    ]
     swap_says = ints["verdict"] == agrees and unit["verdict"] == agrees
     virtual_says = True
     if "virtual_per_user" in results:
@@ -327,25 +408,34 @@ def gain_or_levels(results: Mapping[str, Any], settings: Settings) -> str:
             f"scores. A user's candidates use {used_many:.1f} distinct levels on average with "
             f"{many} ordinal levels and {used_raw:.1f} with the raw scores; the top grade is "
             f"{many - 1} in the first case (gain {2.0 ** (many - 1) - 1:.3g}) and {top_raw:.2f} "
-            f"on average in the second (gain {2.0 ** top_raw - 1:.3g}).")
-        virtual_says = (fewer["verdict"] == agrees and rawer["verdict"] != agrees
-                        and used_raw >= used_many)
+            f"on average in the second (gain {2.0**top_raw - 1:.3g})."
+        )
+        virtual_says = (
+            fewer["verdict"] == agrees and rawer["verdict"] != agrees and used_raw >= used_many
+        )
     if swap_says and virtual_says:
-        parts.append("Both comparisons point the same way: NDCG reacts to the size of the gains, "
-                     "not to the number of levels; many levels lower it only when they make the "
-                     "top gains large.")
+        parts.append(
+            "Both comparisons point the same way: NDCG reacts to the size of the gains, "
+            "not to the number of levels; many levels lower it only when they make the "
+            "top gains large."
+        )
     else:
-        parts.append("In this run the comparisons do not separate the size of the gains from "
-                     "the number of levels cleanly; see the verdicts in the table of claims.")
+        parts.append(
+            "In this run the comparisons do not separate the size of the gains from "
+            "the number of levels cleanly; see the verdicts in the table of claims."
+        )
     return " ".join(parts)
 
 
 def virtual_users_text(results: Mapping[str, Any], settings: Settings) -> str:
     """:func:`describe_virtual_users`, the Fig. 8 claims on NDCG, and :func:`gain_or_levels`."""
-    return "\n\n".join([
-        describe_virtual_users(results, settings),
-        cite(results, settings, "fig8.real-valued.ndcg-lower", "fig8.ordinal.ndcg-lower"),
-        gain_or_levels(results, settings)])
+    return "\n\n".join(
+        [
+            describe_virtual_users(results, settings),
+            cite(results, settings, "fig8.real-valued.ndcg-lower", "fig8.ordinal.ndcg-lower"),
+            gain_or_levels(results, settings),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------- the ledger
@@ -353,7 +443,8 @@ def ledger_counts(ledgers: Mapping[str, pd.DataFrame]) -> str:
     """The number of claims per verdict of each dataset's evaluated ledger."""
     return " ".join(
         f"On {name}: " + ", ".join(f"{n} {v}" for v, n in counts(frame).items()) + "."
-        for name, frame in ledgers.items())
+        for name, frame in ledgers.items()
+    )
 
 
 def ledger_tables(ledgers: Mapping[str, pd.DataFrame]) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "virtual_user_study",
 ]
 
+
 def quantise_levels(
     scores: pd.DataFrame, n_levels: int | None, *, score_col: str = "score", scope: str = "user"
 ) -> np.ndarray:
@@ -56,8 +57,10 @@ def quantise_levels(
         raise KeyError(f"scores need columns 'user' and {score_col!r}; got {list(scores.columns)}")
     s = scores[score_col].to_numpy(np.float64)
     if not np.isfinite(s).all():
-        raise ValueError(f"{int((~np.isfinite(s)).sum())} scores are NaN or infinite; a virtual "
-                         "user must grade every candidate (fill unscored items first)")
+        raise ValueError(
+            f"{int((~np.isfinite(s)).sum())} scores are NaN or infinite; a virtual "
+            "user must grade every candidate (fill unscored items first)"
+        )
     if n_levels is not None and n_levels < 2:
         raise ValueError(f"n_levels must be >= 2 or None, got {n_levels}")
     if scope not in ("user", "global"):
@@ -94,10 +97,13 @@ def virtual_judgments(
     missing = [c for c in ("user", "item", score_col) if c not in scores.columns]
     if missing:
         raise KeyError(f"scores lack column(s) {missing}; they have {list(scores.columns)}")
-    return pd.DataFrame({
-        "user": scores["user"].to_numpy(), "item": scores["item"].to_numpy(),
-        "rating": quantise_levels(scores, n_levels, score_col=score_col, scope=scope),
-    })
+    return pd.DataFrame(
+        {
+            "user": scores["user"].to_numpy(),
+            "item": scores["item"].to_numpy(),
+            "rating": quantise_levels(scores, n_levels, score_col=score_col, scope=scope),
+        }
+    )
 
 
 def candidate_items(
@@ -116,16 +122,19 @@ def candidate_items(
     ids: np.ndarray = np.sort(pd.unique(train["user"])) if users is None else np.asarray(users)
     unknown = ~np.isin(ids, train["user"].to_numpy())
     if unknown.any():
-        raise ValueError(f"{int(unknown.sum())} users have no training ratings, e.g. "
-                         f"{ids[unknown][:3].tolist()}")
+        raise ValueError(
+            f"{int(unknown.sum())} users have no training ratings, e.g. {ids[unknown][:3].tolist()}"
+        )
     rated = np.zeros((ids.size, items.size), dtype=np.bool_)
     sub = train[train["user"].isin(ids)]
     rows = pd.Index(ids).get_indexer(sub["user"])
     rated[rows, np.searchsorted(items, sub["item"].to_numpy())] = True
     free = items.size - rated.sum(axis=1)
     if n_items < 1 or (free < n_items).any():
-        raise ValueError(f"n_items must be between 1 and the fewest unrated items of a user "
-                         f"({free.min()}), got {n_items}")
+        raise ValueError(
+            f"n_items must be between 1 and the fewest unrated items of a user "
+            f"({free.min()}), got {n_items}"
+        )
     keys = np.random.default_rng(seed).random(rated.shape)
     keys[rated] = np.inf
     pick = np.sort(np.argpartition(keys, n_items - 1, axis=1)[:, :n_items], axis=1)
@@ -168,8 +177,10 @@ def virtual_user_study(
     if nan.any():
         if unscored == "raise" or nan[scores["system"] == reference].any():
             bad = ", ".join(map(str, pd.unique(scores.loc[nan, "system"])))
-            raise ValueError(f"{int(nan.sum())} candidate scores are NaN (systems: {bad}); pass "
-                             "unscored='last' to rank them last (not possible for the reference)")
+            raise ValueError(
+                f"{int(nan.sum())} candidate scores are NaN (systems: {bad}); pass "
+                "unscored='last' to rank them last (not possible for the reference)"
+            )
         scores = scores.assign(score=scores["score"].fillna(-np.inf))
     ref = scores[scores["system"] == reference]
     if ref.empty:
@@ -178,8 +189,10 @@ def virtual_user_study(
     pairs = pd.MultiIndex.from_frame(scores[["user", "item"]])
     ref_pairs = pd.MultiIndex.from_frame(ref[["user", "item"]])
     if not pairs.isin(ref_pairs).all():
-        raise ValueError(f"some systems score (user, item) pairs that {reference!r} does not; "
-                         "every system must score the same candidates")
+        raise ValueError(
+            f"some systems score (user, item) pairs that {reference!r} does not; "
+            "every system must score the same candidates"
+        )
     parts = []
     first, runs = None, None  # every level count grades the same pairs: build the runs once
     for n in levels:
@@ -191,8 +204,9 @@ def virtual_user_study(
             j = first = Judgments.from_frame(grades, threshold=float(positive.min()))
             runs = Runs.from_frame(scores[["system", "user", "item", "score"]], j)
         else:
-            j = Judgments.from_frame(grades, threshold=float(positive.min()), users=first.users,
-                                     items=first.items)
+            j = Judgments.from_frame(
+                grades, threshold=float(positive.min()), users=first.users, items=first.items
+            )
         assert runs is not None  # built with ``first``, in the first pass
         res = evaluate(j, runs, list(metrics), per_user=per_user).assign(threshold=np.nan)
         if thresholds:
@@ -205,7 +219,12 @@ def virtual_user_study(
 
 
 def pearson_over_users(
-    x: np.ndarray, y: np.ndarray, users: np.ndarray, *, n_resamples: int = 1999, seed: int = 0,
+    x: np.ndarray,
+    y: np.ndarray,
+    users: np.ndarray,
+    *,
+    n_resamples: int = 1999,
+    seed: int = 0,
     counts: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
     """Pearson's r of ``x`` and ``y`` over all pairs, and its bootstrap replicates over users.
@@ -221,8 +240,9 @@ def pearson_over_users(
     y = np.asarray(y, dtype=np.float64)
     users = np.asarray(users)
     if not (x.shape == y.shape == users.shape) or x.ndim != 1:
-        raise ValueError(f"x, y and users must be 1-d of one length, got {x.shape}, {y.shape}, "
-                         f"{users.shape}")
+        raise ValueError(
+            f"x, y and users must be 1-d of one length, got {x.shape}, {y.shape}, {users.shape}"
+        )
     codes, uniq = pd.factorize(users)
     ok = np.isfinite(x) & np.isfinite(y)
     if ok.sum() < 3:
@@ -230,8 +250,9 @@ def pearson_over_users(
     xc = x[ok] - x[ok].mean()
     yc = y[ok] - y[ok].mean()
     columns = (np.ones_like(xc), xc, yc, xc * xc, yc * yc, xc * yc)
-    sums = np.stack([np.bincount(codes[ok], weights=w, minlength=uniq.size) for w in columns],
-                    axis=1)
+    sums = np.stack(
+        [np.bincount(codes[ok], weights=w, minlength=uniq.size) for w in columns], axis=1
+    )
 
     def pearson(s: np.ndarray) -> np.ndarray:
         n, sx, sy, sxx, syy, sxy = s.T
@@ -241,8 +262,9 @@ def pearson_over_users(
     r = float(pearson(sums.sum(axis=0)[None, :])[0])
     if counts is None:
         rng = np.random.default_rng(seed)
-        counts = rng.multinomial(uniq.size, np.full(uniq.size, 1.0 / uniq.size),
-                                 size=int(n_resamples))
+        counts = rng.multinomial(
+            uniq.size, np.full(uniq.size, 1.0 / uniq.size), size=int(n_resamples)
+        )
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim != 2 or counts.shape[1] != uniq.size:
         raise ValueError(f"counts must be resamples × {uniq.size} users, got {counts.shape}")
@@ -258,10 +280,22 @@ def virtual_experiment(split: splits.Split, dataset: str, settings: Settings) ->
     s = settings
     test_users = np.sort(split.test["user"].unique())
     pairs = candidate_items(split.train, s.n_candidates, users=test_users, seed=s.seed)
-    scores = recommenders.make(roster.systems(list(s.systems)), split.train, dataset=dataset,
-                               split=f"holdout-{s.test_fraction}", seed=s.seed, pairs=pairs)
-    per_user = virtual_user_study(scores, s.reference_system, [*s.virtual_levels, None],
-                                  REAL_METRICS, unscored="last", per_user=True)
+    scores = recommenders.make(
+        roster.systems(list(s.systems)),
+        split.train,
+        dataset=dataset,
+        split=f"holdout-{s.test_fraction}",
+        seed=s.seed,
+        pairs=pairs,
+    )
+    per_user = virtual_user_study(
+        scores,
+        s.reference_system,
+        [*s.virtual_levels, None],
+        REAL_METRICS,
+        unscored="last",
+        per_user=True,
+    )
     return {"candidate_scores": scores, "virtual_per_user": per_user}
 
 
@@ -269,15 +303,16 @@ def levels_used(scores: pd.DataFrame, reference: str, n_levels: int) -> dict[str
     """Mean number of levels a user's candidates use when the ``reference`` system's scores are
     cut into ``n_levels`` per user and once over all users (``"user"``, ``"global"``)."""
     ref = scores[scores["system"] == reference]
-    return {scope: float(levels_per_user(virtual_judgments(ref, n_levels, scope=scope)).mean())
-            for scope in ("user", "global")}
+    return {
+        scope: float(levels_per_user(virtual_judgments(ref, n_levels, scope=scope)).mean())
+        for scope in ("user", "global")
+    }
 
 
 def virtual_means(per_user: pd.DataFrame) -> pd.DataFrame:
     """:func:`virtual_user_study` per-user rows averaged over users: levels, system, metric,
     value, the measure's label and the reference's levels as text (``raw`` for -1)."""
-    out = (per_user.groupby(["levels", "system", "metric"], sort=False)["value"]
-           .mean().reset_index())
+    out = per_user.groupby(["levels", "system", "metric"], sort=False)["value"].mean().reset_index()
     out["measure"] = out["metric"].map(REAL_LABELS)
     out["reference levels"] = out["levels"].map(lambda n: "raw" if n < 0 else str(n))
     return out
@@ -286,5 +321,6 @@ def virtual_means(per_user: pd.DataFrame) -> pd.DataFrame:
 def virtual_table(means: pd.DataFrame) -> pd.DataFrame:
     """Each system's mean per measure and reference levels (columns), from
     :func:`virtual_means`."""
-    return means.pivot_table(index="system", columns=["measure", "reference levels"],
-                             values="value", sort=False)
+    return means.pivot_table(
+        index="system", columns=["measure", "reference levels"], values="value", sort=False
+    )

@@ -36,8 +36,10 @@ __all__ = [
     "tau_bootstrap",
 ]
 
-def cluster_means(matrix: ArrayLike, unit_of_topic: ArrayLike, counts: ArrayLike,
-                  how: str = "mean") -> np.ndarray:
+
+def cluster_means(
+    matrix: ArrayLike, unit_of_topic: ArrayLike, counts: ArrayLike, how: str = "mean"
+) -> np.ndarray:
     """System means of a (systems × topics) matrix in bootstrap resamples of units: (B × systems).
 
     ``counts`` (B × units) says how often each unit (user) is drawn in each resample
@@ -77,8 +79,9 @@ class TauBootstrap:
         return int(self.arith_geo_reps.shape[0])
 
 
-def tau_bootstrap(matrices: Mapping[str, np.ndarray], topics: pd.DataFrame, *, n_boot: int,
-                  seed: int) -> TauBootstrap:
+def tau_bootstrap(
+    matrices: Mapping[str, np.ndarray], topics: pd.DataFrame, *, n_boot: int, seed: int
+) -> TauBootstrap:
     """τ among metrics and τ(arithmetic, geometric) with a cluster bootstrap over users.
 
     ``matrices`` maps engine names (``"P@100"``) to (systems × topics) scores; ``topics`` gives
@@ -94,8 +97,9 @@ def tau_bootstrap(matrices: Mapping[str, np.ndarray], topics: pd.DataFrame, *, n
     point, reps, means = {}, {}, {}
     for agg in AGGREGATES:
         full = np.stack([cluster_means(matrices[n], codes, ones, agg)[0] for n in names])  # M × S
-        boot = np.stack([cluster_means(matrices[n], codes, counts, agg) for n in names],
-                        axis=1)  # B × M × S
+        boot = np.stack(
+            [cluster_means(matrices[n], codes, counts, agg) for n in names], axis=1
+        )  # B × M × S
         means[agg] = (full, boot)
         point[agg] = agreement.kendall_tau(full[:, None, :], full[None, :, :])
         reps[agg] = agreement.kendall_tau(boot[:, :, None, :], boot[:, None, :, :])
@@ -104,8 +108,9 @@ def tau_bootstrap(matrices: Mapping[str, np.ndarray], topics: pd.DataFrame, *, n
     return TauBootstrap(short, point, reps, ag, ag_reps)
 
 
-def dp_bootstrap(user_matrices: Mapping[str, np.ndarray], *, n_boot: int,
-                 seed: int) -> tuple[pd.DataFrame, pd.Series]:
+def dp_bootstrap(
+    user_matrices: Mapping[str, np.ndarray], *, n_boot: int, seed: int
+) -> tuple[pd.DataFrame, pd.Series]:
     """DP in bootstrap resamples of the users: (replicates (B × metrics), base (metrics,)).
 
     Each resample draws the users with replacement
@@ -139,12 +144,23 @@ def dp_mc_halfwidth(pvalues: pd.DataFrame, n_permutations: int, z: float = 1.96)
     """
     p = pvalues["p"].to_numpy()
     se = np.sqrt(p * (1 - p) / n_permutations)
-    return (pd.Series(z * se, index=pvalues["metric"].to_numpy()).groupby(level=0, sort=False).sum()
-            .rename(index=lambda n: n.split("@", 1)[0]))
+    return (
+        pd.Series(z * se, index=pvalues["metric"].to_numpy())
+        .groupby(level=0, sort=False)
+        .sum()
+        .rename(index=lambda n: n.split("@", 1)[0])
+    )
 
 
-def dp_estimate(dp: pd.Series, reps: pd.DataFrame, base: pd.Series, mc: pd.Series, metric: str,
-                minus: str | None = None, level: float = 0.95) -> Estimate:
+def dp_estimate(
+    dp: pd.Series,
+    reps: pd.DataFrame,
+    base: pd.Series,
+    mc: pd.Series,
+    metric: str,
+    minus: str | None = None,
+    level: float = 0.95,
+) -> Estimate:
     """DP of ``metric`` (or DP(metric) − DP(minus)) with its interval.
 
     The value is the permutation-test DP. The interval is the percentile interval of the
@@ -163,8 +179,11 @@ def dp_estimate(dp: pd.Series, reps: pd.DataFrame, base: pd.Series, mc: pd.Serie
     lo, hi = float(lo) - widen, float(hi) + widen
     if minus is None:
         lo, hi = max(lo, 0.0), max(hi, 0.0)
-    return Estimate(value, lo, hi,
-                    f"percentile interval of {r.size} bootstrap replicates over users (paired "
-                    f"t-test p-values, centred on the permutation DP), widened by the Monte-Carlo "
-                    f"error of the p-values, {level:.0%}")
-
+    return Estimate(
+        value,
+        lo,
+        hi,
+        f"percentile interval of {r.size} bootstrap replicates over users (paired "
+        f"t-test p-values, centred on the permutation DP), widened by the Monte-Carlo "
+        f"error of the p-values, {level:.0%}",
+    )

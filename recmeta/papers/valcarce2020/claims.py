@@ -122,8 +122,9 @@ ROBUST_NEEDS = ("taus", "curves", "metrics", "n_systems")
 TAU_NEEDS = ("tau_among",)
 DP_NEEDS = ("dp", "dp_reps", "dp_base", "dp_mc")
 
-LEDGER = register(Ledger(CHAPTER, paper=PAPER,
-                         title="Assessing ranking metrics (Valcarce et al. 2020)"))
+LEDGER = register(
+    Ledger(CHAPTER, paper=PAPER, title="Assessing ranking metrics (Valcarce et al. 2020)")
+)
 
 
 # ---- §1 and §4.1 -------------------------------------------------------------------------------
@@ -141,10 +142,14 @@ def _half_width(e: Estimate) -> float:
 
 @LEDGER.claim(
     "valcarce2020.s1.precision-most-robust",
-    statement="Precision offers the best robustness figures", source="§1, §8",
+    statement="Precision offers the best robustness figures",
+    source="§1, §8",
     rule="order rule on the mean of the areas under the τ curves of four schemes "
-         "(random ratings, items and users, popular items; arithmetic means)",
-    paper_value="P", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    "(random ratings, items and users, popular items; arithmetic means)",
+    paper_value="P",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     per = {s: areas(r, s) for s in ARITH_SCHEMES}
     est = {}
@@ -152,29 +157,41 @@ def _(r):
         parts = [per[s][m] for s in ARITH_SCHEMES]
         value = float(np.mean([e.value for e in parts]))
         half = math.sqrt(sum(_half_width(e) ** 2 for e in parts)) / len(parts)
-        est[m] = Estimate(value, value - half, value + half,
-                          "mean of four schemes' areas, half-widths combined as independent")
+        est[m] = Estimate(
+            value,
+            value - half,
+            value + half,
+            "mean of four schemes' areas, half-widths combined as independent",
+        )
     return order_rule(est, "P")
 
 
 def _mc_error(p: float, r: Mapping[str, Any]) -> Outcome:
     printed = MC_ERROR[p]
     se = math.sqrt(p * (1 - p) / N_PERMUTATIONS)
-    out = value_rule(printed, Estimate.exact(se, "binomial standard error √(p(1−p)/B)"),
-                     tolerance=half_unit(printed))
+    out = value_rule(
+        printed,
+        Estimate.exact(se, "binomial standard error √(p(1−p)/B)"),
+        tolerance=half_unit(printed),
+    )
     alt = math.sqrt(2 * p * (1 - p) / N_PERMUTATIONS)
-    return with_note(out, f"√(2p(1−p)/B) = {format_number(alt, 2)}, √2 times the standard "
-                          "error, matches the printed figure")
+    return with_note(
+        out,
+        f"√(2p(1−p)/B) = {format_number(alt, 2)}, √2 times the standard "
+        "error, matches the printed figure",
+    )
 
 
 for _p, _printed in MC_ERROR.items():
-    LEDGER.claim(f"valcarce2020.s4-1.mc-error-p{str(_p)[2:]}",
-                 statement=f"{N_PERMUTATIONS:,} permutations estimate a p-value of {_p:g} "
-                           f"within ±{_printed:g}",
-                 source="§4.1",
-                 rule="ours: the binomial standard error √(p(1−p)/B) at the paper's B, exact; "
-                      "agrees within half a unit of the paper's last printed digit",
-                 paper_value=_printed)(partial(_mc_error, _p))
+    LEDGER.claim(
+        f"valcarce2020.s4-1.mc-error-p{str(_p)[2:]}",
+        statement=f"{N_PERMUTATIONS:,} permutations estimate a p-value of {_p:g} "
+        f"within ±{_printed:g}",
+        source="§4.1",
+        rule="ours: the binomial standard error √(p(1−p)/B) at the paper's B, exact; "
+        "agrees within half a unit of the paper's last printed digit",
+        paper_value=_printed,
+    )(partial(_mc_error, _p))
 
 
 # ---- §6.1 correlation among metrics (Fig. 1) ----------------------------------------------------
@@ -185,18 +202,25 @@ for _p, _printed in MC_ERROR.items():
     statement="MRR and ERR differ noticeably from the rest of the metrics",
     source="§6.1, Fig. 1",
     rule="rank rule on each metric's mean τ with the seven metrics other than MRR "
-         "and ERR (bootstrap over users): MRR and ERR rank 8–9 of 9",
-    paper_value="MRR, ERR lowest", paper_dataset="ML-1M, LibraryThing", needs=TAU_NEEDS)
+    "and ERR (bootstrap over users): MRR and ERR rank 8–9 of 9",
+    paper_value="MRR, ERR lowest",
+    paper_dataset="ML-1M, LibraryThing",
+    needs=TAU_NEEDS,
+)
 def _(r):
     return rank_rule(bulk_tau(r["tau_among"], "mean", {"RR", "ERR"}), ["MRR", "ERR"], 8, 9)
 
 
 @LEDGER.claim(
     "valcarce2020.s6-1.mrr-err-together",
-    statement="MRR and ERR are correlated with each other", source="§6.1, Fig. 1",
+    statement="MRR and ERR are correlated with each other",
+    source="§6.1, Fig. 1",
     rule="sign rule: τ(MRR, ERR) minus the largest τ of either with another metric "
-         "is positive (bootstrap over users)",
-    paper_value="τ(MRR, ERR) high", paper_dataset=ALL_DATASETS, needs=TAU_NEEDS)
+    "is positive (bootstrap over users)",
+    paper_value="τ(MRR, ERR) high",
+    paper_dataset=ALL_DATASETS,
+    needs=TAU_NEEDS,
+)
 def _(r):
     tb = r["tau_among"]
     i, j = tb.metrics.index("RR"), tb.metrics.index("ERR")
@@ -205,17 +229,23 @@ def _(r):
     def gap(t: np.ndarray) -> np.ndarray:
         return t[..., i, j] - np.maximum(t[..., i, rest].max(axis=-1), t[..., j, rest].max(axis=-1))
 
-    return sign_rule(tau_stat(tb, "mean", gap, "τ(MRR, ERR) − max τ with the others"),
-                     "positive",
-                     label="τ(MRR, ERR) minus the largest τ with another metric")
+    return sign_rule(
+        tau_stat(tb, "mean", gap, "τ(MRR, ERR) − max τ with the others"),
+        "positive",
+        label="τ(MRR, ERR) minus the largest τ with another metric",
+    )
 
 
 @LEDGER.claim(
     "valcarce2020.s6-1.map-ndcg-strong",
-    statement="MAP is strongly correlated with nDCG", source="§6.1, Fig. 1",
+    statement="MAP is strongly correlated with nDCG",
+    source="§6.1, Fig. 1",
     rule="sign rule: τ(MAP, nDCG) minus the median τ of the 36 metric pairs is "
-         "positive (bootstrap over users)",
-    paper_value="τ(MAP, nDCG) high", paper_dataset=ALL_DATASETS, needs=TAU_NEEDS)
+    "positive (bootstrap over users)",
+    paper_value="τ(MAP, nDCG) high",
+    paper_dataset=ALL_DATASETS,
+    needs=TAU_NEEDS,
+)
 def _(r):
     tb = r["tau_among"]
     i, j = tb.metrics.index("AP"), tb.metrics.index("nDCG")
@@ -223,8 +253,11 @@ def _(r):
     def gap(t: np.ndarray) -> np.ndarray:
         return t[..., i, j] - np.median(offdiag(t), axis=-1)
 
-    return sign_rule(tau_stat(tb, "mean", gap, "τ(MAP, nDCG) − median τ"), "positive",
-                     label="τ(MAP, nDCG) minus the median τ")
+    return sign_rule(
+        tau_stat(tb, "mean", gap, "τ(MAP, nDCG) − median τ"),
+        "positive",
+        label="τ(MAP, nDCG) minus the median τ",
+    )
 
 
 @LEDGER.claim(
@@ -232,28 +265,42 @@ def _(r):
     statement=f"Some correlations among metrics fall below {TAU_SOME_BELOW:g}",
     source="§6.1, Fig. 1",
     rule=f"sign rule: {TAU_SOME_BELOW:g} minus the smallest τ between two metrics is "
-         "positive (bootstrap over users)",
-    paper_value=TAU_SOME_BELOW, paper_dataset="ML-1M, BeerAdvocate", needs=TAU_NEEDS)
+    "positive (bootstrap over users)",
+    paper_value=TAU_SOME_BELOW,
+    paper_dataset="ML-1M, BeerAdvocate",
+    needs=TAU_NEEDS,
+)
 def _(r):
     tb = r["tau_among"]
-    est = tau_stat(tb, "mean", lambda t: TAU_SOME_BELOW - offdiag(t).min(axis=-1),
-                  f"{TAU_SOME_BELOW:g} − min τ")
+    est = tau_stat(
+        tb,
+        "mean",
+        lambda t: TAU_SOME_BELOW - offdiag(t).min(axis=-1),
+        f"{TAU_SOME_BELOW:g} − min τ",
+    )
     return sign_rule(est, "positive", label=f"{TAU_SOME_BELOW:g} minus the smallest τ")
 
 
 @LEDGER.claim(
     "valcarce2020.s6-1.librarything-above-09",
     statement=f"On LibraryThing all correlations among metrics exceed {TAU_LIBRARYTHING:g}",
-    source="§6.1, Fig. 1", rule="not run here", paper_value=TAU_LIBRARYTHING,
-    paper_dataset="LibraryThing")
+    source="§6.1, Fig. 1",
+    rule="not run here",
+    paper_value=TAU_LIBRARYTHING,
+    paper_dataset="LibraryThing",
+)
 def _(r):
     return not_reproduced("LibraryThing is not available here")
 
 
 @LEDGER.claim(
     "valcarce2020.s6-1.beeradvocate-bpref-map",
-    statement="On BeerAdvocate bpref correlates poorly with MAP", source="§6.1, Fig. 1",
-    rule="not run here", paper_value="low τ(bpref, MAP)", paper_dataset="BeerAdvocate")
+    statement="On BeerAdvocate bpref correlates poorly with MAP",
+    source="§6.1, Fig. 1",
+    rule="not run here",
+    paper_value="low τ(bpref, MAP)",
+    paper_dataset="BeerAdvocate",
+)
 def _(r):
     return not_reproduced("BeerAdvocate is not available here")
 
@@ -266,21 +313,31 @@ def _(r):
     statement="nDCG shows the highest discriminative power (the lowest DP)",
     source="§1, §6.2, Fig. 2, Table 3, §8",
     rule="order rule on DP, lower is better (permutation tests on "
-         "users; bootstrap interval over users)",
-    paper_value="nDCG", paper_dataset="ML-1M, LibraryThing", needs=DP_NEEDS + ("metrics",))
+    "users; bootstrap interval over users)",
+    paper_value="nDCG",
+    paper_dataset="ML-1M, LibraryThing",
+    needs=DP_NEEDS + ("metrics",),
+)
 def _(r):
-    return order_rule({metric_label(m): dp_of(r, m) for m in r["metrics"]}, "nDCG",
-                      higher_is_better=False)
+    return order_rule(
+        {metric_label(m): dp_of(r, m) for m in r["metrics"]}, "nDCG", higher_is_better=False
+    )
 
 
 @LEDGER.claim(
     "valcarce2020.s6-2.table3",
-    statement="DP values of the nine metrics", source="§6.2, Table 3",
-    rule="not run here", paper_value="not legible", paper_dataset=ALL_DATASETS)
+    statement="DP values of the nine metrics",
+    source="§6.2, Table 3",
+    rule="not run here",
+    paper_value="not legible",
+    paper_dataset=ALL_DATASETS,
+)
 def _(r):
-    return not_reproduced("the table's values are not legible in the text available to us, "
-                          "and DP depends on the systems and the dataset (§4.1), so the "
-                          "paper's values are not comparable with ours")
+    return not_reproduced(
+        "the table's values are not legible in the text available to us, "
+        "and DP depends on the systems and the dataset (§4.1), so the "
+        "paper's values are not comparable with ours"
+    )
 
 
 @LEDGER.claim(
@@ -288,27 +345,43 @@ def _(r):
     statement="MAP shows a slightly higher discriminative power than precision",
     source="§6.2",
     rule="sign rule on DP(P) − DP(MAP), expected positive (paired bootstrap over users)",
-    paper_value="DP(MAP) < DP(P)", paper_dataset="ML-1M, LibraryThing", needs=DP_NEEDS)
+    paper_value="DP(MAP) < DP(P)",
+    paper_dataset="ML-1M, LibraryThing",
+    needs=DP_NEEDS,
+)
 def _(r):
     return sign_rule(dp_of(r, "P", "AP"), "positive", label="DP(P) − DP(MAP)")
 
 
 @LEDGER.claim(
     "valcarce2020.s6-2.bpref-below-map-ndcg",
-    statement="bpref discriminates slightly less than MAP and nDCG", source="§6.2",
+    statement="bpref discriminates slightly less than MAP and nDCG",
+    source="§6.2",
     rule="sign rule on DP(bpref) − DP(MAP) and DP(bpref) − DP(nDCG), both expected positive",
-    paper_value="DP(bpref) > DP(MAP), DP(nDCG)", paper_dataset=ALL_DATASETS, needs=DP_NEEDS)
+    paper_value="DP(bpref) > DP(MAP), DP(nDCG)",
+    paper_dataset=ALL_DATASETS,
+    needs=DP_NEEDS,
+)
 def _(r):
-    return all_of({f"DP(bpref) − DP({metric_label(m)})":
-                   sign_rule(dp_of(r, "bpref", m), "positive",
-                             label=f"DP(bpref) − DP({metric_label(m)})")
-                   for m in ("AP", "nDCG")})
+    return all_of(
+        {
+            f"DP(bpref) − DP({metric_label(m)})": sign_rule(
+                dp_of(r, "bpref", m), "positive", label=f"DP(bpref) − DP({metric_label(m)})"
+            )
+            for m in ("AP", "nDCG")
+        }
+    )
 
 
 @LEDGER.claim(
     "valcarce2020.s6-2.folds-stable",
-    statement="Other random 5-fold splits give very similar DP values", source="§6.2",
-    rule="not run here", paper_value="small differences", paper_dataset=ALL_DATASETS)
+    statement="Other random 5-fold splits give very similar DP values",
+    source="§6.2",
+    rule="not run here",
+    paper_value="small differences",
+    paper_dataset=ALL_DATASETS,
+)
 def _(r):
-    return not_reproduced("the chapter runs one seeded 5-fold split; it does not repeat the "
-                          "study on other folds")
+    return not_reproduced(
+        "the chapter runs one seeded 5-fold split; it does not repeat the study on other folds"
+    )

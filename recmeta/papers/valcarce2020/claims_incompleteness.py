@@ -46,23 +46,32 @@ from .estimates import (
     statement="The systems' top-100 lists carry a test rating at about one position in twenty",
     source="§6.3.1",
     rule="value rule: the paper's share within our bootstrap interval (mean over users "
-         "of the judged share of their ranked positions), widened by half a unit of its last digit",
-    paper_value=JUDGED_SHARE["ML-1M"], paper_dataset=ML, needs=("judged",))
+    "of the judged share of their ranked positions), widened by half a unit of its last digit",
+    paper_value=JUDGED_SHARE["ML-1M"],
+    paper_dataset=ML,
+    needs=("judged",),
+)
 def _(r):
     est = judged_estimate(r["judged"])
     out = value_rule(JUDGED_SHARE["ML-1M"], est, tolerance=half_unit(JUDGED_SHARE["ML-1M"]))
-    return with_note(out, "the share depends on the dataset's density and on the systems, and "
-                      "ML-1M is not available here")
+    return with_note(
+        out,
+        "the share depends on the dataset's density and on the systems, and "
+        "ML-1M is not available here",
+    )
 
 
 @LEDGER.claim(
     "valcarce2020.s6-3-1.half-above-09",
     statement=f"Every metric keeps τ above {TAU_HALF_RATINGS:g} with half of the test ratings "
-              "removed",
+    "removed",
     source="§6.3.1, Fig. 3",
     rule=f"sign rule on τ − {TAU_HALF_RATINGS:g} at half of the ratings for every "
-         "metric (t band over the masks)",
-    paper_value=TAU_HALF_RATINGS, paper_dataset=ALL_DATASETS, needs=("curves", "metrics"))
+    "metric (t band over the masks)",
+    paper_value=TAU_HALF_RATINGS,
+    paper_dataset=ALL_DATASETS,
+    needs=("curves", "metrics"),
+)
 def _(r):
     outs = {}
     shifts: dict[str, Estimate] = {}
@@ -73,15 +82,22 @@ def _(r):
         if e.low is None or e.high is None:
             shifted = Estimate.point(e.value - TAU_HALF_RATINGS, e.method)
         else:
-            shifted = Estimate(e.value - TAU_HALF_RATINGS, e.low - TAU_HALF_RATINGS,
-                               e.high - TAU_HALF_RATINGS, e.method)
+            shifted = Estimate(
+                e.value - TAU_HALF_RATINGS,
+                e.low - TAU_HALF_RATINGS,
+                e.high - TAU_HALF_RATINGS,
+                e.method,
+            )
         outs[metric_label(m)] = sign_rule(shifted, "positive", label=f"τ − {TAU_HALF_RATINGS:g}")
         shifts[metric_label(m)] = shifted  # the outcome's own estimate
     worst = min(shifts, key=lambda k: shifts[k].value)
     out = all_of(outs)
-    return Outcome(out.verdict, outs[worst].ours, out.reason,
-                   f"lowest: {worst}, τ − {TAU_HALF_RATINGS:g} = "
-                   f"{format_estimate(outs[worst].ours)}")
+    return Outcome(
+        out.verdict,
+        outs[worst].ours,
+        out.reason,
+        f"lowest: {worst}, τ − {TAU_HALF_RATINGS:g} = {format_estimate(outs[worst].ours)}",
+    )
 
 
 @LEDGER.claim(
@@ -89,7 +105,10 @@ def _(r):
     statement="Precision, F1 and nDCG are the most robust metrics to missing ratings",
     source="§6.3.1, Fig. 3",
     rule="rank rule on the area under the τ curve: P, F1 and nDCG rank 1–3 of 9",
-    paper_value="P, F1, nDCG", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    paper_value="P, F1, nDCG",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "ratings"), ["P", "F1", "nDCG"], 1, 3)
 
@@ -99,7 +118,10 @@ def _(r):
     statement="ERR, bpref, infAP, Recall and MRR show poor robustness to missing ratings",
     source="§6.3.1, Fig. 3",
     rule="rank rule on the area under the τ curve: the five rank 5–9 of 9",
-    paper_value="ERR, bpref, infAP, Recall, MRR", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    paper_value="ERR, bpref, infAP, Recall, MRR",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "ratings"), ["ERR", "bpref", "infAP", "Recall", "MRR"], 5, 9)
 
@@ -109,26 +131,35 @@ def _(r):
     statement="Precision falls linearly with the share of ratings kept; the other metrics do not",
     source="§6.3.1, Fig. 4",
     rule="order rule on |mean/full − share| at the share nearest one half, lower "
-         "is better (t band over the masks)",
-    paper_value="P", paper_dataset=ALL_DATASETS, needs=("absolute", "full_values"))
+    "is better (t band over the masks)",
+    paper_value="P",
+    paper_dataset=ALL_DATASETS,
+    needs=("absolute", "full_values"),
+)
 def _(r):
     p, est = fig4(r, lambda v, full, s: v / full - s)
-    return with_note(order_rule(est, "P", higher_is_better=False),
-                 f"deviation from proportionality at share {p:g}")
+    return with_note(
+        order_rule(est, "P", higher_is_better=False),
+        f"deviation from proportionality at share {p:g}",
+    )
 
 
 @LEDGER.claim(
     "valcarce2020.s6-3-1.p-changes-least",
     statement="Precision's absolute value decreases slowly while the other metrics decrease "
-              "much faster",
+    "much faster",
     source="§6.3.1, Fig. 4",
     rule="order rule on the absolute change of the mean value from the full test "
-         "set to the share nearest one half, lower is better",
-    paper_value="P", paper_dataset=ALL_DATASETS, needs=("absolute", "full_values"))
+    "set to the share nearest one half, lower is better",
+    paper_value="P",
+    paper_dataset=ALL_DATASETS,
+    needs=("absolute", "full_values"),
+)
 def _(r):
     p, est = fig4(r, lambda v, full, s: v - full)
-    return with_note(order_rule(est, "P", higher_is_better=False),
-                     f"absolute change at share {p:g}")
+    return with_note(
+        order_rule(est, "P", higher_is_better=False), f"absolute change at share {p:g}"
+    )
 
 
 @LEDGER.claim(
@@ -136,8 +167,11 @@ def _(r):
     statement="On MovieLens, bpref is comparable to MAP in robustness to missing ratings",
     source="§6.3.1, Fig. 3",
     rule="equivalence rule: area(bpref) − area(MAP), paired by mask, within ± one "
-         "swapped system pair's τ step",
-    paper_value="comparable", paper_dataset=ML, needs=ROBUST_NEEDS)
+    "swapped system pair's τ step",
+    paper_value="comparable",
+    paper_dataset=ML,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     d = area_diff(r, {"scheme": "ratings", "metric": "bpref"}, {"metric": "AP"})
     return equivalence_rule(d, tau_step(r), label="area(bpref) − area(MAP)")
@@ -148,7 +182,10 @@ def _(r):
     statement="On MovieLens, infAP is slightly more robust than MAP to missing ratings",
     source="§6.3.1, Fig. 3",
     rule="sign rule on area(infAP) − area(MAP), paired by mask, expected positive",
-    paper_value="infAP > MAP", paper_dataset=ML, needs=ROBUST_NEEDS)
+    paper_value="infAP > MAP",
+    paper_dataset=ML,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     d = area_diff(r, {"scheme": "ratings", "metric": "infAP"}, {"metric": "AP"})
     return sign_rule(d, "positive", label="area(infAP) − area(MAP)")
@@ -157,12 +194,17 @@ def _(r):
 @LEDGER.claim(
     "valcarce2020.s6-3-1.map-beats-bpref-infap",
     statement="MAP is more robust than bpref and infAP on LibraryThing and BeerAdvocate",
-    source="§6.3.1, §8", rule="not run here", paper_value="MAP > bpref, infAP",
-    paper_dataset="LibraryThing, BeerAdvocate")
+    source="§6.3.1, §8",
+    rule="not run here",
+    paper_value="MAP > bpref, infAP",
+    paper_dataset="LibraryThing, BeerAdvocate",
+)
 def _(r):
-    return not_reproduced("LibraryThing and BeerAdvocate are not available here; on MovieLens "
-                          "the paper itself finds bpref comparable to MAP and infAP slightly "
-                          "better (claims above)")
+    return not_reproduced(
+        "LibraryThing and BeerAdvocate are not available here; on MovieLens "
+        "the paper itself finds bpref comparable to MAP and infAP slightly "
+        "better (claims above)"
+    )
 
 
 # ---- §6.3.2 item incompleteness (Figs. 5, 6) ----------------------------------------------------
@@ -173,8 +215,11 @@ def _(r):
     statement="Removing whole items lowers τ more than removing single ratings",
     source="§6.3.2, Figs. 3 and 5",
     rule="sign rule on area(ratings) − area(items), each averaged over the "
-         "nine metrics (independent masks), expected positive",
-    paper_value="items < ratings", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    "nine metrics (independent masks), expected positive",
+    paper_value="items < ratings",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     d = area_diff(r, {"scheme": "ratings", "metric": None}, {"scheme": "items", "metric": None})
     return sign_rule(d, "positive", label="area(ratings) − area(items)")
@@ -183,10 +228,13 @@ def _(r):
 @LEDGER.claim(
     "valcarce2020.s6-3-2.items-like-ratings",
     statement="Random items removed: the same picture as random ratings (P, F1 and nDCG most "
-              "robust)",
+    "robust)",
     source="§6.3.2, Fig. 5",
     rule="rank rule on the area under the τ curve: P, F1 and nDCG rank 1–3 of 9",
-    paper_value="P, F1, nDCG", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    paper_value="P, F1, nDCG",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "items"), ["P", "F1", "nDCG"], 1, 3)
 
@@ -196,8 +244,11 @@ def _(r):
     statement="Precision is the most robust metric when the most popular items are removed",
     source="§6.3.2, Fig. 6, §8",
     rule="order rule on the area under the τ curve (deterministic masks: "
-         "closer than one swapped pair is a tie)",
-    paper_value="P", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    "closer than one swapped pair is a tie)",
+    paper_value="P",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return order_rule(areas(r, "popular"), "P")
 
@@ -207,7 +258,10 @@ def _(r):
     statement="MRR and ERR are the least robust metrics when the most popular items are removed",
     source="§6.3.2, Fig. 6",
     rule="rank rule on the area under the τ curve: MRR and ERR rank 8–9 of 9",
-    paper_value="MRR, ERR", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    paper_value="MRR, ERR",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "popular"), ["MRR", "ERR"], 8, 9)
 
@@ -217,8 +271,11 @@ def _(r):
     statement="F1 and nDCG are moderately robust when the most popular items are removed",
     source="§6.3.2, Fig. 6, §8",
     rule="rank rule on the area under the τ curve: F1 and nDCG rank 2–5 of 9 "
-         "(upper half, after precision)",
-    paper_value="F1, nDCG upper half", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    "(upper half, after precision)",
+    paper_value="F1, nDCG upper half",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "popular"), ["F1", "nDCG"], 2, 5)
 
@@ -226,8 +283,11 @@ def _(r):
 @LEDGER.claim(
     "valcarce2020.s6-3-2.beeradvocate-negative",
     statement="On BeerAdvocate τ turns negative after removing a few popular items",
-    source="§6.3.2, Fig. 6", rule="not run here", paper_value="τ < 0",
-    paper_dataset="BeerAdvocate")
+    source="§6.3.2, Fig. 6",
+    rule="not run here",
+    paper_value="τ < 0",
+    paper_dataset="BeerAdvocate",
+)
 def _(r):
     return not_reproduced("BeerAdvocate is not available here")
 
@@ -240,8 +300,11 @@ def _(r):
     statement="Removing random users lowers τ much less than removing random ratings",
     source="§6.3.3, Figs. 3 and 7",
     rule="sign rule on area(users) − area(ratings), each averaged over the "
-         "nine metrics (independent masks), expected positive",
-    paper_value="users > ratings", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    "nine metrics (independent masks), expected positive",
+    paper_value="users > ratings",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     d = area_diff(r, {"scheme": "users", "metric": None}, {"scheme": "ratings", "metric": None})
     return sign_rule(d, "positive", label="area(users) − area(ratings)")
@@ -250,10 +313,13 @@ def _(r):
 @LEDGER.claim(
     "valcarce2020.s6-3-3.users-like-ratings",
     statement="Random users removed: the same picture as random ratings (P, F1 and nDCG most "
-              "robust)",
+    "robust)",
     source="§6.3.3, Fig. 7",
     rule="rank rule on the area under the τ curve: P, F1 and nDCG rank 1–3 of 9",
-    paper_value="P, F1, nDCG", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    paper_value="P, F1, nDCG",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "users"), ["P", "F1", "nDCG"], 1, 3)
 
@@ -263,7 +329,10 @@ def _(r):
     statement="MRR and ERR are the most robust metrics when the largest users are removed",
     source="§6.3.3, Fig. 8",
     rule="rank rule on the area under the τ curve: MRR and ERR rank 1–2 of 9",
-    paper_value="MRR, ERR", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    paper_value="MRR, ERR",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "large-users"), ["MRR", "ERR"], 1, 2)
 
@@ -273,7 +342,10 @@ def _(r):
     statement="infAP and bpref come next when the largest users are removed",
     source="§6.3.3, Fig. 8",
     rule="rank rule on the area under the τ curve: infAP and bpref rank 3–4 of 9",
-    paper_value="infAP, bpref", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    paper_value="infAP, bpref",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "large-users"), ["infAP", "bpref"], 3, 4)
 
@@ -283,7 +355,10 @@ def _(r):
     statement="Precision, F1 and nDCG lose their robustness when the largest users are removed",
     source="§6.3.3, Fig. 8",
     rule="rank rule on the area under the τ curve: P, F1 and nDCG rank 5–9 of 9",
-    paper_value="P, F1, nDCG lower", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    paper_value="P, F1, nDCG lower",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return rank_rule(areas(r, "large-users"), ["P", "F1", "nDCG"], 5, 9)
 
@@ -291,7 +366,10 @@ def _(r):
 @LEDGER.claim(
     "valcarce2020.s6-3-3.librarything-flatter",
     statement="The large-user effect is less clear on LibraryThing (flatter profiles)",
-    source="§6.3.3, Fig. 8", rule="not run here", paper_value="less clear",
-    paper_dataset="LibraryThing")
+    source="§6.3.3, Fig. 8",
+    rule="not run here",
+    paper_value="less clear",
+    paper_dataset="LibraryThing",
+)
 def _(r):
     return not_reproduced("LibraryThing is not available here")

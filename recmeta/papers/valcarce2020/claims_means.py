@@ -47,8 +47,11 @@ from .folds import SCHEMES
     statement="With geometric means, GF1 and GMRR correlate poorly with every other metric",
     source="§7.1, Fig. 9",
     rule="rank rule on each metric's mean τ with the seven metrics other than GF1 and "
-         "GMRR (bootstrap over users): GF1 and GMRR rank 8–9 of 9",
-    paper_value="GF1, GMRR lowest", paper_dataset=ALL_DATASETS, needs=TAU_NEEDS)
+    "GMRR (bootstrap over users): GF1 and GMRR rank 8–9 of 9",
+    paper_value="GF1, GMRR lowest",
+    paper_dataset=ALL_DATASETS,
+    needs=TAU_NEEDS,
+)
 def _(r):
     return rank_rule(bulk_tau(r["tau_among"], "gmean", {"F1", "RR"}), ["GF1", "GMRR"], 8, 9)
 
@@ -63,33 +66,49 @@ def _tau_arith_geo(metric: str, r: Mapping[str, Any]) -> Outcome:
 
 for _m, _printed in TAU_ARITH_GEO.items():
     _lab = metric_label(_m)
-    LEDGER.claim(f"valcarce2020.s7-1.tau-{_lab.lower()}-g{_lab.lower()}",
-                 statement=f"τ between {_lab} and G{_lab} is {_printed:g}", source="§7.1",
-                 rule="value rule: the paper's τ within our bootstrap interval over users, "
-                      "widened by half a unit of its last digit",
-                 paper_value=_printed, paper_dataset=ML,
-                 needs=TAU_NEEDS)(partial(_tau_arith_geo, _m))
+    LEDGER.claim(
+        f"valcarce2020.s7-1.tau-{_lab.lower()}-g{_lab.lower()}",
+        statement=f"τ between {_lab} and G{_lab} is {_printed:g}",
+        source="§7.1",
+        rule="value rule: the paper's τ within our bootstrap interval over users, "
+        "widened by half a unit of its last digit",
+        paper_value=_printed,
+        paper_dataset=ML,
+        needs=TAU_NEEDS,
+    )(partial(_tau_arith_geo, _m))
 
 
 @LEDGER.claim(
     "valcarce2020.s7-1.f1-mrr-change-most",
-    statement="F1 and MRR change most when averaged geometrically", source="§7.1",
+    statement="F1 and MRR change most when averaged geometrically",
+    source="§7.1",
     rule="rank rule on τ(arithmetic, geometric) per metric (bootstrap over users): F1 and "
-         "MRR rank 8–9 of 9",
-    paper_value="F1, MRR lowest", paper_dataset=ALL_DATASETS, needs=TAU_NEEDS)
+    "MRR rank 8–9 of 9",
+    paper_value="F1, MRR lowest",
+    paper_dataset=ALL_DATASETS,
+    needs=TAU_NEEDS,
+)
 def _(r):
     tb = r["tau_among"]
-    est = {metric_label(m): boot_estimate(float(tb.arith_geo[i]), tb.arith_geo_reps[:, i],
-                                          f"τ({metric_label(m)}, G{metric_label(m)})")
-           for i, m in enumerate(tb.metrics)}
+    est = {
+        metric_label(m): boot_estimate(
+            float(tb.arith_geo[i]),
+            tb.arith_geo_reps[:, i],
+            f"τ({metric_label(m)}, G{metric_label(m)})",
+        )
+        for i, m in enumerate(tb.metrics)
+    }
     return rank_rule(est, ["F1", "MRR"], 8, 9)
 
 
 @LEDGER.claim(
     "valcarce2020.s7-1.librarything-gf1-negative",
     statement="On LibraryThing GF1 correlates negatively with all metrics but GMRR",
-    source="§7.1, Fig. 9", rule="not run here", paper_value="τ < 0",
-    paper_dataset="LibraryThing")
+    source="§7.1, Fig. 9",
+    rule="not run here",
+    paper_value="τ < 0",
+    paper_dataset="LibraryThing",
+)
 def _(r):
     return not_reproduced("LibraryThing is not available here")
 
@@ -102,8 +121,11 @@ def _(r):
     statement="In all five schemes GF1 and GMRR are the least robust geometric metrics",
     source="§7.2, Figs. 10–14",
     rule="rank rule on the area under the τ curve of each scheme: GF1 and GMRR "
-         "rank 8–9 of 9 in every one",
-    paper_value="GF1, GMRR", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    "rank 8–9 of 9 in every one",
+    paper_value="GF1, GMRR",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return all_of({s: rank_rule(areas(r, s, "gmean"), ["GF1", "GMRR"], 8, 9) for s in SCHEMES})
 
@@ -113,29 +135,37 @@ def _(r):
     statement="GP and GnDCG are robust under random ratings, items and users",
     source="§7.2, Figs. 10, 11 and 13",
     rule="rank rule on the area under the τ curve of each random "
-         "scheme: GP and GnDCG rank 1–3 of 9 in every one",
-    paper_value="GP, GnDCG", paper_dataset=ALL_DATASETS, needs=ROBUST_NEEDS)
+    "scheme: GP and GnDCG rank 1–3 of 9 in every one",
+    paper_value="GP, GnDCG",
+    paper_dataset=ALL_DATASETS,
+    needs=ROBUST_NEEDS,
+)
 def _(r):
-    return all_of({s: rank_rule(areas(r, s, "gmean"), ["GP", "GnDCG"], 1, 3)
-                   for s in RANDOM_SCHEMES})
+    return all_of(
+        {s: rank_rule(areas(r, s, "gmean"), ["GP", "GnDCG"], 1, 3) for s in RANDOM_SCHEMES}
+    )
 
 
 def _geo_beats_arith(metric: str, r: Mapping[str, Any]) -> Outcome:
     lab = metric_label(metric)
-    d = area_diff(r, {"scheme": "large-users", "aggregate": "gmean", "metric": metric},
-                  {"aggregate": "mean"})
+    d = area_diff(
+        r, {"scheme": "large-users", "aggregate": "gmean", "metric": metric}, {"aggregate": "mean"}
+    )
     return sign_rule(d, "positive", label=f"area(G{lab}) − area({lab})")
 
 
 for _m in ("P", "nDCG"):
     _lab = metric_label(_m)
-    LEDGER.claim(f"valcarce2020.s7-2.g{_m.lower()}-beats-{_m.lower()}-large-users",
-                 statement=f"G{_lab} is more robust than {_lab} when the largest users are removed",
-                 source="§7.2, Figs. 8 and 14, §8",
-                 rule=f"sign rule on area(G{_lab}) − area({_lab}), same masks, expected positive "
-                      "(a difference within one swapped pair is a tie)",
-                 paper_value=f"G{_lab} > {_lab}", paper_dataset=ALL_DATASETS,
-                 needs=ROBUST_NEEDS)(partial(_geo_beats_arith, _m))
+    LEDGER.claim(
+        f"valcarce2020.s7-2.g{_m.lower()}-beats-{_m.lower()}-large-users",
+        statement=f"G{_lab} is more robust than {_lab} when the largest users are removed",
+        source="§7.2, Figs. 8 and 14, §8",
+        rule=f"sign rule on area(G{_lab}) − area({_lab}), same masks, expected positive "
+        "(a difference within one swapped pair is a tie)",
+        paper_value=f"G{_lab} > {_lab}",
+        paper_dataset=ALL_DATASETS,
+        needs=ROBUST_NEEDS,
+    )(partial(_geo_beats_arith, _m))
 
 
 # ---- §8 conclusions -------------------------------------------------------------------------
@@ -143,19 +173,28 @@ for _m in ("P", "nDCG"):
 
 @LEDGER.claim(
     "valcarce2020.s8.mrr-err-least-robust",
-    statement="MRR and ERR rank among the least robust metrics", source="§6.3.1, §7, §8",
+    statement="MRR and ERR rank among the least robust metrics",
+    source="§6.3.1, §7, §8",
     rule="rank rule on the area under the τ curve under random ratings, items "
-         "and users and popular items: MRR and ERR rank 7–9 of 9 in every one",
-    paper_value="MRR, ERR", paper_dataset="ML-1M, BeerAdvocate", needs=ROBUST_NEEDS)
+    "and users and popular items: MRR and ERR rank 7–9 of 9 in every one",
+    paper_value="MRR, ERR",
+    paper_dataset="ML-1M, BeerAdvocate",
+    needs=ROBUST_NEEDS,
+)
 def _(r):
     return all_of({s: rank_rule(areas(r, s), ["MRR", "ERR"], 7, 9) for s in ARITH_SCHEMES})
 
 
 @LEDGER.claim(
     "valcarce2020.s8.p-mid-pack",
-    statement="Precision is a mid-packer in discriminative power", source="§6.2, §8",
+    statement="Precision is a mid-packer in discriminative power",
+    source="§6.2, §8",
     rule="rank rule on DP (lower is better): P ranks 3–7 of 9",
-    paper_value="P ranks mid-pack", paper_dataset=ALL_DATASETS, needs=DP_NEEDS + ("metrics",))
+    paper_value="P ranks mid-pack",
+    paper_dataset=ALL_DATASETS,
+    needs=DP_NEEDS + ("metrics",),
+)
 def _(r):
-    return rank_rule({metric_label(m): dp_of(r, m) for m in r["metrics"]}, ["P"], 3, 7,
-                     higher_is_better=False)
+    return rank_rule(
+        {metric_label(m): dp_of(r, m) for m in r["metrics"]}, ["P"], 3, 7, higher_is_better=False
+    )

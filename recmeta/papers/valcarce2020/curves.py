@@ -30,6 +30,7 @@ __all__ = [
     "trapezoid_weights",
 ]
 
+
 def trapezoid_weights(shares: ArrayLike) -> np.ndarray:
     r"""Weights :math:`w` with
     :math:`\sum_i w_i \tau_i = \frac{1}{s_{\max} - s_{\min}}\int \tau\,ds` by the trapezoid
@@ -76,13 +77,17 @@ def _area_parts(share: np.ndarray, value: np.ndarray) -> tuple[float, np.ndarray
     w = trapezoid_weights(mean.index.to_numpy())
     area = float(np.dot(w, mean.to_numpy()))
     deterministic = bool((n == 1).all())
-    a = (w ** 2) * np.nan_to_num(sd.to_numpy() ** 2) / n.to_numpy()
+    a = (w**2) * np.nan_to_num(sd.to_numpy() ** 2) / n.to_numpy()
     return area, a, n.to_numpy(), deterministic
 
 
-def _area_estimate(parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]],
-                   signs: Sequence[float], resolution: float, level: float,
-                   what: str) -> Estimate:
+def _area_estimate(
+    parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]],
+    signs: Sequence[float],
+    resolution: float,
+    level: float,
+    what: str,
+) -> Estimate:
     """Combine independent areas ``Σ sign · area`` into an Estimate (:func:`area_estimate`)."""
     value = float(sum(s * p[0] for s, p in zip(signs, parts, strict=True)))
     random = [p for p in parts if not p[3]]
@@ -93,18 +98,23 @@ def _area_estimate(parts: Sequence[tuple[float, np.ndarray, np.ndarray, bool]],
     half_mc = 0.0
     if var > 0:
         live = (a > 0) & (n > 1)
-        df = var ** 2 / float(np.sum(a[live] ** 2 / (n[live] - 1)))
+        df = var**2 / float(np.sum(a[live] ** 2 / (n[live] - 1)))
         half_mc = float(stats.t.ppf(0.5 + level / 2, df)) * np.sqrt(var)
     masks = int(n.sum())
     if half_det and masks:
-        method = (f"{what}: t interval over {masks} random masks plus ± {resolution:.3g} per "
-                  f"deterministic curve (one system pair's step of τ), {level:.0%}")
+        method = (
+            f"{what}: t interval over {masks} random masks plus ± {resolution:.3g} per "
+            f"deterministic curve (one system pair's step of τ), {level:.0%}"
+        )
     elif half_det:
-        method = (f"{what}: deterministic masks, ± {half_det:.3g} (one system pair's step of τ "
-                  "counts as a tie)")
+        method = (
+            f"{what}: deterministic masks, ± {half_det:.3g} (one system pair's step of τ "
+            "counts as a tie)"
+        )
     else:
-        method = (f"{what}: t interval over {masks} random masks (Welch–Satterthwaite df), "
-                  f"{level:.0%}")
+        method = (
+            f"{what}: t interval over {masks} random masks (Welch–Satterthwaite df), {level:.0%}"
+        )
     half = half_mc + half_det
     return Estimate(value, value - half, value + half, method)
 
@@ -114,8 +124,9 @@ def _select(taus: pd.DataFrame, scheme: str, aggregate: str, metric: str | None)
     if metric is not None:
         t = t[t["metric"] == metric]
     if t.empty:
-        raise KeyError(f"no τ values for scheme {scheme!r}, aggregate {aggregate!r}, "
-                       f"metric {metric!r}")
+        raise KeyError(
+            f"no τ values for scheme {scheme!r}, aggregate {aggregate!r}, metric {metric!r}"
+        )
     # one value per mask: τ of the metric, or the mean over metrics
     return t.groupby(["share", "sample"], as_index=False)["tau"].mean()
 
@@ -149,12 +160,15 @@ def area_estimate(
     a = _select(taus, scheme, aggregate, metric)
     what = f"area of {scheme}/{aggregate}"
     if minus is None:
-        return _area_estimate([_area_parts(a["share"].to_numpy(), a["tau"].to_numpy())], [1.0],
-                              res, level, what)
+        return _area_estimate(
+            [_area_parts(a["share"].to_numpy(), a["tau"].to_numpy())], [1.0], res, level, what
+        )
     other = {"scheme": scheme, "aggregate": aggregate, "metric": metric, **dict(minus)}
     b_scheme, b_aggregate = other["scheme"], other["aggregate"]
     if b_scheme is None or b_aggregate is None:
-        raise ValueError(f"minus must name a scheme and an aggregate (or leave them out), got {minus}")
+        raise ValueError(
+            f"minus must name a scheme and an aggregate (or leave them out), got {minus}"
+        )
     b = _select(taus, b_scheme, b_aggregate, other["metric"])
     what = "difference of areas"
     if other["scheme"] == scheme:
@@ -203,7 +217,7 @@ def robustness_summary(
                 row["low"], row["high"] = row["mean_tau"] - half, row["mean_tau"] + half
             else:
                 # per-share sd and count rebuild the same estimate as area_estimate
-                var = w ** 2 * np.nan_to_num(c["sd"].to_numpy() ** 2) / n
+                var = w**2 * np.nan_to_num(c["sd"].to_numpy() ** 2) / n
                 parts = (row["mean_tau"], var, n, False)
                 est = _area_estimate([parts], [1.0], 0.0, level, "area")
                 row["low"], row["high"] = est.low, est.high
@@ -213,23 +227,32 @@ def robustness_summary(
     return area
 
 
-def curve_point(curves: pd.DataFrame, share: float, *, scheme: str, aggregate: str = "mean",
-                metric: str) -> Estimate | None:
+def curve_point(
+    curves: pd.DataFrame, share: float, *, scheme: str, aggregate: str = "mean", metric: str
+) -> Estimate | None:
     """τ of one curve at ``share`` with its t band over the masks, or None if off the grid."""
-    c = curves[(curves["scheme"] == scheme) & (curves["aggregate"] == aggregate)
-               & (curves["metric"] == metric) & np.isclose(curves["share"], share)]
+    c = curves[
+        (curves["scheme"] == scheme)
+        & (curves["aggregate"] == aggregate)
+        & (curves["metric"] == metric)
+        & np.isclose(curves["share"], share)
+    ]
     if c.empty:
         return None
     r = c.iloc[0]
     if not (np.isfinite(r["low"]) and np.isfinite(r["high"])):
         return Estimate.point(float(r["tau"]), f"one mask at share {share:g}, no interval")
-    return Estimate(float(r["tau"]), float(r["low"]), float(r["high"]),
-                    f"t interval over {int(r['samples'])} masks at share {share:g}, 95 %")
+    return Estimate(
+        float(r["tau"]),
+        float(r["low"]),
+        float(r["high"]),
+        f"t interval over {int(r['samples'])} masks at share {share:g}, 95 %",
+    )
 
 
-
-def expected_precision_ratio(n_relevant: ArrayLike, share: float,
-                             n_ratings: int | None = None) -> float:
+def expected_precision_ratio(
+    n_relevant: ArrayLike, share: float, n_ratings: int | None = None
+) -> float:
     r"""Expected mean P@k on the incomplete test sets over its full value, random ratings removed.
 
     A hit (relevant item in the top k) survives with probability :math:`q`, so a topic's
@@ -269,4 +292,3 @@ def expected_precision_ratio(n_relevant: ArrayLike, share: float,
         log = gammaln(n - r + 1) - gammaln(n - r - k + 1) - gammaln(n + 1) + gammaln(n - k + 1)
         gone = np.where(ok, np.exp(np.where(ok, log, 0.0)), 0.0)
     return float(q / np.mean(1.0 - gone))
-

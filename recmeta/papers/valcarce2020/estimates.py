@@ -65,9 +65,13 @@ def boot_estimate(point: float, reps: np.ndarray, what: str) -> Estimate:
     r = r[np.isfinite(r)]
     if r.size < 2:
         return Estimate.point(point, f"{what}: too few finite bootstrap replicates for an interval")
-    return Estimate.from_samples(r, LEVEL, value=float(point),
-                                 method=f"{what}: percentile interval of {r.size} bootstrap "
-                                        f"replicates over users, {LEVEL:.0%}")
+    return Estimate.from_samples(
+        r,
+        LEVEL,
+        value=float(point),
+        method=f"{what}: percentile interval of {r.size} bootstrap "
+        f"replicates over users, {LEVEL:.0%}",
+    )
 
 
 _SUMMARY: list[tuple[Any, dict[tuple[str, str], dict[str, Estimate]]]] = []  # the last few
@@ -86,12 +90,17 @@ def areas(r: Mapping[str, Any], scheme: str, aggregate: str = "mean") -> dict[st
         det = curves.groupby(["scheme", "aggregate"])["samples"].max() == 1
         table = {}
         for (sch, agg), part in s.groupby(["scheme", "aggregate"], sort=False):
-            how = ("deterministic masks, ± half a swapped pair's τ step" if det[(sch, agg)]
-                   else "t interval over the random masks (Welch–Satterthwaite df), 95 %")
+            how = (
+                "deterministic masks, ± half a swapped pair's τ step"
+                if det[(sch, agg)]
+                else "t interval over the random masks (Welch–Satterthwaite df), 95 %"
+            )
             table[(sch, agg)] = {
-                metric_label(row.metric, agg): Estimate(row.mean_tau, row.low, row.high,
-                                                        f"area of {sch}/{agg}: {how}")
-                for row in part.itertuples()}
+                metric_label(row.metric, agg): Estimate(
+                    row.mean_tau, row.low, row.high, f"area of {sch}/{agg}: {how}"
+                )
+                for row in part.itertuples()
+            }
         _SUMMARY.insert(0, (curves, table))
         del _SUMMARY[4:]
     if (scheme, aggregate) not in table:
@@ -100,15 +109,22 @@ def areas(r: Mapping[str, Any], scheme: str, aggregate: str = "mean") -> dict[st
     return {metric_label(m, aggregate): est[metric_label(m, aggregate)] for m in r["metrics"]}
 
 
-def area_diff(r: Mapping[str, Any], a: Mapping[str, str | None],
-              b: Mapping[str, str | None]) -> Estimate:
+def area_diff(
+    r: Mapping[str, Any], a: Mapping[str, str | None], b: Mapping[str, str | None]
+) -> Estimate:
     """Area of curve ``a`` minus area of curve ``b`` (keys scheme, aggregate, metric), paired by
     mask when both use the same scheme (:func:`~.curves.area_estimate`)."""
     scheme, aggregate = a["scheme"], a.get("aggregate", "mean")
     if scheme is None or aggregate is None:
         raise ValueError(f"curve a must name a scheme and an aggregate, got {dict(a)}")
-    return area_estimate(r["taus"], scheme=scheme, aggregate=aggregate,
-                         metric=a.get("metric"), minus=b, n_systems=r["n_systems"])
+    return area_estimate(
+        r["taus"],
+        scheme=scheme,
+        aggregate=aggregate,
+        metric=a.get("metric"),
+        minus=b,
+        n_systems=r["n_systems"],
+    )
 
 
 def tau_step(r: Mapping[str, Any]) -> float:
@@ -130,14 +146,17 @@ def bulk_tau(tb: TauBootstrap, aggregate: str, exclude: Iterable[str]) -> dict[s
 
     point = mean_with_rest(tb.point[aggregate])
     reps = mean_with_rest(tb.reps[aggregate])
-    return {metric_label(m, aggregate):
-            boot_estimate(point[i], reps[:, i],
-                          f"mean τ of {metric_label(m, aggregate)} with the others")
-            for i, m in enumerate(names)}
+    return {
+        metric_label(m, aggregate): boot_estimate(
+            point[i], reps[:, i], f"mean τ of {metric_label(m, aggregate)} with the others"
+        )
+        for i, m in enumerate(names)
+    }
 
 
-def tau_stat(tb: TauBootstrap, aggregate: str, fn: Callable[[np.ndarray], np.ndarray],
-             what: str) -> Estimate:
+def tau_stat(
+    tb: TauBootstrap, aggregate: str, fn: Callable[[np.ndarray], np.ndarray], what: str
+) -> Estimate:
     """``fn`` of the τ matrix among metrics (vectorised over leading axes) with the percentile
     interval of its bootstrap replicates over users."""
     return boot_estimate(float(fn(tb.point[aggregate][None])[0]), fn(tb.reps[aggregate]), what)
@@ -164,8 +183,9 @@ def half_share(r: Mapping[str, Any], target: float = 0.5) -> float | None:
     return float(s[np.argmin(np.abs(s - target))])
 
 
-def fig4(r: Mapping[str, Any], transform: Callable[[float, float, float], float],
-         target: float = 0.5) -> tuple[float, dict[str, Estimate]]:
+def fig4(
+    r: Mapping[str, Any], transform: Callable[[float, float, float], float], target: float = 0.5
+) -> tuple[float, dict[str, Estimate]]:
     """Fig. 4 at the share nearest ``target`` (one half): per metric,
     ``|transform(value, full, share)|`` with a t band over the masks of that share (the full
     value is exact)."""
@@ -180,12 +200,20 @@ def fig4(r: Mapping[str, Any], transform: Callable[[float, float, float], float]
         mid = transform(row.value, full, p)
         if row.samples > 1 and np.isfinite(row.sd):
             half = stats.t.ppf(0.5 + LEVEL / 2, row.samples - 1) * row.sd / math.sqrt(row.samples)
-            ends = sorted((transform(row.value - half, full, p),
-                           transform(row.value + half, full, p)))
-            lo, hi = (0.0, max(abs(ends[0]), abs(ends[1]))) if ends[0] <= 0 <= ends[1] else \
-                (min(abs(ends[0]), abs(ends[1])), max(abs(ends[0]), abs(ends[1])))
-            est = Estimate(abs(mid), lo, hi,
-                           f"t interval over {int(row.samples)} masks at share {p:g}, {LEVEL:.0%}")
+            ends = sorted(
+                (transform(row.value - half, full, p), transform(row.value + half, full, p))
+            )
+            lo, hi = (
+                (0.0, max(abs(ends[0]), abs(ends[1])))
+                if ends[0] <= 0 <= ends[1]
+                else (min(abs(ends[0]), abs(ends[1])), max(abs(ends[0]), abs(ends[1])))
+            )
+            est = Estimate(
+                abs(mid),
+                lo,
+                hi,
+                f"t interval over {int(row.samples)} masks at share {p:g}, {LEVEL:.0%}",
+            )
         else:
             est = Estimate.point(abs(mid), f"one mask at share {p:g}")
         out[metric_label(row.metric)] = est

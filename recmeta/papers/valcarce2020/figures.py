@@ -28,8 +28,14 @@ __all__ = [
 _AGGREGATES = (("mean", "arithmetic mean"), ("gmean", "geometric mean"))
 
 
-def plot_curves(curves: pd.DataFrame, names: Sequence[str], labels: Sequence[str], xlabel: str,
-                title: str, ax: Axes) -> None:
+def plot_curves(
+    curves: pd.DataFrame,
+    names: Sequence[str],
+    labels: Sequence[str],
+    xlabel: str,
+    title: str,
+    ax: Axes,
+) -> None:
     """Robustness curves of several measures on one axis: mean τ per share with its 95 % band.
 
     The style of the robustness chapter: x is the percentage kept (decreasing to the right),
@@ -46,15 +52,21 @@ def plot_curves(curves: pd.DataFrame, names: Sequence[str], labels: Sequence[str
 
 def plot_schemes(results: Results, aggregate: str, axes: np.ndarray) -> None:
     """One panel per scheme of :data:`SCHEMES`: the nine robustness curves of one aggregate."""
-    units = {"ratings": "test ratings", "items": "test items", "popular": "test items",
-             "users": "test users", "large-users": "test users"}
+    units = {
+        "ratings": "test ratings",
+        "items": "test items",
+        "popular": "test items",
+        "users": "test users",
+        "large-users": "test users",
+    }
     names = results.measures
     labels = [label(n, aggregate) for n in names]
     c = results.curves[results.curves["aggregate"] == aggregate]
     # the grid may hold a spare axis (six for five schemes): zip stops at the last scheme
     for ax, (scheme, title) in zip(np.ravel(axes), SCHEMES.items(), strict=False):
-        plot_curves(c[c["scheme"] == scheme], names, labels, f"% of {units[scheme]} kept",
-                    title, ax)
+        plot_curves(
+            c[c["scheme"] == scheme], names, labels, f"% of {units[scheme]} kept", title, ax
+        )
     np.ravel(axes)[0].legend(fontsize=8, ncol=2)
 
 
@@ -65,10 +77,22 @@ def plot_tau(results: Results, axes: Sequence[Axes]) -> None:
     for ax, (agg, title) in zip(axes, _AGGREGATES, strict=True):
         tau = results.tau(agg)
         tau.index = tau.columns = [label(m, agg) for m in tau.columns]
-        sns.heatmap(tau, annot=True, fmt=".2f", cmap="viridis", vmin=min(0.5, tau.min().min()),
-                    vmax=1, ax=ax, annot_kws={"size": 7}, cbar_kws={"label": "Kendall's τ"})
-        ax.set(xlabel=f"metric @{cutoff}", ylabel=f"metric @{cutoff}",
-               title=f"{title}: τ among metrics")
+        sns.heatmap(
+            tau,
+            annot=True,
+            fmt=".2f",
+            cmap="viridis",
+            vmin=min(0.5, tau.min().min()),
+            vmax=1,
+            ax=ax,
+            annot_kws={"size": 7},
+            cbar_kws={"label": "Kendall's τ"},
+        )
+        ax.set(
+            xlabel=f"metric @{cutoff}",
+            ylabel=f"metric @{cutoff}",
+            title=f"{title}: τ among metrics",
+        )
 
 
 def plot_pvalue_curves(results: Results, ax: Axes) -> None:
@@ -82,8 +106,12 @@ def plot_pvalue_curves(results: Results, ax: Axes) -> None:
         p = results.pvalues
         curve = np.sort(p.loc[p.metric == m, "p"].to_numpy())[::-1]
         ax.plot(np.arange(1, curve.size + 1), curve, color=colour, label=label(m))
-    ax.set(xlabel="system pair (sorted by p-value)", ylabel="p-value (permutation test on users)",
-           title="p-value curves", xlim=(0, min(n_pairs, 40)))
+    ax.set(
+        xlabel="system pair (sorted by p-value)",
+        ylabel="p-value (permutation test on users)",
+        title="p-value curves",
+        xlim=(0, min(n_pairs, 40)),
+    )
     ax.legend(fontsize=8, ncol=2)
 
 
@@ -94,12 +122,16 @@ def plot_absolute(results: Results, axes: Sequence[Axes]) -> None:
     for ax, (agg, title) in zip(axes, _AGGREGATES, strict=True):
         a = absolute[absolute["aggregate"] == agg].assign(
             percent=lambda d: 100 * d["share"],
-            metric=lambda d, agg=agg: [label(m, agg) for m in d["metric"]])
-        sns.lineplot(a, x="percent", y="value", hue="metric", marker=".", ax=ax,
-                     palette="viridis")
+            metric=lambda d, agg=agg: [label(m, agg) for m in d["metric"]],
+        )
+        sns.lineplot(a, x="percent", y="value", hue="metric", marker=".", ax=ax, palette="viridis")
         ax.invert_xaxis()
-        ax.set(xlabel="% of test ratings kept", ylabel="metric value (mean over systems)",
-               title=title, yscale="log" if agg == "gmean" else "linear")
+        ax.set(
+            xlabel="% of test ratings kept",
+            ylabel="metric value (mean over systems)",
+            title=title,
+            yscale="log" if agg == "gmean" else "linear",
+        )
         ax.legend(fontsize=8, ncol=2)
 
 
@@ -112,6 +144,9 @@ def plot_precision_line(ep: pd.DataFrame, ax: Axes) -> None:
     ax.plot(x, ep["share"], ls="--", color="grey", label="naive: p")
     ax.plot(x, ep["expected"], marker="x", color="black", label="expected, topics drop out")
     ax.invert_xaxis()
-    ax.set(xlabel="% of test ratings kept", ylabel="mean P@n / full mean P@n",
-           title="Precision under random rating removal")
+    ax.set(
+        xlabel="% of test ratings kept",
+        ylabel="mean P@n / full mean P@n",
+        title="Precision under random rating removal",
+    )
     ax.legend(fontsize=8)

@@ -55,8 +55,15 @@ __all__ = [
 METRICS: tuple[str, ...] = ("P", "R", "F1", "AP", "nDCG", "RR", "ERR", "bpref", "infAP")
 #: the paper's names for them (arithmetic mean); the geometric ones add a leading "G"
 LABELS: dict[str, str] = {
-    "P": "P", "R": "Recall", "F1": "F1", "AP": "MAP", "nDCG": "nDCG", "RR": "MRR",
-    "ERR": "ERR", "bpref": "bpref", "infAP": "infAP",
+    "P": "P",
+    "R": "Recall",
+    "F1": "F1",
+    "AP": "MAP",
+    "nDCG": "nDCG",
+    "RR": "MRR",
+    "ERR": "ERR",
+    "bpref": "bpref",
+    "infAP": "infAP",
 }
 AGGREGATES = ("mean", "gmean")
 
@@ -109,8 +116,10 @@ class Study:
         return int(self.topics["fold"].nunique())
 
     def __repr__(self) -> str:
-        return (f"Study({self.n_folds} folds, {len(self.topics)} topics, "
-                f"{len(self.test)} judged entries, {len(self.systems)} systems)")
+        return (
+            f"Study({self.n_folds} folds, {len(self.topics)} topics, "
+            f"{len(self.test)} judged entries, {len(self.systems)} systems)"
+        )
 
 
 def pool_folds(
@@ -130,16 +139,20 @@ def pool_folds(
     dataset. Users of a run without test ratings in that fold are not topics and are ignored.
     """
     if len(tests) != len(run_frames):
-        raise ValueError(f"{len(tests)} test frames but {len(run_frames)} run frames; give one "
-                         "of each per fold")
+        raise ValueError(
+            f"{len(tests)} test frames but {len(run_frames)} run frames; give one of each per fold"
+        )
     if not tests:
         raise ValueError("no folds given")
     for f, (t, r) in enumerate(zip(tests, run_frames, strict=True)):
-        for frame, what, cols in ((t, "test", ("user", "item", "rating")),
-                                  (r, "run", ("system", "user", "item"))):
+        for frame, what, cols in (
+            (t, "test", ("user", "item", "rating")),
+            (r, "run", ("system", "user", "item")),
+        ):
             if not isinstance(frame, pd.DataFrame):
-                raise TypeError(f"fold {f}: the {what} must be a DataFrame, "
-                                f"got {type(frame).__name__}")
+                raise TypeError(
+                    f"fold {f}: the {what} must be a DataFrame, got {type(frame).__name__}"
+                )
             missing = [c for c in cols if c not in frame.columns]
             if missing:
                 raise ValueError(f"fold {f}: the {what} frame lacks column(s) {missing}")
@@ -148,15 +161,20 @@ def pool_folds(
     systems = [sorted(pd.unique(r["system"])) for r in run_frames]
     if any(s != systems[0] for s in systems[1:]):
         bad = next(f for f, s in enumerate(systems) if s != systems[0])
-        raise ValueError(f"fold {bad} has systems {systems[bad]} but fold 0 has {systems[0]}; "
-                         "every fold must hold the runs of the same systems")
+        raise ValueError(
+            f"fold {bad} has systems {systems[bad]} but fold 0 has {systems[0]}; "
+            "every fold must hold the runs of the same systems"
+        )
     judgments, all_users, pooled_test, topics = _pool_tests(tests, threshold, max_grade)
     runs = _pool_runs(run_frames, judgments, all_users)
     return Study(judgments, runs, topics, pooled_test)
 
 
-def _pool_tests(tests: Sequence[pd.DataFrame], threshold: float, max_grade: float | None,
-                ) -> tuple[Judgments, pd.Index, pd.DataFrame, pd.DataFrame]:
+def _pool_tests(
+    tests: Sequence[pd.DataFrame],
+    threshold: float,
+    max_grade: float | None,
+) -> tuple[Judgments, pd.Index, pd.DataFrame, pd.DataFrame]:
     """The judgments over (fold, user) topics (topic = fold · |users| + the user's code), the
     dataset's users, the pooled test frame and the topics frame of :class:`Study`."""
     # dense codes of the dataset's users, shared by all folds
@@ -165,9 +183,17 @@ def _pool_tests(tests: Sequence[pd.DataFrame], threshold: float, max_grade: floa
     tagged = []
     for f, t in enumerate(tests):
         code = all_users.get_indexer(t["user"])
-        tagged.append(pd.DataFrame({"topic": f * n_u + code, "fold": f,
-                                    "user": t["user"].to_numpy(), "item": t["item"].to_numpy(),
-                                    "rating": t["rating"].to_numpy(dtype=np.float64)}))
+        tagged.append(
+            pd.DataFrame(
+                {
+                    "topic": f * n_u + code,
+                    "fold": f,
+                    "user": t["user"].to_numpy(),
+                    "item": t["item"].to_numpy(),
+                    "rating": t["rating"].to_numpy(dtype=np.float64),
+                }
+            )
+        )
     test = pd.concat(tagged, ignore_index=True)
     if max_grade is None:
         max_grade = float(test["rating"].max())
@@ -176,14 +202,20 @@ def _pool_tests(tests: Sequence[pd.DataFrame], threshold: float, max_grade: floa
     topics = pd.DataFrame({"fold": topic // n_u, "user": all_users[topic % n_u]})
     rows = judgments.to_frame()
     rows_topic = rows["user"].to_numpy()  # to_frame names the topic column "user"
-    pooled_test = pd.DataFrame({"fold": rows_topic // n_u, "user": all_users[rows_topic % n_u],
-                                "item": rows["item"].to_numpy(),
-                                "rating": rows["rating"].to_numpy()})
+    pooled_test = pd.DataFrame(
+        {
+            "fold": rows_topic // n_u,
+            "user": all_users[rows_topic % n_u],
+            "item": rows["item"].to_numpy(),
+            "rating": rows["rating"].to_numpy(),
+        }
+    )
     return judgments, all_users, pooled_test, topics
 
 
-def _pool_runs(run_frames: Sequence[pd.DataFrame], judgments: Judgments,
-               all_users: pd.Index) -> Runs:
+def _pool_runs(
+    run_frames: Sequence[pd.DataFrame], judgments: Judgments, all_users: pd.Index
+) -> Runs:
     """The folds' runs (``run_frames[f]`` for fold ``f``) over the topics of :func:`_pool_tests`."""
     n_u = len(all_users)
     frames = []
@@ -219,8 +251,9 @@ def per_user(matrix: ArrayLike, topics: pd.DataFrame) -> tuple[np.ndarray, pd.In
 
 
 # ------------------------------------------------------------------------------- scoring
-def scorer(study: Study, cutoff: int = 100, metrics: Sequence[str] = METRICS,
-           *, infap: str = "pooled") -> Subsets:
+def scorer(
+    study: Study, cutoff: int = 100, metrics: Sequence[str] = METRICS, *, infap: str = "pooled"
+) -> Subsets:
     """The study's metrics at ``cutoff`` on any subset of its test rows (``Study.test`` order).
 
     A :class:`recmeta.metrics.Subsets` over the pooled judgments and runs: ``.score(keep)`` gives
@@ -234,18 +267,19 @@ def scorer(study: Study, cutoff: int = 100, metrics: Sequence[str] = METRICS,
     return Subsets(study.judgments, study.runs, measures(int(cutoff), metrics), infap=infap)
 
 
-
 def judged_share(study: Study, cutoff: int = 100) -> pd.Series:
     """Per user: the share of their ranked positions (all systems, all folds, top ``cutoff``)
     that carry a test rating — the paper's "test rating coverage" of the top 100 (Valcarce et
     al. 2020, §6.3.1)."""
     judgments, runs = study.judgments, study.runs
-    ranks = runs.ranks[:, :, :min(int(cutoff), runs.depth)]
+    ranks = runs.ranks[:, :, : min(int(cutoff), runs.depth)]
     ranked = (ranks >= 0).sum(axis=(0, 2)).astype(np.float64)  # per topic
     rows = judgments.to_frame()
     width = np.int64(len(runs.items) + 1)
-    judged = np.sort(judgments.users.get_indexer(rows["user"]).astype(np.int64) * width
-                     + judgments.items.get_indexer(rows["item"]))
+    judged = np.sort(
+        judgments.users.get_indexer(rows["user"]).astype(np.int64) * width
+        + judgments.items.get_indexer(rows["item"])
+    )
     s, t, d = np.nonzero(ranks >= 0)
     key = t.astype(np.int64) * width + ranks[s, t, d]
     at = np.minimum(np.searchsorted(judged, key), max(judged.size - 1, 0))
@@ -262,6 +296,7 @@ def overall_judged_share(study: Study, subsets: Subsets, cutoff: int = 100) -> f
     """The share of all ranked positions in the top ``cutoff`` (every system and topic) that
     carry a test rating, from the judged positions ``subsets`` found (:func:`scorer`)."""
     return float(subsets.judged_positions / (study.runs.ranks[:, :, :cutoff] >= 0).sum())
+
 
 # ------------------------------------------------------------------------------- pipeline
 #: the five incompleteness schemes of Valcarce et al. (2020, Sec. 4.2), in the paper's order
@@ -288,7 +323,8 @@ def kfold_study(
 ) -> Study:
     """Runs of ``systems`` (:class:`recmeta.recommenders.roster.System`) on a k-fold split.
 
-    The ratings are cut into ``k`` folds with :func:`recmeta.data.splits.kfold` (seeded); for each of
+    The ratings are cut into ``k`` folds with :func:`recmeta.data.splits.kfold` (seeded); for each
+    of
     ``folds`` (default all), every system is trained on the other folds and ranks all the items
     the user has not rated in training (AllItems, top ``depth``), through the run cache of
     :func:`recmeta.recommenders.make` (split ``"{k}fold-{f}"``, ``seed``): a second call trains
@@ -302,15 +338,31 @@ def kfold_study(
         raise ValueError(f"folds must be distinct numbers in [0, {k}), got {folds}")
     tests = [parts[f].test for f in folds]
     judgments, all_users, pooled_test, topics = _pool_tests(
-        tests, threshold, float(ratings["rating"].max()))
+        tests, threshold, float(ratings["rating"].max())
+    )
     # one system at a time (its folds pooled, then its arrays): memory holds one system's
     # frames, not every system's (Runs.concat; the same runs as pool_folds on all frames)
-    runs = Runs.concat([
-        _pool_runs([recommenders.make([system], parts[f].train, dataset=dataset,
-                                      split=f"{k}fold-{f}", seed=seed, depth=depth,
-                                      progress=progress) for f in folds],
-                   judgments, all_users)
-        for system in systems])
+    runs = Runs.concat(
+        [
+            _pool_runs(
+                [
+                    recommenders.make(
+                        [system],
+                        parts[f].train,
+                        dataset=dataset,
+                        split=f"{k}fold-{f}",
+                        seed=seed,
+                        depth=depth,
+                        progress=progress,
+                    )
+                    for f in folds
+                ],
+                judgments,
+                all_users,
+            )
+            for system in systems
+        ]
+    )
     study = Study(judgments, runs, topics, pooled_test)
     # fold numbers as in the split, not positions in ``folds``
     fold_of = np.asarray(folds)
@@ -344,4 +396,3 @@ def incompleteness_masks(
     if scheme == "large-users":
         return incompleteness.largest_users_removed(test, shares)
     raise ValueError(f"unknown scheme {scheme!r}; choose from {list(SCHEMES)}")
-

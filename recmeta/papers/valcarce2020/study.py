@@ -49,8 +49,17 @@ SKIPPED: tuple[str, ...] = ("flexmf-warp", "iknn-50")
 #: the second dataset's systems in each profile
 SECOND_SYSTEMS: dict[str, tuple[str, ...]] = {
     "quick": ("random", "pop", "bias", "kr-x", "wrmf-50"),
-    "full": ("random", "pop", "bias", "kr-x", "kr-y", "wrmf-50", "biasedmf-50", "biasedsvd-50",
-             "ease-250"),
+    "full": (
+        "random",
+        "pop",
+        "bias",
+        "kr-x",
+        "kr-y",
+        "wrmf-50",
+        "biasedmf-50",
+        "biasedsvd-50",
+        "ease-250",
+    ),
 }
 
 
@@ -72,13 +81,22 @@ class Settings:
     second_samples: int
 
     @classmethod
-    def resolve(cls, profile: str, *, k: int = 5, systems: Sequence[str] | None = None,
-                folds: Sequence[int] | None = None, shares: Sequence[float] | None = None,
-                popular_shares: Sequence[float] | None = None, n_samples: int | None = None,
-                n_permutations: int | None = None, n_boot: int | None = None,
-                second_systems: Sequence[str] | None = None,
-                second_folds: Sequence[int] = (0, 1),
-                second_samples: int | None = None) -> Settings:
+    def resolve(
+        cls,
+        profile: str,
+        *,
+        k: int = 5,
+        systems: Sequence[str] | None = None,
+        folds: Sequence[int] | None = None,
+        shares: Sequence[float] | None = None,
+        popular_shares: Sequence[float] | None = None,
+        n_samples: int | None = None,
+        n_permutations: int | None = None,
+        n_boot: int | None = None,
+        second_systems: Sequence[str] | None = None,
+        second_folds: Sequence[int] = (0, 1),
+        second_samples: int | None = None,
+    ) -> Settings:
         """The settings of ``profile`` (``"quick"`` or ``"full"``) with the given values; ``None``
         takes the profile's default (full: the paper's sizes where affordable; quick: a few fast
         systems, two folds and a coarse grid of shares)."""
@@ -91,29 +109,45 @@ class Settings:
         else:
             grid = [*np.round(np.arange(1.0, 0.04, -0.05), 2), 0.01]
             popular = list(np.round(np.arange(1.0, 0.795, -0.01), 2))
-        given = {"systems": systems, "shares": shares, "popular_shares": popular_shares,
-                 "second_systems": second_systems}
+        given = {
+            "systems": systems,
+            "shares": shares,
+            "popular_shares": popular_shares,
+            "second_systems": second_systems,
+        }
         empty = [name for name, v in given.items() if v is not None and len(v) == 0]
         if empty:
-            raise ValueError(f"{', '.join(empty)} must not be empty; give None for the profile's "
-                             "default")
+            raise ValueError(
+                f"{', '.join(empty)} must not be empty; give None for the profile's default"
+            )
         full_roster = [n for n in roster.names() if n not in SKIPPED]
         return cls(
-            profile=profile, k=int(k),
-            systems=list(systems) if systems is not None else
-            list(QUICK_SYSTEMS) if quick else full_roster,
+            profile=profile,
+            k=int(k),
+            systems=list(systems)
+            if systems is not None
+            else list(QUICK_SYSTEMS)
+            if quick
+            else full_roster,
             folds=[int(f) for f in folds] if folds is not None else list(range(2 if quick else k)),
             shares=list(shares) if shares is not None else grid,
             popular_shares=list(popular_shares) if popular_shares is not None else popular,
             n_samples=int(n_samples) if n_samples is not None else 5 if quick else 50,
-            n_permutations=int(n_permutations) if n_permutations is not None
-            else 2_000 if quick else 100_000,
+            n_permutations=int(n_permutations)
+            if n_permutations is not None
+            else 2_000
+            if quick
+            else 100_000,
             n_boot=int(n_boot) if n_boot is not None else 100 if quick else 1_000,
-            second_systems=list(second_systems if second_systems is not None
-                                else SECOND_SYSTEMS[profile]),
+            second_systems=list(
+                second_systems if second_systems is not None else SECOND_SYSTEMS[profile]
+            ),
             second_folds=[int(f) for f in second_folds],
-            second_samples=int(second_samples) if second_samples is not None
-            else 3 if quick else 10,
+            second_samples=int(second_samples)
+            if second_samples is not None
+            else 3
+            if quick
+            else 10,
         )
 
     @property
@@ -124,24 +158,47 @@ class Settings:
     def scheme_shares(self) -> dict[str, list[float]]:
         """The shares kept in each scheme of :data:`SCHEMES`: the popular-items scheme has its
         own grid, the others share one."""
-        return {"ratings": self.shares, "items": self.shares, "popular": self.popular_shares,
-                "users": self.shares, "large-users": self.shares}
+        return {
+            "ratings": self.shares,
+            "items": self.shares,
+            "popular": self.popular_shares,
+            "users": self.shares,
+            "large-users": self.shares,
+        }
 
     def cost_plan(self, size: Size) -> Plan:
         """:func:`cost_plan` of the main study on a dataset of ``size``."""
-        return cost_plan(size, self.systems, folds=self.folds, shares=self.scheme_shares,
-                         n_samples=self.n_samples, n_permutations=self.n_permutations)
+        return cost_plan(
+            size,
+            self.systems,
+            folds=self.folds,
+            shares=self.scheme_shares,
+            n_samples=self.n_samples,
+            n_permutations=self.n_permutations,
+        )
 
     def second_cost_plan(self, size: Size) -> Plan:
         """:func:`cost_plan` of the lighter study on the second dataset."""
-        return cost_plan(size, self.second_systems, folds=self.second_folds,
-                         shares=self.scheme_shares, n_samples=self.second_samples,
-                         n_permutations=self.n_permutations)
+        return cost_plan(
+            size,
+            self.second_systems,
+            folds=self.second_folds,
+            shares=self.scheme_shares,
+            n_samples=self.second_samples,
+            n_permutations=self.n_permutations,
+        )
 
 
-def cost_plan(size: Size, systems: list[str], *, folds: list[int],
-              shares: Mapping[str, list[float]], n_samples: int, n_permutations: int,
-              metrics: Iterable[str] | None = None) -> Plan:
+def cost_plan(
+    size: Size,
+    systems: list[str],
+    *,
+    folds: list[int],
+    shares: Mapping[str, list[float]],
+    n_samples: int,
+    n_permutations: int,
+    metrics: Iterable[str] | None = None,
+) -> Plan:
     """The expensive steps of :func:`run` on a dataset of ``size`` (:mod:`recmeta.book.costs`): the
     runs of ``systems`` on each of ``folds``; one compiled pass per incomplete test set of the
     five schemes (``n_samples`` masks per share for the random schemes, one per share for the
@@ -155,13 +212,24 @@ def cost_plan(size: Size, systems: list[str], *, folds: list[int],
     # each fold adds its own lists (users × systems) and test rows: as many incomplete test
     # sets and topics as one holdout per fold
     f = len(folds)
-    return (Plan(size).runs(systems, splits=f)
-            .subsets(sets * f, n_sys, n_m, label=f"{sets:,} incomplete test sets × {f} folds × "
-                     f"{n_sys} systems × {n_m} metrics")
-            .tests(pairs, n_permutations, label=f"permutation tests on users: {pairs:,} pairs")
-            .tests(pairs, n_permutations, repeats=f,
-                   label=f"permutation tests on (fold, user) topics: {pairs:,} pairs")
-            .unmodelled("the bootstrap intervals of the ledger"))
+    return (
+        Plan(size)
+        .runs(systems, splits=f)
+        .subsets(
+            sets * f,
+            n_sys,
+            n_m,
+            label=f"{sets:,} incomplete test sets × {f} folds × {n_sys} systems × {n_m} metrics",
+        )
+        .tests(pairs, n_permutations, label=f"permutation tests on users: {pairs:,} pairs")
+        .tests(
+            pairs,
+            n_permutations,
+            repeats=f,
+            label=f"permutation tests on (fold, user) topics: {pairs:,} pairs",
+        )
+        .unmodelled("the bootstrap intervals of the ledger")
+    )
 
 
 def robustness(
@@ -183,21 +251,34 @@ def robustness(
     names = subsets.metrics
     curves, absolute, taus = [], [], []
     for agg, s in scores.items():
-        curves.append(agreement.robustness_curves(s, reference[agg], masks.share, names)
-                      .assign(aggregate=agg))
+        curves.append(
+            agreement.robustness_curves(s, reference[agg], masks.share, names).assign(aggregate=agg)
+        )
         tau = agreement.kendall_tau(s, reference[agg][None, :, :])  # masks × metrics
-        taus.append(pd.DataFrame({
-            "aggregate": agg, "metric": np.tile(names, len(masks.share)),
-            "share": np.repeat(masks.share, len(names)),
-            "sample": np.repeat(masks.sample, len(names)),
-            "tau": tau.ravel()}))
+        taus.append(
+            pd.DataFrame(
+                {
+                    "aggregate": agg,
+                    "metric": np.tile(names, len(masks.share)),
+                    "share": np.repeat(masks.share, len(names)),
+                    "sample": np.repeat(masks.sample, len(names)),
+                    "tau": tau.ravel(),
+                }
+            )
+        )
         mean = pd.DataFrame(s.mean(axis=2), columns=names).assign(share=masks.share)  # over systems
         long = mean.melt(id_vars="share", var_name="metric", value_name="value")
         g = long.groupby(["share", "metric"], sort=False)["value"]
-        absolute.append(pd.DataFrame({"value": g.mean(), "sd": g.std(ddof=1), "samples": g.size()})
-                        .reset_index().assign(aggregate=agg))
-    return (pd.concat(curves, ignore_index=True), pd.concat(absolute, ignore_index=True),
-            pd.concat(taus, ignore_index=True))
+        absolute.append(
+            pd.DataFrame({"value": g.mean(), "sd": g.std(ddof=1), "samples": g.size()})
+            .reset_index()
+            .assign(aggregate=agg)
+        )
+    return (
+        pd.concat(curves, ignore_index=True),
+        pd.concat(absolute, ignore_index=True),
+        pd.concat(taus, ignore_index=True),
+    )
 
 
 @dataclass
@@ -259,8 +340,9 @@ class Results:
     def means_table(self) -> pd.DataFrame:
         """Each system's metrics on the full test sets, arithmetic means then geometric ones
         (labels prefixed G), sorted by decreasing nDCG."""
-        table = pd.concat({"mean": self.reference["mean"], "gmean": self.reference["gmean"]},
-                          axis=1)
+        table = pd.concat(
+            {"mean": self.reference["mean"], "gmean": self.reference["gmean"]}, axis=1
+        )
         table.columns = [label(m, agg) for agg, m in table.columns]
         return table.sort_values("nDCG", ascending=False)
 
@@ -277,24 +359,36 @@ class Results:
         """
         name = f"P@{self.cutoff}"
         a = self.absolute
-        a = a[(a["scheme"] == "ratings") & (a["aggregate"] == "mean")
-              & (a["metric"] == name)].sort_values("share", ascending=False)
+        a = a[
+            (a["scheme"] == "ratings") & (a["aggregate"] == "mean") & (a["metric"] == name)
+        ].sort_values("share", ascending=False)
         if shares is not None:
             a = a[np.isin(np.round(a["share"], 10), np.round(np.asarray(shares, float), 10))]
         full = float(self.reference["mean"][name].mean())
         rel = self.study.judgments.to_frame()
         relevant = rel.iloc[:, 2].to_numpy() >= self.study.judgments.threshold
-        n_rel = np.bincount(self.study.judgments.users.get_indexer(rel.iloc[:, 0])[relevant],
-                            minlength=len(self.study.judgments.users))
+        n_rel = np.bincount(
+            self.study.judgments.users.get_indexer(rel.iloc[:, 0])[relevant],
+            minlength=len(self.study.judgments.users),
+        )
         n_rel = n_rel[n_rel > 0]
         rows = []
         for r in a.itertuples():
-            half = (stats.t.ppf(0.975, r.samples - 1) * r.sd / np.sqrt(r.samples)
-                    if r.samples > 1 and np.isfinite(r.sd) else np.nan)
-            rows.append({"share": r.share, "observed": r.value / full,
-                         "low": (r.value - half) / full, "high": (r.value + half) / full,
-                         "expected": expected_precision_ratio(n_rel, r.share, len(rel)),
-                         "samples": r.samples})
+            half = (
+                stats.t.ppf(0.975, r.samples - 1) * r.sd / np.sqrt(r.samples)
+                if r.samples > 1 and np.isfinite(r.sd)
+                else np.nan
+            )
+            rows.append(
+                {
+                    "share": r.share,
+                    "observed": r.value / full,
+                    "low": (r.value - half) / full,
+                    "high": (r.value + half) / full,
+                    "expected": expected_precision_ratio(n_rel, r.share, len(rel)),
+                    "samples": r.samples,
+                }
+            )
         return pd.DataFrame(rows)
 
     def ledger_inputs(self, *, n_boot: int = 200, seed: int | None = None) -> dict[str, object]:
@@ -369,11 +463,23 @@ def run(
         absolute.append(a.assign(scheme=scheme))
         taus.append(t.assign(scheme=scheme))
     users = {n: per_user(m, study.topics)[0] for n, m in matrices.items()}
-    pvalues = significance.pvalue_table(users, study.systems, seed=seed,
-                                        n_permutations=n_permutations, progress=progress)
-    pvalues_topics = significance.pvalue_table(matrices, study.systems, seed=seed,
-                                               n_permutations=n_permutations, progress=progress)
-    return Results(study, cutoff, matrices, reference, pd.concat(curves, ignore_index=True),
-                   pd.concat(absolute, ignore_index=True), pd.concat(taus, ignore_index=True),
-                   pvalues, pvalues_topics, judged_share(study, cutoff),
-                   int(n_permutations), int(seed))
+    pvalues = significance.pvalue_table(
+        users, study.systems, seed=seed, n_permutations=n_permutations, progress=progress
+    )
+    pvalues_topics = significance.pvalue_table(
+        matrices, study.systems, seed=seed, n_permutations=n_permutations, progress=progress
+    )
+    return Results(
+        study,
+        cutoff,
+        matrices,
+        reference,
+        pd.concat(curves, ignore_index=True),
+        pd.concat(absolute, ignore_index=True),
+        pd.concat(taus, ignore_index=True),
+        pvalues,
+        pvalues_topics,
+        judged_share(study, cutoff),
+        int(n_permutations),
+        int(seed),
+    )

@@ -44,12 +44,15 @@ def scorer_check(study: Study, subsets: Subsets, *, share: float, seed: int) -> 
     cutoff = names[0].split("@", 1)[1]
     mask = np.random.default_rng(seed).random(study.judgments.n_entries) < share
     gaps = {}
-    for what, j, keep in (("full test sets", study.judgments, None),
-                          (f"{share:.0%} of the ratings", study.judgments.subset(mask), mask)):
+    for what, j, keep in (
+        ("full test sets", study.judgments, None),
+        (f"{share:.0%} of the ratings", study.judgments.subset(mask), mask),
+    ):
         mine, engine = subsets.score(keep), score_matrices(j, study.runs, names)
         gaps[what] = {label(n): np.nanmax(np.abs(mine[n] - engine[n])) for n in names}
-        gaps[what][INFAP_GAP] = np.nanmax(np.abs(engine[f"infAP@{cutoff}"]
-                                                 - engine[f"AP@{cutoff}"]))
+        gaps[what][INFAP_GAP] = np.nanmax(
+            np.abs(engine[f"infAP@{cutoff}"] - engine[f"AP@{cutoff}"])
+        )
     return pd.DataFrame(gaps).T
 
 
@@ -63,8 +66,10 @@ def middle_share(shares: Sequence[float]) -> float:
 
 def dp_estimates(inputs: Mapping[str, Any]) -> dict[str, Estimate]:
     """DP of each metric (short names) with its interval, from the ledger's inputs."""
-    return {m: dp_estimate(inputs["dp"], inputs["dp_reps"], inputs["dp_base"], inputs["dp_mc"], m)
-            for m in inputs["metrics"]}
+    return {
+        m: dp_estimate(inputs["dp"], inputs["dp_reps"], inputs["dp_base"], inputs["dp_mc"], m)
+        for m in inputs["metrics"]
+    }
 
 
 def dp_table(results: Results, inputs: Mapping[str, Any], alpha: float) -> pd.DataFrame:
@@ -73,14 +78,17 @@ def dp_table(results: Results, inputs: Mapping[str, Any], alpha: float) -> pd.Da
     est = dp_estimates(inputs)
     p = results.pvalues
     sig = p.groupby("metric", sort=False)["p"].apply(lambda x: int((x <= alpha).sum()))
-    return pd.DataFrame({
-        "DP (users)": results.dp.to_numpy(),
-        "interval": [format_estimate(est[m]).split(" ", 1)[1] for m in inputs["metrics"]],
-        "rank (users)": results.dp.rank(method="min").astype(int).to_numpy(),
-        f"pairs with p ≤ {alpha:g}": sig.to_numpy(),
-        "DP (topics)": results.dp_topics.to_numpy(),
-        "rank (topics)": results.dp_topics.rank(method="min").astype(int).to_numpy(),
-    }, index=[label(m) for m in results.measures])
+    return pd.DataFrame(
+        {
+            "DP (users)": results.dp.to_numpy(),
+            "interval": [format_estimate(est[m]).split(" ", 1)[1] for m in inputs["metrics"]],
+            "rank (users)": results.dp.rank(method="min").astype(int).to_numpy(),
+            f"pairs with p ≤ {alpha:g}": sig.to_numpy(),
+            "DP (topics)": results.dp_topics.to_numpy(),
+            "rank (topics)": results.dp_topics.rank(method="min").astype(int).to_numpy(),
+        },
+        index=[label(m) for m in results.measures],
+    )
 
 
 def change_table(results: Results, shares: Sequence[float]) -> pd.DataFrame:
@@ -91,8 +99,13 @@ def change_table(results: Results, shares: Sequence[float]) -> pd.DataFrame:
     a = results.absolute
     a = a[(a.scheme == "ratings") & (a["aggregate"] == "mean")]
     arith = a.pivot_table(index="metric", columns="share", values="value", sort=False)
-    change = pd.DataFrame({"full": arith[1.0] if 1.0 in arith else results.reference["mean"].mean(),
-                           f"{mid:.0%} kept": arith[mid], f"{low:.0%} kept": arith[low]})
+    change = pd.DataFrame(
+        {
+            "full": arith[1.0] if 1.0 in arith else results.reference["mean"].mean(),
+            f"{mid:.0%} kept": arith[mid],
+            f"{low:.0%} kept": arith[low],
+        }
+    )
     change["relative change at the middle share"] = change[f"{mid:.0%} kept"] / change["full"] - 1
     change.index = [label(m) for m in change.index]
     return change
@@ -101,15 +114,17 @@ def change_table(results: Results, shares: Sequence[float]) -> pd.DataFrame:
 def area_table(results: Results) -> pd.DataFrame:
     """Area under each metric's robustness curve (rows: the paper's labels), one column per
     (aggregate, scheme), arithmetic means first."""
-    wide = results.summary().pivot_table(index="metric", columns=["aggregate", "scheme"],
-                                         values="mean_tau", sort=False)
+    wide = results.summary().pivot_table(
+        index="metric", columns=["aggregate", "scheme"], values="mean_tau", sort=False
+    )
     wide = wide.reindex(columns=[(a, s) for a in ("mean", "gmean") for s in SCHEMES])
     wide.index = [label(m) for m in wide.index]
     return wide
 
 
-def dataset_table(studies: Mapping[str, tuple[pd.DataFrame, Study]],
-                  threshold: float) -> pd.DataFrame:
+def dataset_table(
+    studies: Mapping[str, tuple[pd.DataFrame, Study]], threshold: float
+) -> pd.DataFrame:
     """The datasets side by side (one column per name): size, density, test ratings per user
     and fold, share of relevant ratings and the Gini indices of :func:`recmeta.data.stats`."""
     out = {}
@@ -118,19 +133,29 @@ def dataset_table(studies: Mapping[str, tuple[pd.DataFrame, Study]],
         s: Mapping[str, Any] = stats(ratings, str(name))
         per_topic = study.test.groupby(["fold", "user"]).size()
         out[str(name)] = {
-            "users": s["users"], "items": s["items"], "ratings": s["ratings"],
-            "ratings per user": s["ratings"] / s["users"], "density": s["density"],
+            "users": s["users"],
+            "items": s["items"],
+            "ratings": s["ratings"],
+            "ratings per user": s["ratings"] / s["users"],
+            "density": s["density"],
             "test ratings per user and fold": per_topic.mean(),
             f"share rated ≥ {threshold:g}": float((ratings["rating"] >= threshold).mean()),
-            "user Gini": s["user_gini"], "item Gini": s["item_gini"]}
+            "user Gini": s["user_gini"],
+            "item Gini": s["item_gini"],
+        }
     return pd.DataFrame(out)
 
 
-def verdicts_side_by_side(ledger: pd.DataFrame, other: pd.DataFrame, dataset: str,
-                          second: str) -> pd.DataFrame:
+def verdicts_side_by_side(
+    ledger: pd.DataFrame, other: pd.DataFrame, dataset: str, second: str
+) -> pd.DataFrame:
     """Each claim's statement, source and verdict on ``dataset`` (``ledger``) and on ``second``
     (``other``), in the ledger's order."""
-    return pd.DataFrame({"claim": ledger["statement"], "source": ledger["source"],
-                         str(dataset): ledger["verdict"],
-                         str(second): other.set_index("claim").loc[ledger["claim"], "verdict"]
-                         .to_numpy()})
+    return pd.DataFrame(
+        {
+            "claim": ledger["statement"],
+            "source": ledger["source"],
+            str(dataset): ledger["verdict"],
+            str(second): other.set_index("claim").loc[ledger["claim"], "verdict"].to_numpy(),
+        }
+    )

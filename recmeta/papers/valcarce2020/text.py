@@ -56,7 +56,8 @@ def profile_note(s: Settings) -> str:
         f"per share and {c.N_PERMUTATIONS:,} permutations; the full profile follows it, the "
         "quick profile (what the book's continuous integration runs) keeps only a few fast "
         "systems so that the whole page runs quickly, and its ledger says where that is too "
-        "small to decide.")
+        "small to decide."
+    )
 
 
 def scorer_check(gaps: pd.DataFrame, share: float) -> str:
@@ -66,7 +67,8 @@ def scorer_check(gaps: pd.DataFrame, share: float) -> str:
         f"judged positions and the pass over whole lists on the full test sets and on a random "
         f"{share:.0%} of the ratings: {gaps.drop(columns=INFAP_GAP).to_numpy().max():.1e} over "
         f"the nine metrics; the engine's infAP differs from its AP by at most "
-        f"{gaps[INFAP_GAP].max():.1e}.")
+        f"{gaps[INFAP_GAP].max():.1e}."
+    )
 
 
 def judged(study: Study, subsets: Subsets, cutoff: int) -> str:
@@ -81,16 +83,20 @@ def judged(study: Study, subsets: Subsets, cutoff: int) -> str:
         f"the top {cutoff}, a share of {share:.3f} carry a test rating; averaged over users, "
         f"{format_estimate(est)} (bootstrap over users). The paper reports "
         f"{j['ML-1M']:g} on ML-1M, {j['LibraryThing']:g} on LibraryThing and "
-        f"{j['BeerAdvocate']:g} on BeerAdvocate (§6.3.1).")
+        f"{j['BeerAdvocate']:g} on BeerAdvocate (§6.3.1)."
+    )
 
 
 def arith_geo(results: Results, inputs: Mapping[str, Any]) -> str:
     """τ between arithmetic and geometric orderings of MAP and F1 against the paper's (§7.1),
     and why GF1 follows GP here."""
     tb = inputs["tau_among"]
-    est = {m: Estimate.from_samples(tb.arith_geo_reps[:, i][np.isfinite(tb.arith_geo_reps[:, i])],
-                                    value=tb.arith_geo[i])
-           for i, m in enumerate(tb.metrics)}
+    est = {
+        m: Estimate.from_samples(
+            tb.arith_geo_reps[:, i][np.isfinite(tb.arith_geo_reps[:, i])], value=tb.arith_geo[i]
+        )
+        for i, m in enumerate(tb.metrics)
+    }
     cutoff = results.cutoff
     gp_gf1 = results.tau("gmean").loc[f"P@{cutoff}", f"F1@{cutoff}"]
     return (
@@ -104,7 +110,8 @@ def arith_geo(results: Results, inputs: Mapping[str, Any]) -> str:
         "$10^{-5}$ in both: GF1 and GP can order two systems differently only when the systems "
         "hit different sets of topics. The paper's Fig. 9 shows GF1 correlating poorly with "
         "every geometric metric but GMRR (§7.1); its GF1 may have handled zero or undefined "
-        "values differently, which the paper does not state.")
+        "values differently, which the paper does not state."
+    )
 
 
 def discriminative_power(results: Results, inputs: Mapping[str, Any]) -> str:
@@ -112,19 +119,25 @@ def discriminative_power(results: Results, inputs: Mapping[str, Any]) -> str:
     topics changes."""
     est = dp_estimates(inputs)
     n = results.n_systems
-    lowest = top_set({label(m): e for m, e in zip(results.measures, est.values(), strict=True)},
-                     higher_is_better=False)
+    lowest = top_set(
+        {label(m): e for m, e in zip(results.measures, est.values(), strict=True)},
+        higher_is_better=False,
+    )
     moved = int((results.dp_topics.rank(method="min") != results.dp.rank(method="min")).sum())
     lower = int((results.dp_topics < results.dp).sum())
     return (
         f"{n * (n - 1) // 2} system pairs (the paper: {c.N_PAIRS}). *DP* is the sum of the "
         "p-values over all pairs (lower discriminates more), on users; its interval is a "
         "bootstrap over users widened by the Monte-Carlo error of the p-values. Lowest DP: "
-        + (f"{lowest[0]}, clear of the others." if len(lowest) == 1 else
-           f"{', '.join(lowest)}, tied within their intervals.")
+        + (
+            f"{lowest[0]}, clear of the others."
+            if len(lowest) == 1
+            else f"{', '.join(lowest)}, tied within their intervals."
+        )
         + " Testing on (fold, user) topics instead, as if each user's folds were independent "
         f"users, lowers DP for {lower} of the {len(results.dp)} metrics and changes the rank of "
-        f"{moved}.")
+        f"{moved}."
+    )
 
 
 def rating_removal(change: pd.DataFrame, shares: Sequence[float]) -> str:
@@ -137,19 +150,28 @@ def rating_removal(change: pd.DataFrame, shares: Sequence[float]) -> str:
         f"From the full test set to {mid:.0%} of the ratings, mean precision changes by "
         f"{rel['P']:+.1%}, recall by {rel['Recall']:+.1%}, MRR by {rel['MRR']:+.1%}, ERR by "
         f"{rel['ERR']:+.1%} and nDCG by {rel['nDCG']:+.1%}. "
-        + (f"At {low:.0%}, the mean of {', '.join(rising)} is *above* its full value."
-           if rising else f"No metric's mean ends above its full value at {low:.0%}.")
-        + (" For bpref a likely reason: fewer judged non-relevant items above a relevant one "
-           "mean a smaller penalty, and the topics still evaluated tend to be those with the "
-           "larger profiles." if "bpref" in rising else ""))
+        + (
+            f"At {low:.0%}, the mean of {', '.join(rising)} is *above* its full value."
+            if rising
+            else f"No metric's mean ends above its full value at {low:.0%}."
+        )
+        + (
+            " For bpref a likely reason: fewer judged non-relevant items above a relevant one "
+            "mean a smaller penalty, and the topics still evaluated tend to be those with the "
+            "larger profiles."
+            if "bpref" in rising
+            else ""
+        )
+    )
 
 
 def precision_line(ep: pd.DataFrame) -> str:
     """The observed precision ratio at the smallest share against the naive line and the
     expectation with dropping topics (:meth:`~.study.Results.expected_precision`)."""
     banded = ep[ep["share"] < 1]
-    inside = int(((banded["low"] <= banded["expected"])
-                  & (banded["expected"] <= banded["high"])).sum())
+    inside = int(
+        ((banded["low"] <= banded["expected"]) & (banded["expected"] <= banded["high"])).sum()
+    )
     naive_in = int(((banded["low"] <= banded["share"]) & (banded["share"] <= banded["high"])).sum())
     last = ep.iloc[-1]
     return (
@@ -157,7 +179,8 @@ def precision_line(ep: pd.DataFrame) -> str:
         f"[{last['low']:.3f}, {last['high']:.3f}], the naive line gives {last['share']:.3f} and "
         f"the expectation with dropping topics {last['expected']:.3f}. Over the {len(banded)} "
         f"shares below the full test set, the band contains the corrected expectation at "
-        f"{inside} and the naive line at {naive_in}.")
+        f"{inside} and the naive line at {naive_in}."
+    )
 
 
 def half_ratings(results: Results) -> str:
@@ -166,17 +189,21 @@ def half_ratings(results: Results) -> str:
     half = cv[np.isclose(cv.share, 0.5) & (cv.scheme == "ratings") & (cv["aggregate"] == "mean")]
     if not len(half):
         return "The grid of shares has no point at one half."
-    return (f"Lowest mean τ with half of the test ratings removed (arithmetic means): "
-            f"{half.tau.min():.3f} ({label(half.loc[half.tau.idxmin(), 'metric'])}); the paper "
-            f"finds every metric above {c.TAU_HALF_RATINGS:g} there.")
+    return (
+        f"Lowest mean τ with half of the test ratings removed (arithmetic means): "
+        f"{half.tau.min():.3f} ({label(half.loc[half.tau.idxmin(), 'metric'])}); the paper "
+        f"finds every metric above {c.TAU_HALF_RATINGS:g} there."
+    )
 
 
 def tally(ledger: pd.DataFrame, dataset: str, profile: str) -> str:
     """How many claims agree, differ, are inconclusive or not reproduced."""
     t = counts(ledger)
-    return (f"On {dataset} ({profile} profile), of {len(ledger)} claims: {t['agrees']} agree, "
-            f"{t['differs']} differ, {t['inconclusive']} are inconclusive and "
-            f"{t['not reproduced here']} are not reproduced here.")
+    return (
+        f"On {dataset} ({profile} profile), of {len(ledger)} claims: {t['agrees']} agree, "
+        f"{t['differs']} differ, {t['inconclusive']} are inconclusive and "
+        f"{t['not reproduced here']} are not reproduced here."
+    )
 
 
 def differences(ledger: pd.DataFrame) -> str:
@@ -184,9 +211,9 @@ def differences(ledger: pd.DataFrame) -> str:
     rows = [r for r in ledger.to_dict("records") if r["verdict"] == "differs"]
     if not rows:
         return "No claim is contradicted by our results."
-    return ("The claims our results contradict, with the ledger's reason:\n\n"
-            + "\n".join("- " + sentence(r, parts=("statement", "verdict", "reason"))
-                        for r in rows))
+    return "The claims our results contradict, with the ledger's reason:\n\n" + "\n".join(
+        "- " + sentence(r, parts=("statement", "verdict", "reason")) for r in rows
+    )
 
 
 def causes(systems: Sequence[str], dataset: str, quick: bool) -> str:
@@ -194,28 +221,38 @@ def causes(systems: Sequence[str], dataset: str, quick: bool) -> str:
     weak = [s for s in WEAK if s in systems]
     n = len(systems)
     out = [
-        ("- **infAP.** With trec_eval's reading on plain qrels, infAP is MAP (the check table "
-         "above gives the gap), and \"infAP is less robust than MAP\" could not hold or fail. "
-         "We use the paper's eq. 11, where unrated items are an unjudged part of the pool."),
-        (f"- **Systems.** Our {n} systems include weak baselines ({', '.join(weak)}: "
-         "random, popularity or rating prediction) far below the top-N models. Pairs that far "
-         "apart keep their order under any incompleteness, so every τ curve starts from a high "
-         "floor, and the differences between metrics come from the few close pairs. "
-         if weak else f"- **Systems.** Our {n} systems differ from the paper's. ")
+        (
+            "- **infAP.** With trec_eval's reading on plain qrels, infAP is MAP (the check table "
+            'above gives the gap), and "infAP is less robust than MAP" could not hold or fail. '
+            "We use the paper's eq. 11, where unrated items are an unjudged part of the pool."
+        ),
+        (
+            f"- **Systems.** Our {n} systems include weak baselines ({', '.join(weak)}: "
+            "random, popularity or rating prediction) far below the top-N models. Pairs that far "
+            "apart keep their order under any incompleteness, so every τ curve starts from a high "
+            "floor, and the differences between metrics come from the few close pairs. "
+            if weak
+            else f"- **Systems.** Our {n} systems differ from the paper's. "
+        )
         + f"The paper's {c.N_SYSTEMS} systems were mostly competitive top-N methods.",
-        (f"- **Dataset.** ML-1M, the paper's MovieLens, is not available here; {dataset} is run "
-         "instead. Removing users hurts more when there are fewer of them, and the judged share "
-         "of the lists (above) decides how far apart the judged items lie, which the paper "
-         "blames for the instability of bpref and infAP."),
-        ("- **Pooling.** The paper does not say how folds are pooled; we average over (fold, "
-         "user) topics for the scores and test on users. The DP table shows how much testing on "
-         "topics would change."),
+        (
+            f"- **Dataset.** ML-1M, the paper's MovieLens, is not available here; {dataset} is run "
+            "instead. Removing users hurts more when there are fewer of them, and the judged share "
+            "of the lists (above) decides how far apart the judged items lie, which the paper "
+            "blames for the instability of bpref and infAP."
+        ),
+        (
+            "- **Pooling.** The paper does not say how folds are pooled; we average over (fold, "
+            "user) topics for the scores and test on users. The DP table shows how much testing on "
+            "topics would change."
+        ),
     ]
     if quick:
         out.append(
             f"- **The quick profile** runs {n} systems, where a single swapped pair moves "
             f"τ by {2 / (n * (n - 1) / 2):.2f}: its ledger shows the machinery runs, and its "
-            "intervals say where that is too small to decide.")
+            "intervals say where that is too small to decide."
+        )
     return "\n".join(out)
 
 
@@ -229,7 +266,8 @@ def datasets(table: pd.DataFrame, dataset: str, second: str) -> str:
         f"{second} has {'more' if b > a else 'fewer'} ratings per user than {dataset} "
         f"({b:,.0f} against {a:,.0f}), {'more' if tb > ta else 'fewer'} test ratings per user "
         f"in each fold ({tb:,.1f} against {ta:,.1f}) and is {'denser' if db > da else 'sparser'} "
-        f"({db:.2%} against {da:.2%} of the user–item pairs rated).")
+        f"({db:.2%} against {da:.2%} of the user–item pairs rated)."
+    )
 
 
 def second_tally(ledger: pd.DataFrame, second: str, s: Settings) -> str:
@@ -240,7 +278,8 @@ def second_tally(ledger: pd.DataFrame, second: str, s: Settings) -> str:
         f"{', '.join(map(str, s.second_folds))}, {s.second_samples} masks per share), of "
         f"{len(ledger)} claims: {t['agrees']} agree, {t['differs']} differ, "
         f"{t['inconclusive']} are inconclusive and {t['not reproduced here']} are not "
-        "reproduced here.")
+        "reproduced here."
+    )
 
 
 def verdict_changes(side: pd.DataFrame) -> str:
@@ -248,7 +287,12 @@ def verdict_changes(side: pd.DataFrame) -> str:
     (:func:`~.tables.verdicts_side_by_side`)."""
     first, second = side.columns[2], side.columns[3]
     changed = side[side[first] != side[second]]
-    return (f"The verdict changes between the two datasets for {len(changed)} of {len(side)} "
-            "claims" + (": " + "; ".join(f"{r.claim} ({r[3]} → {r[4]})"
-                                         for r in changed.itertuples()) + "."
-                        if len(changed) else "."))
+    return (
+        f"The verdict changes between the two datasets for {len(changed)} of {len(side)} "
+        "claims"
+        + (
+            ": " + "; ".join(f"{r.claim} ({r[3]} → {r[4]})" for r in changed.itertuples()) + "."
+            if len(changed)
+            else "."
+        )
+    )

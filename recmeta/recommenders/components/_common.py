@@ -10,9 +10,7 @@ from lenskit.data import Dataset, ItemList, QueryInput, RecQuery, Vocabulary
 def training_matrix(data: Dataset, *, field: str | None = None) -> sp.csr_array:
     """The users × items training matrix (CSR, float64): 1 per interaction, or ``field`` values."""
     m = data.interactions().matrix().scipy(field, layout="coo")
-    return sp.csr_array(
-        (np.asarray(m.data, dtype=np.float64), (m.row, m.col)), shape=m.shape
-    )
+    return sp.csr_array((np.asarray(m.data, dtype=np.float64), (m.row, m.col)), shape=m.shape)
 
 
 def history_numbers(query: QueryInput, items: Vocabulary) -> np.ndarray | None:

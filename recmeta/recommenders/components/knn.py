@@ -3,8 +3,8 @@ r"""Block scoring for LensKit's k-NN scorers: many users at once, LensKit's scor
 LensKit's ``ItemKNNScorer`` and ``UserKNNScorer`` score one user per pipeline call. The
 functions here compute the same scores for a block of users in one compiled pass (numba,
 parallel over users) from the *trained* LensKit component, so the model, its similarities and
-its hyper-parameters stay LensKit's; :mod:`recmeta.recommenders` uses them as the fast path of the two
-k-NN families (``benchmarks/knn.py`` measures both paths side by side).
+its hyper-parameters stay LensKit's; :mod:`recmeta.recommenders` uses them as the fast path of
+the two k-NN families (``benchmarks/knn.py`` measures both paths side by side).
 
 Item k-NN (Deshpande & Karypis 2004, as LensKit implements it). With :math:`s_{ji}` the stored
 similarity of item *j* to item *i* (row *j* of ``sim_matrix``; only values :math:`\ge`
@@ -58,7 +58,15 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-__all__ = ["DENSE_BYTES", "ENV_DENSE", "dense_cap", "item_knn_scores", "item_matrices_bytes", "knn_scorer", "user_knn_scores"]
+__all__ = [
+    "DENSE_BYTES",
+    "ENV_DENSE",
+    "dense_cap",
+    "item_knn_scores",
+    "item_matrices_bytes",
+    "knn_scorer",
+    "user_knn_scores",
+]
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -75,8 +83,9 @@ def _neighbour_ranks(sim_t, rank):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath={"reassoc", "contract"})
-def _item_knn_kernel(h_ptr, h_items, h_vals, sims, rank_t, k, min_nbrs, explicit,
-                     out):  # pragma: no cover - compiled
+def _item_knn_kernel(
+    h_ptr, h_items, h_vals, sims, rank_t, k, min_nbrs, explicit, out
+):  # pragma: no cover - compiled
     """Item k-NN scores from dense matrices: ``sims[j, i]`` = s_ji (0 = not stored) and
     ``rank_t[j, i]`` = rank of *j* among *i*'s neighbours (:func:`_neighbour_ranks`).
 
@@ -134,8 +143,9 @@ def _item_knn_kernel(h_ptr, h_items, h_vals, sims, rank_t, k, min_nbrs, explicit
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _user_knn_kernel(sims, self_row, r_ptr, r_cols, r_vals, n_items, k, min_nbrs, min_sim,
-                     explicit, out):  # pragma: no cover - compiled
+def _user_knn_kernel(
+    sims, self_row, r_ptr, r_cols, r_vals, n_items, k, min_nbrs, min_sim, explicit, out
+):  # pragma: no cover - compiled
     """User k-NN scores (before the user's mean) from the similarity block ``sims``.
 
     Parallel over the block's users. Neighbours with ``sims[u, v] >= min_sim`` (``v`` not the
@@ -193,7 +203,9 @@ def dense_cap() -> int:
     try:
         gib = float(value)
     except ValueError:
-        raise ValueError(f"{ENV_DENSE}={value!r} is not a number of GiB (e.g. {ENV_DENSE}=5)") from None
+        raise ValueError(
+            f"{ENV_DENSE}={value!r} is not a number of GiB (e.g. {ENV_DENSE}=5)"
+        ) from None
     if gib <= 0:
         raise ValueError(f"{ENV_DENSE}={value!r} must be a positive number of GiB")
     return int(gib * (1 << 30))
@@ -214,8 +226,11 @@ def _histories(
     ui = data.interactions().matrix().scipy(field, layout="csr")[np.asarray(users)]
     ui.sort_indices()
     vals = ui.data if field is not None else np.ones(ui.nnz)
-    return (np.asarray(ui.indptr, np.int64), np.asarray(ui.indices, np.int64),
-            np.asarray(vals, np.float32))
+    return (
+        np.asarray(ui.indptr, np.int64),
+        np.asarray(ui.indices, np.int64),
+        np.asarray(vals, np.float32),
+    )
 
 
 def _rank_dtype(n_items: int) -> type:
@@ -263,8 +278,17 @@ def item_knn_scores(
         h_vals = h_vals - means[h_items]
     out = np.empty((len(users), sims.shape[1]), dtype=np.float32)
     if len(users):
-        _item_knn_kernel(h_ptr, h_items, h_vals, sims, rank_t, int(cfg.max_nbrs),
-                         int(cfg.min_nbrs), bool(cfg.explicit), out)
+        _item_knn_kernel(
+            h_ptr,
+            h_items,
+            h_vals,
+            sims,
+            rank_t,
+            int(cfg.max_nbrs),
+            int(cfg.min_nbrs),
+            bool(cfg.explicit),
+            out,
+        )
     if means is not None:
         out += means[None, :]
     return out
@@ -303,16 +327,29 @@ def user_knn_scores(
         means = np.divide(sums, counts, out=np.zeros(len(users)), where=counts > 0)
         means = means.astype(np.float32)
         q_vals = q_vals - np.repeat(means, counts)
-    q = sp.csr_array((q_vals.astype(np.float32).astype(np.float64), q_items, q_ptr),
-                     shape=(len(users), n_items))
+    q = sp.csr_array(
+        (q_vals.astype(np.float32).astype(np.float64), q_items, q_ptr), shape=(len(users), n_items)
+    )
     sims = np.asarray((q @ xt).toarray(), dtype=np.float64)
     # the query users' rows in the model (the training users are the model's users)
-    self_row = np.asarray(scorer.users.numbers(data.users.ids(users), missing="negative"),
-                          dtype=np.int64)
+    self_row = np.asarray(
+        scorer.users.numbers(data.users.ids(users), missing="negative"), dtype=np.int64
+    )
     out = np.empty((len(users), n_items), dtype=np.float32)
     if len(users):
-        _user_knn_kernel(sims, self_row, r_ptr, r_cols, r_vals, n_items, int(cfg.max_nbrs),
-                         int(cfg.min_nbrs), float(cfg.min_sim), bool(cfg.explicit), out)
+        _user_knn_kernel(
+            sims,
+            self_row,
+            r_ptr,
+            r_cols,
+            r_vals,
+            n_items,
+            int(cfg.max_nbrs),
+            int(cfg.min_nbrs),
+            float(cfg.min_sim),
+            bool(cfg.explicit),
+            out,
+        )
     if cfg.explicit:
         out += means[:, None]
     return out
@@ -335,7 +372,9 @@ def knn_scorer(scorer: Any, data: Any) -> Callable[[np.ndarray], np.ndarray] | N
                 f"item k-NN over {len(scorer.items):,} items needs {need / (1 << 30):.1f} GiB for "
                 f"recmeta's fast path, above its cap of {cap / (1 << 30):.1f} GiB: the lists come "
                 f"from LensKit's per-user path, which is much slower. With the memory to spare, "
-                f"raise the cap: {ENV_DENSE}={need / (1 << 30) + 0.5:.0f}", stacklevel=2)
+                f"raise the cap: {ENV_DENSE}={need / (1 << 30) + 0.5:.0f}",
+                stacklevel=2,
+            )
             return None
         model = _item_model(scorer)
         return lambda users: item_knn_scores(scorer, data, users, _model=model)

@@ -75,8 +75,9 @@ def em_step(
     new_phi = pb * (ratio.T @ tb)
     t_sum = new_theta.sum(axis=1, keepdims=True)
     p_sum = new_phi.sum(axis=0, keepdims=True)
-    new_theta = np.divide(new_theta, t_sum, out=np.full_like(new_theta, 1 / theta.shape[1]),
-                          where=t_sum > 0)
+    new_theta = np.divide(
+        new_theta, t_sum, out=np.full_like(new_theta, 1 / theta.shape[1]), where=t_sum > 0
+    )
     new_phi = np.divide(new_phi, p_sum, out=np.zeros_like(new_phi), where=p_sum > 0)
     return new_theta, new_phi
 
