@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import popularity as pop
-from ... import protocols
+from ... import popularity as pop, protocols
 from ...metaeval.significance import system_pairs, wilcoxon_test
 from ...splits import coin_flip
 from .study_popularity import PopularityStudy
@@ -89,7 +88,8 @@ class Study(PopularityStudy):
 
     def coverage(self) -> pd.DataFrame:
         """Per split: the share of items without a test rating (outside the TI candidates), and
-        the exact ρ of the AR AI-AN and AR TI-AN sets (:func:`recmeta.protocols.random_precision_an`)."""
+        the exact ρ of the AR AI-AN and AR TI-AN sets
+        (:func:`recmeta.protocols.random_precision_an`)."""
         rows = []
         for sd in sorted({*self.s.seeds, *self.s.check_seeds}):  # cheap: no target set is built
             sp = coin_flip(self.ratings, self.s.sigma, seed=sd)
