@@ -27,9 +27,20 @@ def toy(seed: int = 0) -> pd.DataFrame:
 
 
 def settings(**kw) -> b17.Settings:
-    base = dict(threshold=4.0, graded_threshold=3.0, n=5, n_nonrelevant=19, percentiles=3, seeds=2,
-                check_seeds=3, removed_rates=(0.0, 0.5), target_sizes=(20, 40), alphas=(0.0, 2.0),
-                roster_systems={}, resamples=199)
+    base = {
+        "threshold": 4.0,
+        "graded_threshold": 3.0,
+        "n": 5,
+        "n_nonrelevant": 19,
+        "percentiles": 3,
+        "seeds": 2,
+        "check_seeds": 3,
+        "removed_rates": (0.0, 0.5),
+        "target_sizes": (20, 40),
+        "alphas": (0.0, 2.0),
+        "roster_systems": {},
+        "resamples": 199,
+    }
     base.update(kw)
     return b17.Settings.resolve("quick", **base)
 
@@ -44,24 +55,40 @@ def study() -> b17.Study:
 # ---- registration and the ledger as a whole ----------------------------------------------------
 
 
-def test_ledger_is_registered_with_many_claims():
+def test_ledger_is_registered_with_many_claims() -> None:
     assert papers.get("statistical-biases") is b17.LEDGER
     ids = b17.LEDGER.ids
     assert len(ids) >= 15 and len(set(ids)) == len(ids)
     for claim in b17.LEDGER:
         assert claim.source and claim.rule and "settings" in claim.needs
     # the issue's items each have a row
-    for needed in ("fig2.wilcoxon", "eq2.proof-step", "eq4.exact", "eq3.popularity", "sec5.1.popularity-best",
-                   "sec4.2.recall", "sec4.2.ndcg", "sec6.3.map-mrr", "sec6.3.grades", "fig8.ai-uar"):
+    for needed in (
+        "fig2.wilcoxon",
+        "eq2.proof-step",
+        "eq4.exact",
+        "eq3.popularity",
+        "sec5.1.popularity-best",
+        "sec4.2.recall",
+        "sec4.2.ndcg",
+        "sec6.3.map-mrr",
+        "sec6.3.grades",
+        "fig8.ai-uar",
+    ):
         assert f"bellogin2017.{needed}" in ids
 
 
-def test_every_claim_evaluates_on_a_small_study(study):
+def test_every_claim_evaluates_on_a_small_study(study) -> None:
     frame = b17.LEDGER.evaluate(study.results, dataset="toy", profile="quick")
     assert len(frame) == len(b17.LEDGER)
     assert set(frame["verdict"]) <= {v.value for v in Verdict}
     # without roster systems the claims on pLSA, kNN and MF say so, with the reason
-    for cid in ("fig2.plsa-best", "fig5.plsa-tracks", "fig8.uar-knn", "fig8.plsa-best", "fig5.cf-near-random"):
+    for cid in (
+        "fig2.plsa-best",
+        "fig5.plsa-tracks",
+        "fig8.uar-knn",
+        "fig8.plsa-best",
+        "fig5.cf-near-random",
+    ):
         row = frame.set_index("claim").loc[f"bellogin2017.{cid}"]
         assert row["verdict"] == Verdict.NOT_REPRODUCED.value and "did not run" in row["reason"]
     # the identities of §6.3 and the lemma are exact and hold on any data
@@ -71,8 +98,12 @@ def test_every_claim_evaluates_on_a_small_study(study):
     assert v["bellogin2017.eq2.proof-step"] == "differs"  # the printed step is reversed
 
 
-def test_second_dataset_profile_leaves_out_costly_designs_and_says_so():
-    st = b17.Study(toy(1), settings(ai_designs=False, engine_designs=False, seeds=1, check_seeds=2), dataset="toy2")
+def test_second_dataset_profile_leaves_out_costly_designs_and_says_so() -> None:
+    st = b17.Study(
+        toy(1),
+        settings(ai_designs=False, engine_designs=False, seeds=1, check_seeds=2),
+        dataset="toy2",
+    )
     res = st.run_all()
     assert "fig9" not in res and "AI-UAR" not in set(res["fig8"]["design"])
     frame = b17.LEDGER.evaluate(res, dataset="toy2", profile="quick").set_index("claim")
@@ -81,7 +112,7 @@ def test_second_dataset_profile_leaves_out_costly_designs_and_says_so():
     assert "not computed" in frame.loc["bellogin2017.fig9.bpref", "reason"]
 
 
-def test_settings_resolve_profiles():
+def test_settings_resolve_profiles() -> None:
     quick, full = b17.Settings.resolve("quick"), b17.Settings.resolve("full")
     second = b17.Settings.resolve("quick", secondary=True)
     assert len(quick.seeds) < len(full.seeds) and len(second.seeds) <= len(quick.seeds)
@@ -94,13 +125,28 @@ def test_settings_resolve_profiles():
 # ---- the bootstrap over users -----------------------------------------------------------------
 
 
-def per_set_frame(values: dict[str, np.ndarray], users: np.ndarray, strata: np.ndarray, seed: int = 0) -> pd.DataFrame:
-    rows = [pd.DataFrame({"seed": seed, "system": name, "set": np.arange(len(v)), "user": users, "stratum": strata,
-                          "removed": 0.0, "P": v, "nDCG": v}) for name, v in values.items()]
+def per_set_frame(
+    values: dict[str, np.ndarray], users: np.ndarray, strata: np.ndarray, seed: int = 0
+) -> pd.DataFrame:
+    rows = [
+        pd.DataFrame(
+            {
+                "seed": seed,
+                "system": name,
+                "set": np.arange(len(v)),
+                "user": users,
+                "stratum": strata,
+                "removed": 0.0,
+                "P": v,
+                "nDCG": v,
+            }
+        )
+        for name, v in values.items()
+    ]
     return pd.concat(rows, ignore_index=True)
 
 
-def test_user_table_ratio_is_the_protocol_mean():
+def test_user_table_ratio_is_the_protocol_mean() -> None:
     rng = np.random.default_rng(0)
     users = rng.integers(0, 30, 200)
     strata = rng.integers(0, 4, 200)
@@ -115,27 +161,31 @@ def test_user_table_ratio_is_the_protocol_mean():
     assert t.index.nunique() == len(np.unique(users))
 
 
-def test_user_bootstrap_matches_scipy_for_a_plain_mean():
+def test_user_bootstrap_matches_scipy_for_a_plain_mean() -> None:
     rng = np.random.default_rng(3)
     x = rng.gamma(0.7, size=400)
     f = per_set_frame({"s": x}, np.arange(400), np.zeros(400, int))
     t = b17.user_table({"x": (f, ["s"])})
     ours = b17.user_bootstrap(t, lambda get: get("x", "s"), resamples=4000, seed=1)
-    ref = stats.bootstrap((x,), np.mean, n_resamples=4000, method="percentile",
-                          rng=np.random.default_rng(9)).confidence_interval
+    ref = stats.bootstrap(
+        (x,), np.mean, n_resamples=4000, method="percentile", rng=np.random.default_rng(9)
+    ).confidence_interval
     assert ours.value == pytest.approx(x.mean())
     width = ref.high - ref.low
     assert abs(ours.low - ref.low) < 0.1 * width and abs(ours.high - ref.high) < 0.1 * width
 
 
-def test_user_bootstrap_keeps_a_users_sets_together():
+def test_user_bootstrap_keeps_a_users_sets_together() -> None:
     # every user has 10 identical sets: the cluster bootstrap sees 20 users, not 200 sets
     users = np.repeat(np.arange(20), 10)
     x = np.repeat(np.random.default_rng(0).random(20), 10)
     f = per_set_frame({"s": x}, users, np.zeros(200, int))
-    est = b17.user_bootstrap(b17.user_table({"x": (f, ["s"])}), lambda get: get("x", "s"), resamples=2000)
-    per_user = stats.bootstrap((x[::10],), np.mean, n_resamples=2000, method="percentile",
-                               rng=np.random.default_rng(0)).confidence_interval
+    est = b17.user_bootstrap(
+        b17.user_table({"x": (f, ["s"])}), lambda get: get("x", "s"), resamples=2000
+    )
+    per_user = stats.bootstrap(
+        (x[::10],), np.mean, n_resamples=2000, method="percentile", rng=np.random.default_rng(0)
+    ).confidence_interval
     assert est.width == pytest.approx(per_user.high - per_user.low, rel=0.2)
 
 
@@ -146,7 +196,7 @@ def fake(**results) -> dict:
     return {"settings": settings(), "dataset": "toy", **results}
 
 
-def test_wilcoxon_claim_reads_the_largest_p():
+def test_wilcoxon_claim_reads_the_largest_p() -> None:
     w = pd.DataFrame({"a": ["x", "x"], "b": ["y", "z"], "p": [1e-9, 0.02], "users": 50})
     out = b17.outcome("bellogin2017.fig2.wilcoxon", fake(wilcoxon=w))
     assert out.verdict == Verdict.DIFFERS and "x against z" in out.reason
@@ -154,16 +204,27 @@ def test_wilcoxon_claim_reads_the_largest_p():
     assert b17.outcome("bellogin2017.fig2.wilcoxon", fake(wilcoxon=w)).verdict == Verdict.AGREES
 
 
-def test_proof_step_claim_reports_the_share():
-    p = pd.DataFrame({"system": ["a", "b"], "sets": [100, 300], "own <= union": 1.0, "union <= own + |PR|-1": 1.0,
-                      "printed: own >= union + |PR|-1": [0.1, 0.2], "one relevant item": [0.1, 0.2]})
+def test_proof_step_claim_reports_the_share() -> None:
+    p = pd.DataFrame(
+        {
+            "system": ["a", "b"],
+            "sets": [100, 300],
+            "own <= union": 1.0,
+            "union <= own + |PR|-1": 1.0,
+            "printed: own >= union + |PR|-1": [0.1, 0.2],
+            "one relevant item": [0.1, 0.2],
+        }
+    )
     out = b17.outcome("bellogin2017.eq2.proof-step", fake(proof_step=p))
     assert out.verdict == Verdict.DIFFERS and out.ours.value == pytest.approx(0.175)
 
 
-def test_ml1m_properties_are_compared_only_on_ml1m():
+def test_ml1m_properties_are_compared_only_on_ml1m() -> None:
     u = {"size": 1703, "eta": 118, "test share": 0.2}
-    assert b17.outcome("bellogin2017.sec6.2.uniform-size", fake(uniform_size=u)).verdict == Verdict.NOT_REPRODUCED
+    assert (
+        b17.outcome("bellogin2017.sec6.2.uniform-size", fake(uniform_size=u)).verdict
+        == Verdict.NOT_REPRODUCED
+    )
     r = fake(uniform_size=u)
     r["dataset"] = "ml-1m"
     assert b17.outcome("bellogin2017.sec6.2.uniform-size", r).verdict == Verdict.AGREES
@@ -171,44 +232,60 @@ def test_ml1m_properties_are_compared_only_on_ml1m():
     assert b17.outcome("bellogin2017.sec6.2.uniform-size", r).verdict == Verdict.DIFFERS
 
 
-def test_ai_ti_claim_uses_the_exact_rho_of_each_split():
-    c = pd.DataFrame({"seed": [0, 1, 2], "no test rating": 0.16, "rho AI-AN": [0.01, 0.01, 0.01],
-                      "rho TI-AN": [0.0121, 0.0120, 0.0122]})
+def test_ai_ti_claim_uses_the_exact_rho_of_each_split() -> None:
+    c = pd.DataFrame(
+        {
+            "seed": [0, 1, 2],
+            "no test rating": 0.16,
+            "rho AI-AN": [0.01, 0.01, 0.01],
+            "rho TI-AN": [0.0121, 0.0120, 0.0122],
+        }
+    )
     out = b17.outcome("bellogin2017.fig2.ai-ti", fake(coverage=c))
     assert out.verdict == Verdict.DIFFERS and out.ours.value == pytest.approx(0.21)
     c["rho TI-AN"] = [0.0100, 0.0101, 0.0099]
     assert b17.outcome("bellogin2017.fig2.ai-ti", fake(coverage=c)).verdict == Verdict.AGREES
 
 
-def test_eq4_claims_separate_monte_carlo_from_the_exact_rho():
+def test_eq4_claims_separate_monte_carlo_from_the_exact_rho() -> None:
     # a 5 % bias: the Monte-Carlo interval (wide) agrees, the exact ρ (tight) does not
-    rows = pd.DataFrame({"sigma": 0.2, "seed": range(6), "eq4": 0.01, "rho": 0.0105 + np.arange(6) * 1e-6,
-                         "cov": 0.0005, "split": 0.0,
-                         "random": [0.0095, 0.0112, 0.0101, 0.0110, 0.0098, 0.0113]})
+    rows = pd.DataFrame(
+        {
+            "sigma": 0.2,
+            "seed": range(6),
+            "eq4": 0.01,
+            "rho": 0.0105 + np.arange(6) * 1e-6,
+            "cov": 0.0005,
+            "split": 0.0,
+            "random": [0.0095, 0.0112, 0.0101, 0.0110, 0.0098, 0.0113],
+        }
+    )
     r = fake(ar_checks=rows)
     assert b17.outcome("bellogin2017.eq4.monte-carlo", r).verdict == Verdict.AGREES
     exact = b17.outcome("bellogin2017.eq4.exact", r)
     assert exact.verdict == Verdict.DIFFERS and exact.ours.value == pytest.approx(0.05, abs=1e-3)
 
 
-def test_fig8_lift_claims_on_a_study(study):
+def test_fig8_lift_claims_on_a_study(study) -> None:
     f = study.results["fig8"]
     assert {"P1R", "P1R (AI)", "UAR", "AI-UAR"} <= set(f["design"])
     # P1R uses TI candidates: every target item has a test rating in its split
     out = b17.outcome("bellogin2017.fig8.u1r", study.results)
     t = b17.user_table({d: (f[f.design == d], ["popularity", "random"]) for d in ("U1R", "1R")})
-    direct = (t["U1R|popularity"].sum() / t["U1R|random"].sum()) - (t["1R|popularity"].sum() / t["1R|random"].sum())
+    direct = (t["U1R|popularity"].sum() / t["U1R|random"].sum()) - (
+        t["1R|popularity"].sum() / t["1R|random"].sum()
+    )
     assert out.ours.value == pytest.approx(direct)
 
 
-def test_cited_claim_names_paper_ours_and_verdict(study):
+def test_cited_claim_names_paper_ours_and_verdict(study) -> None:
     sentence = text.cite(study, "fig2.popularity-ar")
     assert "the paper's 0.08 (ML-1M)" in sentence and "ours (toy)" in sentence
     assert re.search(r"\*\*(agrees|differs|inconclusive)", sentence)
     assert text.cite(study, "bellogin2017.fig2.popularity-ar") == sentence
 
 
-def test_direction_words():
+def test_direction_words() -> None:
     assert text.direction(0.3) == "rises" and text.direction(-1) == "falls"
     assert text.direction(0) == "stays level"
 
@@ -216,7 +293,7 @@ def test_direction_words():
 # ---- the study's experiments ------------------------------------------------------------------
 
 
-def test_p1r_of_fig8_uses_test_items_only():
+def test_p1r_of_fig8_uses_test_items_only() -> None:
     df = toy(2)
     s = settings()
     st = b17.Study(df, s, dataset="toy")
@@ -225,10 +302,13 @@ def test_p1r_of_fig8_uses_test_items_only():
     assert set(sets["item"]) <= set(test["item"])
     p_ai = st.protocol("AI", "1R", "NN", percentiles=s.percentiles, short_pool="shrink")
     _, _, sets_ai, _ = trials.split_sets(df, p_ai, 0, sigma=s.sigma)
-    assert not set(sets_ai["item"]) <= set(test["item"]) or len(set(test["item"])) == df["item"].nunique()
+    assert (
+        not set(sets_ai["item"]) <= set(test["item"])
+        or len(set(test["item"])) == df["item"].nunique()
+    )
 
 
-def test_coverage_and_positive_shares(study):
+def test_coverage_and_positive_shares(study) -> None:
     c = study.results["coverage"]
     assert ((c["no test rating"] >= 0) & (c["no test rating"] < 1)).all()
     shares = study.results["positive_shares"]
@@ -238,19 +318,19 @@ def test_coverage_and_positive_shares(study):
     assert curve[-1] == pytest.approx(1.0) and np.all(np.diff(curve) >= 0)
 
 
-def test_nonpersonalised_ceiling_beats_every_ranking(study):
+def test_nonpersonalised_ceiling_beats_every_ranking(study) -> None:
     per = trials.summarise(study.results["nonpersonalised"]).groupby("system")["P"].mean()
     assert per[b17.ORACLE] >= per[list(b17.NONPERSONALISED)].max() - 1e-12
 
 
-def test_conditional_eq3_is_closer_to_the_measurement_than_eq3(study):
+def test_conditional_eq3_is_closer_to_the_measurement_than_eq3(study) -> None:
     c = study.results["ar_checks"].dropna(subset=["popularity"])
     measured = c["popularity"].mean()
     assert abs(c["conditional"].mean() - measured) < abs(c["eq3"].mean() - measured)
     assert abs(c["exact"].mean() - measured) < abs(c["eq3"].mean() - measured)
 
 
-def test_identities_hold_on_the_study(study):
+def test_identities_hold_on_the_study(study) -> None:
     f = study.results["identities"]
     one_r = f[f.design == "1R TI-NN"]
     np.testing.assert_allclose(one_r["AP"], one_r["RR"], atol=1e-12)
@@ -262,7 +342,7 @@ def test_identities_hold_on_the_study(study):
 # ---- the chapter --------------------------------------------------------------------------------
 
 
-def test_chapter_prose_has_no_typed_numbers_and_no_old_claims():
+def test_chapter_prose_has_no_typed_numbers_and_no_old_claims() -> None:
     text = CHAPTER.read_text()
     assert prose.typed_numbers(text) == []
     # sentences the issue found wrong are gone
@@ -273,20 +353,22 @@ def test_chapter_prose_has_no_typed_numbers_and_no_old_claims():
     m = re.search(r"caption: (.*?)\n    name: fig-neutralising", text, re.S)
     assert m and "popularity and random" not in m.group(1)
     assert "name: fig-fig9" in text
-    assert "chapters.start(" in text and "execution.finish()" in text and "{glue:md} execution" in text
+    assert (
+        "chapters.start(" in text and "execution.finish()" in text and "{glue:md} execution" in text
+    )
     assert 'needs="graded"' in text and "second_dataset" in text
     assert "other way round" in text  # the reversed step of the proof is pointed out
 
 
-# ---- the chapter's text, tables and figures -------------------------------------------------------
+# ---- the chapter's text, tables and figures ---------------------------------------------------
 
 
-def test_settings_remember_their_profile():
+def test_settings_remember_their_profile() -> None:
     assert b17.Settings.resolve("quick").profile == "quick"
     assert b17.Settings.resolve("full").profile == "full"
 
 
-def test_claim_parts_cite_every_claim_once_and_exist():
+def test_claim_parts_cite_every_claim_once_and_exist() -> None:
     cited = [c for ids in text.CLAIMS.values() for c in ids]
     assert len(cited) == len(set(cited))
     assert {f"bellogin2017.{c}" for c in cited} <= set(b17.LEDGER.ids)
@@ -294,42 +376,53 @@ def test_claim_parts_cite_every_claim_once_and_exist():
         text.claims(None, "fig99")
 
 
-def test_claims_list_one_bullet_per_claim_with_its_verdict(study):
+def test_claims_list_one_bullet_per_claim_with_its_verdict(study) -> None:
     md = text.claims(study, "fig8")
     lines = md.split("\n")
     assert len(lines) == len(text.CLAIMS["fig8"]) and all(x.startswith("* *") for x in lines)
-    for line, cid in zip(lines, text.CLAIMS["fig8"]):
+    for line, cid in zip(lines, text.CLAIMS["fig8"], strict=True):
         verdict = b17.outcome(f"bellogin2017.{cid}", study.results).verdict.value
         assert f"**{verdict}**" in line
 
 
-def test_texts_take_their_numbers_from_the_results(study):
+def test_texts_take_their_numbers_from_the_results(study) -> None:
     t3 = study.results["table3"]
     pcol = t3[f"popularity P@{study.s.n}"]
     assert f"{pcol.min():.4f} ({pcol.idxmin()})" in text.target_sets_text(study)
     proof = study.results["proof_step"]
     assert f"{proof['one relevant item'].mean():.4f}" in text.proof_step_text(study)
     fit = study.results["fit"]
-    assert text.fit_line(study) == (f"fit on toy: c1 = {fit.c1:.3g}, c2 = {fit.c2:.1f}, "
-                                    f"beta = {fit.beta:.3g}, alpha = {fit.alpha:.2f}")
+    assert text.fit_line(study) == (
+        f"fit on toy: c1 = {fit.c1:.3g}, c2 = {fit.c2:.1f}, "
+        f"beta = {fit.beta:.3g}, alpha = {fit.alpha:.2f}"
+    )
     top = study.results["positive_shares"]["top_liked"]
     assert f"liked by {top:.1%} of the users" in text.positive_shares_text(study)
     assert text.summary(study).startswith("toy: 150 users")
     # the sentences of every part read without error and end in a full stop or a list item
-    for fn in (text.fig2_text, text.popularity_gap_text, text.formula_text, text.fig4_text,
-               text.eq3_text, text.fig5_text, text.fig8_text, text.p1r_text, text.fig9_text):
+    for fn in (
+        text.fig2_text,
+        text.popularity_gap_text,
+        text.formula_text,
+        text.fig4_text,
+        text.eq3_text,
+        text.fig5_text,
+        text.fig8_text,
+        text.p1r_text,
+        text.fig9_text,
+    ):
         out = fn(study)
         assert out and "{" not in out and "nan" not in out.lower().replace("nanosecond", "")
 
 
-def test_fig8_text_names_the_extreme_lifts(study):
+def test_fig8_text_names_the_extreme_lifts(study) -> None:
     lift = b17.tables.fig8_table(study)["popularity / random"]
     out = text.fig8_text(study)
     assert f"smallest under {lift.idxmin()} and largest under {lift.idxmax()}" in out
     assert f"{lift['P1R (AI)']:.2f}, against {lift['P1R']:.2f}" in out
 
 
-def test_verdicts_text_counts_and_compares_two_ledgers(study):
+def test_verdicts_text_counts_and_compares_two_ledgers(study) -> None:
     frame = b17.LEDGER.evaluate(study.results, dataset="toy", profile="quick")
     other = frame.copy()
     flip = other.index[other["verdict"] == "agrees"][0]
@@ -337,14 +430,18 @@ def test_verdicts_text_counts_and_compares_two_ledgers(study):
     out = text.verdicts_text({"toy": frame, "toy2": other})
     n_agree = int((frame["verdict"] == "agrees").sum())
     assert out.startswith(f"**Verdicts.** {len(frame)} claims — on toy: {n_agree} agrees")
-    judged = int(((frame["verdict"] != "not reproduced here")
-                  & (other["verdict"] != "not reproduced here")).sum())
+    judged = int(
+        (
+            (frame["verdict"] != "not reproduced here")
+            & (other["verdict"] != "not reproduced here")
+        ).sum()
+    )
     assert f"Of the {judged} claims judged on both datasets, {judged - 1} get the same" in out
     assert other.loc[flip, "claim"].replace("bellogin2017.", "") in out
     assert "judged on both" not in text.verdicts_text({"toy": frame})
 
 
-def test_tables_match_the_results(study):
+def test_tables_match_the_results(study) -> None:
     f2 = b17.tables.fig2_table(study)
     direct = trials.summarise(study.results["fig2"], by=["design"])
     one = direct[(direct.design == "AR TI-AN") & (direct.system == "popularity")]["P"].mean()
@@ -355,19 +452,27 @@ def test_tables_match_the_results(study):
     assert list(npt.index) == [*b17.NONPERSONALISED, b17.ORACLE]
     gaps = b17.tables.identities_table(study)
     assert gaps.loc[("1R TI-NN", study.s.graded_threshold), "|AP - RR|"] < 1e-12
-    assert b17.tables.uniform_table(study).loc["|T|", "ours"] == study.results["uniform_size"]["size"]
+    assert (
+        b17.tables.uniform_table(study).loc["|T|", "ours"] == study.results["uniform_size"]["size"]
+    )
     assert list(b17.tables.fig8_table(study).index) == b17.tables.fig8_designs(study)
 
 
-def test_figures_draw(study):
+def test_figures_draw(study) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    for draw in (b17.figures.fig2, b17.figures.lemma_bounds, b17.figures.sparsity,
-                 b17.figures.simulation, b17.figures.positive_ratio, b17.figures.fig8,
-                 b17.figures.fig9):
+    for draw in (
+        b17.figures.fig2,
+        b17.figures.lemma_bounds,
+        b17.figures.sparsity,
+        b17.figures.simulation,
+        b17.figures.positive_ratio,
+        b17.figures.fig8,
+        b17.figures.fig9,
+    ):
         draw(study)
         plt.close("all")
     b17.figures.positive_shares([study, None])

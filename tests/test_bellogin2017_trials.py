@@ -24,14 +24,23 @@ from recmeta.protocols import Protocol, item_scores, random_scores, target_sets
 from .test_protocols import TEST, TRAIN, build, toy_ratings
 
 
-def test_trials_report_formula_rho_and_lemma_bounds():
+def test_trials_report_formula_rho_and_lemma_bounds() -> None:
     rng = np.random.default_rng(0)
     df = pd.DataFrame(
-        [(u, i, float(rng.integers(1, 6))) for u in range(60) for i in rng.choice(120, 25, replace=False)],
+        [
+            (u, i, float(rng.integers(1, 6)))
+            for u in range(60)
+            for i in rng.choice(120, 25, replace=False)
+        ],
         columns=["user", "item", "rating"],
     )
     scorers = {"rnd": lambda train, sets: random_scores(sets, 5)}
-    r = trials(df, Protocol("AI", "1R", "NN", 19, threshold=4, shared_nonrelevant=True), scorers, seeds=[0, 1])
+    r = trials(
+        df,
+        Protocol("AI", "1R", "NN", 19, threshold=4, shared_nonrelevant=True),
+        scorers,
+        seeds=[0, 1],
+    )
     assert len(r) == 2 and np.allclose(r["formula"], 1 / 20) and np.allclose(r["rho"], 1 / 20)
     assert (r["lower"] <= r["P"] + 1e-12).all() and (r["P"] <= r["upper"] + 1e-12).all()
     ar = trials(df, Protocol("AI", "AR", "AN", threshold=4, ar_users="all"), scorers, removed=0.5)
@@ -39,11 +48,15 @@ def test_trials_report_formula_rho_and_lemma_bounds():
     assert ar["formula"].iloc[0] == pytest.approx(0.2 * 0.5 * n_pos / (60 * ar["t"].iloc[0]))
 
 
-def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path):
+def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path) -> None:
     pytest.importorskip("lenskit")
     rng = np.random.default_rng(2)
     df = pd.DataFrame(
-        [(u, i, float(rng.integers(1, 6))) for u in range(1, 31) for i in rng.choice(np.arange(1, 61), 15, replace=False)],
+        [
+            (u, i, float(rng.integers(1, 6)))
+            for u in range(1, 31)
+            for i in rng.choice(np.arange(1, 61), 15, replace=False)
+        ],
         columns=["user", "item", "rating"],
     )
     is_test = rng.random(len(df)) < 0.2
@@ -57,12 +70,14 @@ def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path):
     known = got["item"].isin(counts.index)
     assert got.loc[~known, "score"].isna().all()
     r = got.loc[known]
-    assert stats.spearmanr(r["score"], counts.reindex(r["item"]).to_numpy()).statistic == pytest.approx(1.0)
+    assert stats.spearmanr(
+        r["score"], counts.reindex(r["item"]).to_numpy()
+    ).statistic == pytest.approx(1.0)
     again = scorer(train, sets, split_seed=0)
     pd.testing.assert_frame_equal(got, again)
 
 
-def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings():
+def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings() -> None:
     s = build("AI", "AR", "AN")
     per_split, fixed = random_scorer(3), random_scorer(3, per_split=False)
     a = per_split(TRAIN, s, split_seed=0)["score"].to_numpy()
@@ -78,10 +93,15 @@ def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings():
 # -- per-set rows, the cache, the engine's options, 1R-AN read off AR-AN ------------------------
 
 
-def test_trials_per_set_rows_summarise_to_the_split_rows_and_the_cache_changes_nothing():
+def test_trials_per_set_rows_summarise_to_the_split_rows_and_the_cache_changes_nothing() -> None:
     df = toy_ratings(6)
-    scorers = {"pop": lambda train, sets: item_scores(sets, train["item"].value_counts().reindex(
-        sets["item"].unique(), fill_value=0).astype(float)), "rnd": lambda train, sets: random_scores(sets, 2)}
+    scorers = {
+        "pop": lambda train, sets: item_scores(
+            sets,
+            train["item"].value_counts().reindex(sets["item"].unique(), fill_value=0).astype(float),
+        ),
+        "rnd": lambda train, sets: random_scores(sets, 2),
+    }
     p = Protocol("TI", "1R", "NN", 9, threshold=4, percentiles=2, short_pool="shrink")
     rows = trials(df, p, scorers, seeds=[0, 1])
     per = trials(df, p, scorers, seeds=[0, 1], per_set=True)
@@ -91,31 +111,49 @@ def test_trials_per_set_rows_summarise_to_the_split_rows_and_the_cache_changes_n
     np.testing.assert_allclose(back["rho"], rows["rho"])
     cache = TrialCache()
     first = trials(df, p, scorers, seeds=[0, 1], per_set=True, cache=cache)
-    again = trials(df, p, {"rnd": scorers["rnd"], "pop": scorers["pop"]}, seeds=[0, 1], per_set=True, cache=cache)
+    again = trials(
+        df,
+        p,
+        {"rnd": scorers["rnd"], "pop": scorers["pop"]},
+        seeds=[0, 1],
+        per_set=True,
+        cache=cache,
+    )
     pd.testing.assert_frame_equal(first, per)
-    pd.testing.assert_frame_equal(again.sort_values(["seed", "system", "set"]).reset_index(drop=True),
-                                  per.sort_values(["seed", "system", "set"]).reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        again.sort_values(["seed", "system", "set"]).reset_index(drop=True),
+        per.sort_values(["seed", "system", "set"]).reset_index(drop=True),
+    )
     assert len(cache.results) == 4 and len(cache.sets) <= cache.keep_sets
 
 
-def test_trials_adds_engine_metrics_per_set():
+def test_trials_adds_engine_metrics_per_set() -> None:
     df = toy_ratings(7)
-    per = trials(df, Protocol("AI", "AR", "AN", threshold=4, ar_users="all"),
-                 {"rnd": lambda train, sets: random_scores(sets, 2)}, n=5, per_set=True, metrics=["P@5", "R@5"])
+    per = trials(
+        df,
+        Protocol("AI", "AR", "AN", threshold=4, ar_users="all"),
+        {"rnd": lambda train, sets: random_scores(sets, 2)},
+        n=5,
+        per_set=True,
+        metrics=["P@5", "R@5"],
+    )
     has = per["P@5"].notna()
-    np.testing.assert_allclose(per.loc[has, "P@5"], per.loc[has, "P"], atol=1e-12)  # same ranking rule
+    # same ranking rule
+    np.testing.assert_allclose(per.loc[has, "P@5"], per.loc[has, "P"], atol=1e-12)
     assert per.loc[~has, "P"].eq(0).all()  # the engine leaves out the sets without a relevant item
     assert per.loc[has, "R@5"].between(0, 1).all() and per.loc[~has, "R@5"].isna().all()
 
 
-def test_nonpersonalised_scorers_hand_example():
+def test_nonpersonalised_scorers_hand_example() -> None:
     s = build("TI", "AR", "AN")  # sets of u1 {3, 4, 5}, u2 {1, 4, 5}, u3 {3, 4, 5}
     liked = liked_scorer(4)(TRAIN, s).set_index(["user", "item"])["score"]
-    # |PR_train|: item 1: 1 (u1 rated 5), item 2: 1, item 3: 1, items 4, 5: 0; ties broken by |R_train|
+    # |PR_train|: item 1: 1 (u1 rated 5), item 2: 1, item 3: 1, items 4, 5: 0;
+    # ties broken by |R_train|
     assert liked[(2, 1)] > liked[(2, 4)] and liked[(1, 3)] > liked[(1, 5)]
     mean = mean_rating_scorer(damping=0)(TRAIN, s).set_index(["user", "item"])["score"]
     assert mean[(2, 1)] == pytest.approx(4.0)  # item 1: ratings 5 and 3
-    assert mean[(1, 5)] == pytest.approx(TRAIN["rating"].mean())  # no training rating: the global mean
+    # no training rating: the global mean
+    assert mean[(1, 5)] == pytest.approx(TRAIN["rating"].mean())
     oracle = oracle_scorer(TRAIN, s).set_index(["user", "item"])["score"]
     # relevant in test: item 3 (u1), 4 (u1), 1 (u2), 5 (u2)
     assert oracle[(1, 3)] == 1 and oracle[(3, 3)] == 1 and oracle[(2, 4)] == 1

@@ -30,8 +30,12 @@ from recmeta.protocols import (
 # Pools 𝒞 ∖ PR_test(u) ∖ R_train(u):
 #   AI: u1 {5, 6, 7}, u2 {4, 6, 7}, u3 {2, 3, 4, 5, 7}
 #   TI: u1 {5},       u2 {4},       u3 {3, 4, 5}
-TRAIN = pd.DataFrame({"user": [1, 1, 2, 2, 3, 3], "item": [1, 2, 2, 3, 1, 6], "rating": [5.0, 2, 4, 5, 3, 5]})
-TEST = pd.DataFrame({"user": [1, 1, 1, 2, 2, 3], "item": [3, 4, 5, 1, 5, 4], "rating": [5.0, 4, 1, 5, 4, 2]})
+TRAIN = pd.DataFrame(
+    {"user": [1, 1, 2, 2, 3, 3], "item": [1, 2, 2, 3, 1, 6], "rating": [5.0, 2, 4, 5, 3, 5]}
+)
+TEST = pd.DataFrame(
+    {"user": [1, 1, 1, 2, 2, 3], "item": [3, 4, 5, 1, 5, 4], "rating": [5.0, 4, 1, 5, 4, 2]}
+)
 ITEMS = np.arange(1, 8)
 
 
@@ -39,26 +43,42 @@ def contents(sets: pd.DataFrame) -> list[tuple[int, list[int], list[int]]]:
     """(user, relevant items, non-relevant items) of every set, in set order."""
     out = []
     for _, d in sets.groupby("set"):
-        out.append((int(d["user"].iloc[0]), sorted(d.loc[d.relevant, "item"]), sorted(d.loc[~d.relevant, "item"])))
+        out.append(
+            (
+                int(d["user"].iloc[0]),
+                sorted(d.loc[d.relevant, "item"]),
+                sorted(d.loc[~d.relevant, "item"]),
+            )
+        )
     return out
 
 
-def build(c, r, nn, n=None, seed=0, **kw):
-    return target_sets(TRAIN, TEST, Protocol(c, r, nn, n, threshold=4, **kw), items=ITEMS, seed=seed)
+def build(c, r, nn, n=None, seed=0, **kw) -> pd.DataFrame:
+    return target_sets(
+        TRAIN, TEST, Protocol(c, r, nn, n, threshold=4, **kw), items=ITEMS, seed=seed
+    )
 
 
 # -- the eight combinations ---------------------------------------------------------------------
 
 
-def test_ai_an_ar():
-    assert contents(build("AI", "AR", "AN")) == [(1, [3, 4], [5, 6, 7]), (2, [1, 5], [4, 6, 7]), (3, [], [2, 3, 4, 5, 7])]
+def test_ai_an_ar() -> None:
+    assert contents(build("AI", "AR", "AN")) == [
+        (1, [3, 4], [5, 6, 7]),
+        (2, [1, 5], [4, 6, 7]),
+        (3, [], [2, 3, 4, 5, 7]),
+    ]
 
 
-def test_ti_an_ar():
-    assert contents(build("TI", "AR", "AN")) == [(1, [3, 4], [5]), (2, [1, 5], [4]), (3, [], [3, 4, 5])]
+def test_ti_an_ar() -> None:
+    assert contents(build("TI", "AR", "AN")) == [
+        (1, [3, 4], [5]),
+        (2, [1, 5], [4]),
+        (3, [], [3, 4, 5]),
+    ]
 
 
-def test_ai_an_1r():
+def test_ai_an_1r() -> None:
     assert contents(build("AI", "1R", "AN")) == [
         (1, [3], [5, 6, 7]),
         (1, [4], [5, 6, 7]),
@@ -67,21 +87,31 @@ def test_ai_an_1r():
     ]
 
 
-def test_ti_an_1r():
-    assert contents(build("TI", "1R", "AN")) == [(1, [3], [5]), (1, [4], [5]), (2, [1], [4]), (2, [5], [4])]
+def test_ti_an_1r() -> None:
+    assert contents(build("TI", "1R", "AN")) == [
+        (1, [3], [5]),
+        (1, [4], [5]),
+        (2, [1], [4]),
+        (2, [5], [4]),
+    ]
 
 
-def test_ti_nn_1r_with_full_pools_is_exact():
+def test_ti_nn_1r_with_full_pools_is_exact() -> None:
     # |N_u| = 1 equals the TI pools of u1 and u2 (u3 has no relevant item, hence no 1R set)
-    assert contents(build("TI", "1R", "NN", 1)) == [(1, [3], [5]), (1, [4], [5]), (2, [1], [4]), (2, [5], [4])]
+    assert contents(build("TI", "1R", "NN", 1)) == [
+        (1, [3], [5]),
+        (1, [4], [5]),
+        (2, [1], [4]),
+        (2, [5], [4]),
+    ]
 
 
-def test_ai_nn_1r_with_full_pools_is_exact():
+def test_ai_nn_1r_with_full_pools_is_exact() -> None:
     assert contents(build("AI", "1R", "NN", 3)) == contents(build("AI", "1R", "AN"))
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_ti_nn_ar(seed):
+def test_ti_nn_ar(seed) -> None:
     got = contents(build("TI", "AR", "NN", 1, seed=seed))
     assert got[:2] == [(1, [3, 4], [5]), (2, [1, 5], [4])]
     user, rel, non = got[2]
@@ -89,14 +119,14 @@ def test_ti_nn_ar(seed):
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_ai_nn_ar(seed):
+def test_ai_nn_ar(seed) -> None:
     got = contents(build("AI", "AR", "NN", 3, seed=seed))
     assert got[:2] == [(1, [3, 4], [5, 6, 7]), (2, [1, 5], [4, 6, 7])]
     user, rel, non = got[2]
     assert user == 3 and rel == [] and len(non) == 3 and set(non) <= {2, 3, 4, 5, 7}
 
 
-def test_nn_samples_differ_across_sets_and_seeds():
+def test_nn_samples_differ_across_sets_and_seeds() -> None:
     a = contents(build("AI", "1R", "NN", 1, seed=0))
     seen = {tuple(x[2][0] for x in contents(build("AI", "1R", "NN", 1, seed=s))) for s in range(20)}
     assert all(len(x[2]) == 1 for x in a)
@@ -104,18 +134,22 @@ def test_nn_samples_differ_across_sets_and_seeds():
     assert {x[2][0] for x in a[:1]} <= {5, 6, 7}
 
 
-def test_rating_column_keeps_judged_apart_from_unjudged():
+def test_rating_column_keeps_judged_apart_from_unjudged() -> None:
     s = build("AI", "AR", "AN")
     u1 = s[s.user == 1].set_index("item")["rating"]
     assert u1[3] == 5.0 and u1[4] == 4.0 and u1[5] == 1.0  # item 5: judged non-relevant
     assert np.isnan(u1[6]) and np.isnan(u1[7])  # unjudged
     assert (s["stratum"] == 0).all()
-    assert s.dtypes["set"] == np.int64 and s.dtypes["relevant"] == bool
+    assert s.dtypes["set"] == np.int64 and s.dtypes["relevant"] == np.dtype(bool)
 
 
-def test_ar_users_all_adds_users_without_test_ratings():
-    train = pd.concat([TRAIN, pd.DataFrame({"user": [4], "item": [2], "rating": [5.0]})], ignore_index=True)
-    s = target_sets(train, TEST, Protocol("TI", "AR", "AN", threshold=4, ar_users="all"), items=ITEMS)
+def test_ar_users_all_adds_users_without_test_ratings() -> None:
+    train = pd.concat(
+        [TRAIN, pd.DataFrame({"user": [4], "item": [2], "rating": [5.0]})], ignore_index=True
+    )
+    s = target_sets(
+        train, TEST, Protocol("TI", "AR", "AN", threshold=4, ar_users="all"), items=ITEMS
+    )
     assert contents(s)[-1] == (4, [], [1, 3, 4, 5])
     s_test = target_sets(train, TEST, Protocol("TI", "AR", "AN", threshold=4), items=ITEMS)
     assert s_test["user"].unique().tolist() == [1, 2, 3]
@@ -124,7 +158,7 @@ def test_ar_users_all_adds_users_without_test_ratings():
 # -- NN sampling is uniform ---------------------------------------------------------------------
 
 
-def test_nn_sampling_is_uniform_over_the_pool():
+def test_nn_sampling_is_uniform_over_the_pool() -> None:
     # one user with 300 relevant test items among 400; the pool is the 100 other items
     items = np.arange(400)
     test = pd.DataFrame({"user": 0, "item": items[:300], "rating": 5.0})
@@ -137,25 +171,29 @@ def test_nn_sampling_is_uniform_over_the_pool():
     assert stats.chisquare(counts).pvalue > 1e-3
 
 
-def test_shared_nonrelevant_reuses_one_sample_per_user():
+def test_shared_nonrelevant_reuses_one_sample_per_user() -> None:
     items = np.arange(50)
     test = pd.DataFrame({"user": 0, "item": items[:20], "rating": 5.0})
     train = pd.DataFrame({"user": 1, "item": items, "rating": 1.0})
-    s = target_sets(train, test, Protocol("AI", "1R", "NN", 5, threshold=4, shared_nonrelevant=True), seed=2)
+    s = target_sets(
+        train, test, Protocol("AI", "1R", "NN", 5, threshold=4, shared_nonrelevant=True), seed=2
+    )
     negs = {tuple(sorted(d.loc[~d.relevant, "item"])) for _, d in s.groupby("set")}
     assert len(negs) == 1 and len(next(iter(negs))) == 5
     s2 = target_sets(train, test, Protocol("AI", "1R", "NN", 5, threshold=4), seed=2)
     assert len({tuple(sorted(d.loc[~d.relevant, "item"])) for _, d in s2.groupby("set")}) > 1
 
 
-def test_nn_raises_when_the_pool_is_too_small():
+def test_nn_raises_when_the_pool_is_too_small() -> None:
     with pytest.raises(ValueError, match="pool of user 1 .* holds only 1 items"):
         build("TI", "1R", "NN", 2)
 
 
-def test_short_pool_shrink_takes_the_whole_pool():
+def test_short_pool_shrink_takes_the_whole_pool() -> None:
     # TI pools have one item for u1 and u2, so |N_u| = 2 shrinks to the pool: the AN sets
-    assert contents(build("TI", "1R", "NN", 2, short_pool="shrink")) == contents(build("TI", "1R", "AN"))
+    assert contents(build("TI", "1R", "NN", 2, short_pool="shrink")) == contents(
+        build("TI", "1R", "AN")
+    )
     got = contents(build("AI", "AR", "NN", 4, short_pool="shrink", seed=3))
     assert got[:2] == [(1, [3, 4], [5, 6, 7]), (2, [1, 5], [4, 6, 7])]  # pools of 3 < 4: all taken
     assert len(got[2][2]) == 4 and set(got[2][2]) <= {2, 3, 4, 5, 7}
@@ -164,11 +202,17 @@ def test_short_pool_shrink_takes_the_whole_pool():
 # -- P1R, -10% head ---------------------------------------------------------------------------
 
 
-def test_p1r_samples_within_the_relevant_items_percentile():
+def test_p1r_samples_within_the_relevant_items_percentile() -> None:
     # popularity |R(i)| over train+test: 1:3, 2:2, 3:2, 4:2, 5:2, 6:1, 7:0
     # m = 2 over 7 items by rank (1, 2, 3, 4 | 5, 6, 7): stratum 0 = {1, 2, 3, 4}, 1 = {5, 6, 7}
     s = build("AI", "1R", "AN", percentiles=2)
-    got = {(int(d.user.iloc[0]), int(d.loc[d.relevant, "item"].iloc[0])): (int(d.stratum.iloc[0]), sorted(d.loc[~d.relevant, "item"])) for _, d in s.groupby("set")}
+    got = {
+        (int(d.user.iloc[0]), int(d.loc[d.relevant, "item"].iloc[0])): (
+            int(d.stratum.iloc[0]),
+            sorted(d.loc[~d.relevant, "item"]),
+        )
+        for _, d in s.groupby("set")
+    }
     assert got == {
         (1, 3): (0, []),  # u1's pool in stratum 0: {1..4} minus train {1, 2} minus PR_test {3, 4}
         (1, 4): (0, []),
@@ -177,15 +221,17 @@ def test_p1r_samples_within_the_relevant_items_percentile():
     }
 
 
-def test_p1r_mean_averages_percentiles():
+def test_p1r_mean_averages_percentiles() -> None:
     per_set = pd.DataFrame({"set": [0, 1, 2], "stratum": [0, 0, 1], "P": [0.1, 0.3, 0.0]})
     assert protocol_mean(per_set) == pytest.approx((0.2 + 0.0) / 2)
     with pytest.raises(ValueError, match="1R only"):
         Protocol("TI", "AR", "AN", percentiles=10)
 
 
-def test_exclude_items_removes_them_from_test_and_candidates():
-    s = target_sets(TRAIN, TEST, Protocol("AI", "AR", "AN", threshold=4), items=ITEMS, exclude_items=[1, 5])
+def test_exclude_items_removes_them_from_test_and_candidates() -> None:
+    s = target_sets(
+        TRAIN, TEST, Protocol("AI", "AR", "AN", threshold=4), items=ITEMS, exclude_items=[1, 5]
+    )
     assert not s["item"].isin([1, 5]).any()
     # u2's test ratings (items 1 and 5) are all removed, so u2 has no AR set
     assert contents(s) == [(1, [3, 4], [6, 7]), (3, [], [2, 3, 4, 7])]
@@ -194,7 +240,7 @@ def test_exclude_items_removes_them_from_test_and_candidates():
 # -- uniform test profiles (§6.2) -------------------------------------------------------------
 
 
-def test_uniform_test_size_hand_example():
+def test_uniform_test_size_hand_example() -> None:
     # counts 10 8 6 4 2, |R| = 30, sigma |R| = 9; eta_k = floor(0.8 c) = 8 6 4 3 1;
     # k eta_k = 8 12 12 12 5 -> largest k with k eta_k >= 9 is 4, eta = 3
     assert uniform_test_size(np.array([4, 10, 2, 8, 6]), sigma=0.3, epsilon=0.2) == (4, 3)
@@ -202,12 +248,14 @@ def test_uniform_test_size_hand_example():
         uniform_test_size(np.array([2, 2, 2]), sigma=0.9, epsilon=0.5)
 
 
-def test_uniform_test_split_gives_every_target_item_eta_test_ratings():
+def test_uniform_test_split_gives_every_target_item_eta_test_ratings() -> None:
     rng = np.random.default_rng(0)
     counts = np.array([40, 30, 25, 20, 12, 8, 5, 3, 1])
     item = np.repeat(np.arange(len(counts)), counts)
     user = np.concatenate([rng.choice(100, c, replace=False) for c in counts])
-    df = pd.DataFrame({"user": user, "item": item, "rating": rng.integers(1, 6, len(item)).astype(float)})
+    df = pd.DataFrame(
+        {"user": user, "item": item, "rating": rng.integers(1, 6, len(item)).astype(float)}
+    )
     sp = uniform_test_split(df, sigma=0.2, epsilon=0.2, seed=1)
     zeta, eta = uniform_test_size(counts, 0.2, 0.2)
     assert (len(sp.items), sp.eta) == (zeta, eta)
@@ -223,32 +271,51 @@ def test_uniform_test_split_gives_every_target_item_eta_test_ratings():
 # -- scoring and the 1R average (eq. 1) --------------------------------------------------------
 
 
-def test_target_metrics_hand_example_and_eq1_average():
+def test_target_metrics_hand_example_and_eq1_average() -> None:
     s = build("TI", "1R", "AN")  # sets: (u1:3,5) (u1:4,5) (u2:1,4) (u2:5,4)
-    scores = pd.DataFrame({"user": [1, 1, 1, 2, 2, 2], "item": [3, 4, 5, 1, 4, 5], "score": [0.9, 0.1, 0.5, 0.2, 0.2, 0.8]})
+    scores = pd.DataFrame(
+        {
+            "user": [1, 1, 1, 2, 2, 2],
+            "item": [3, 4, 5, 1, 4, 5],
+            "score": [0.9, 0.1, 0.5, 0.2, 0.2, 0.8],
+        }
+    )
     per_set = target_metrics(attach_scores(s, scores), n=1)
-    # u1/3 ranked first: hit; u1/4 below 5: miss; u2/1 ties with 4 at 0.2 -> item 1 first (smaller id): hit; u2/5: hit
+    # u1/3 ranked first: hit; u1/4 below 5: miss;
+    # u2/1 ties with 4 at 0.2 -> item 1 first (smaller id): hit; u2/5: hit
     assert per_set["P"].tolist() == [1.0, 0.0, 1.0, 1.0]
     np.testing.assert_allclose(per_set["nDCG"], [1.0, 0.0, 1.0, 1.0])
-    assert protocol_mean(per_set) == pytest.approx(0.75)  # eq. 1: mean over the 4 positive test ratings
+    # eq. 1: mean over the 4 positive test ratings
+    assert protocol_mean(per_set) == pytest.approx(0.75)
     per_set2 = target_metrics(attach_scores(s, scores), n=2)
     np.testing.assert_allclose(per_set2["P"], [0.5, 0.5, 0.5, 0.5])
     np.testing.assert_allclose(per_set2["nDCG"], [1.0, 1 / np.log2(3), 1.0, 1.0])
 
 
-def test_target_metrics_agree_with_trec_eval_in_ar():
+def test_target_metrics_agree_with_trec_eval_in_ar() -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
     rng = np.random.default_rng(5)
     n_users, n_items = 30, 60
-    rows = [(u, i, float(rng.integers(1, 6))) for u in range(n_users) for i in rng.choice(n_items, 15, replace=False)]
+    rows = [
+        (u, i, float(rng.integers(1, 6)))
+        for u in range(n_users)
+        for i in rng.choice(n_items, 15, replace=False)
+    ]
     df = pd.DataFrame(rows, columns=["user", "item", "rating"])
     is_test = rng.random(len(df)) < 0.3
     train, test = df[~is_test], df[is_test]
     s = target_sets(train, test, Protocol("AI", "AR", "AN", threshold=4), items=np.arange(n_items))
     s["score"] = rng.random(len(s))
     per_set = target_metrics(s, n=10, gain="rating").set_index("user")
-    qrels = {str(u): {str(i): int(r) for i, r in zip(d["item"], d["rating"])} for u, d in s[s.relevant].groupby("user")}
-    run = {str(u): {str(i): float(x) for i, x in zip(d["item"], d["score"])} for u, d in s.groupby("user") if str(u) in qrels}
+    qrels = {
+        str(u): {str(i): int(r) for i, r in zip(d["item"], d["rating"], strict=True)}
+        for u, d in s[s.relevant].groupby("user")
+    }
+    run = {
+        str(u): {str(i): float(x) for i, x in zip(d["item"], d["score"], strict=True)}
+        for u, d in s.groupby("user")
+        if str(u) in qrels
+    }
     res = pytrec_eval.RelevanceEvaluator(qrels, {"P_10", "ndcg_cut_10"}).evaluate(run)
     for u, m in res.items():
         assert per_set.loc[int(u), "P"] == pytest.approx(m["P_10"], abs=1e-12)
@@ -256,7 +323,7 @@ def test_target_metrics_agree_with_trec_eval_in_ar():
     assert len(res) > 10
 
 
-def test_scores_missing_pairs_raise_or_rank_last():
+def test_scores_missing_pairs_raise_or_rank_last() -> None:
     s = build("TI", "1R", "AN")
     pairs = candidate_pairs(s)
     assert pairs.values.tolist() == [[1, 3], [1, 4], [1, 5], [2, 1], [2, 4], [2, 5]]
@@ -268,7 +335,7 @@ def test_scores_missing_pairs_raise_or_rank_last():
     assert per_set["P"].tolist() == [1.0, 1.0, 1.0, 0.0]
 
 
-def test_bad_input_is_named():
+def test_bad_input_is_named() -> None:
     with pytest.raises(ValueError, match="share"):
         target_sets(TRAIN, TRAIN, Protocol(threshold=4))
     with pytest.raises(ValueError, match="lacks column 'rating'"):
@@ -279,13 +346,15 @@ def test_bad_input_is_named():
         Protocol("TI", "1R", "NN", None)
 
 
-def test_item_and_random_scores_feed_evaluate_systems():
+def test_item_and_random_scores_feed_evaluate_systems() -> None:
     s = build("TI", "1R", "AN")  # sets: (u1:3,5) (u1:4,5) (u2:1,4) (u2:5,4)
     pop = pd.Series({1: 3.0, 3: 2.0, 4: 2.0, 5: 1.0})
     scores = item_scores(s, pop)
     assert scores["score"].tolist() == [2.0, 2.0, 1.0, 3.0, 2.0, 1.0]
     # P@1 per set: 3>5 hit, 4>5 hit, 1>4 hit, 4>5 miss -> eq. 1 mean 3/4
-    table = evaluate_systems(s, {"pop": scores, "rnd": random_scores(s, seed=1)}, n=1).set_index("system")
+    table = evaluate_systems(s, {"pop": scores, "rnd": random_scores(s, seed=1)}, n=1).set_index(
+        "system"
+    )
     assert table.loc["pop", "P@1"] == pytest.approx(0.75)
     assert 0.0 <= table.loc["rnd", "P@1"] <= 1.0
     r1, r2 = random_scores(s, seed=1), random_scores(s.iloc[::-1], seed=1)
@@ -294,31 +363,45 @@ def test_item_and_random_scores_feed_evaluate_systems():
         item_scores(s, pop.drop(5))
 
 
-def test_engine_metrics_agree_with_target_metrics_in_1r():
+def test_engine_metrics_agree_with_target_metrics_in_1r() -> None:
     rng = np.random.default_rng(4)
     df = pd.DataFrame(
-        [(u, i, float(rng.integers(1, 6))) for u in range(40) for i in rng.choice(80, 20, replace=False)],
+        [
+            (u, i, float(rng.integers(1, 6)))
+            for u in range(40)
+            for i in rng.choice(80, 20, replace=False)
+        ],
         columns=["user", "item", "rating"],
     )
     is_test = rng.random(len(df)) < 0.3
-    sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "1R", "NN", 20, threshold=4), seed=1)
+    sets = target_sets(
+        df[~is_test], df[is_test], Protocol("AI", "1R", "NN", 20, threshold=4), seed=1
+    )
     systems = {"rnd": random_scores(sets, seed=3)}
     ours = evaluate_systems(sets, systems, n=5).set_index("system")
-    engine = engine_metrics(sets, systems, ["P@5", "bpref"], threshold=4).set_index("metric")["value"]
+    engine = engine_metrics(sets, systems, ["P@5", "bpref"], threshold=4).set_index("metric")[
+        "value"
+    ]
     assert engine["P@5"] == pytest.approx(ours.loc["rnd", "P@5"], abs=1e-12)
     assert 0.0 <= engine["bpref"] <= 1.0
 
 
-def toy_ratings(seed: int = 4, users: int = 40, items: int = 80, per_user: int = 20) -> pd.DataFrame:
+def toy_ratings(
+    seed: int = 4, users: int = 40, items: int = 80, per_user: int = 20
+) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     return pd.DataFrame(
-        [(u, i, float(rng.integers(1, 6))) for u in range(users) for i in rng.choice(items, per_user, replace=False)],
+        [
+            (u, i, float(rng.integers(1, 6)))
+            for u in range(users)
+            for i in rng.choice(items, per_user, replace=False)
+        ],
         columns=["user", "item", "rating"],
     )
 
 
 @pytest.mark.parametrize("candidates", ["AI", "TI"])
-def test_one_r_an_metrics_equal_the_built_1r_an_sets(candidates):
+def test_one_r_an_metrics_equal_the_built_1r_an_sets(candidates) -> None:
     df = toy_ratings()
     is_test = np.random.default_rng(1).random(len(df)) < 0.3
     train, test = df[~is_test], df[is_test]
@@ -333,29 +416,40 @@ def test_one_r_an_metrics_equal_the_built_1r_an_sets(candidates):
     np.testing.assert_array_equal(got["size"], one.groupby("set").size().to_numpy())
 
 
-def test_target_metrics_do_not_depend_on_row_order():
+def test_target_metrics_do_not_depend_on_row_order() -> None:
     df = toy_ratings(5)
     is_test = np.random.default_rng(2).random(len(df)) < 0.3
     sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "AR", "AN", threshold=4))
-    scored = attach_scores(sets, random_scores(sets, 1).assign(score=lambda d: (d["score"] * 3).round()))
+    scored = attach_scores(
+        sets, random_scores(sets, 1).assign(score=lambda d: (d["score"] * 3).round())
+    )
     a = target_metrics(scored, 5, gain="rating")
     b = target_metrics(scored.sample(frac=1.0, random_state=0), 5, gain="rating")
     pd.testing.assert_frame_equal(a, b)
 
 
-def test_engine_metrics_depth_and_judged_options():
+def test_engine_metrics_depth_and_judged_options() -> None:
     df = toy_ratings(8, items=200, per_user=40)
     is_test = np.random.default_rng(3).random(len(df)) < 0.3
     sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "AR", "AN", threshold=4))
-    sys_ = {"a": random_scores(sets, 1), "b": random_scores(sets, 2).assign(score=lambda d: d["score"].round(1))}
+    sys_ = {
+        "a": random_scores(sets, 1),
+        "b": random_scores(sets, 2).assign(score=lambda d: d["score"].round(1)),
+    }
     names = ["P@10", "R@10", "bpref", "infAP", "AP", "RR", "nDCG@10"]
     full = engine_metrics(sets, sys_, names, 4)
     for depth in ("judged", None):
-        np.testing.assert_allclose(engine_metrics(sets, sys_, names, 4, depth=depth)["value"], full["value"])
+        np.testing.assert_allclose(
+            engine_metrics(sets, sys_, names, 4, depth=depth)["value"], full["value"]
+        )
     cut = engine_metrics(sets, sys_, ["P@10", "nDCG@10"], 4, depth=10)
-    np.testing.assert_allclose(cut["value"], engine_metrics(sets, sys_, ["P@10", "nDCG@10"], 4)["value"])
+    np.testing.assert_allclose(
+        cut["value"], engine_metrics(sets, sys_, ["P@10", "nDCG@10"], 4)["value"]
+    )
     # grades from the relevant items only: nDCG with rating gains equals target_metrics' rating gain
-    lin = engine_metrics(sets, {"a": sys_["a"]}, ["nDCG(gain=linear)@10"], 4, judged="relevant")["value"].iloc[0]
+    lin = engine_metrics(sets, {"a": sys_["a"]}, ["nDCG(gain=linear)@10"], 4, judged="relevant")[
+        "value"
+    ].iloc[0]
     ours = target_metrics(attach_scores(sets, sys_["a"]), 10, gain="rating")
     rel_sets = sets.groupby("set")["relevant"].any()
     assert lin == pytest.approx(ours.set_index("set").loc[rel_sets[rel_sets].index, "nDCG"].mean())
@@ -364,14 +458,20 @@ def test_engine_metrics_depth_and_judged_options():
 
 
 @pytest.mark.parametrize("relevant", ["AR", "1R"])
-def test_partial_ranks_agree_with_the_full_sort_above_the_depth(relevant):
+def test_partial_ranks_agree_with_the_full_sort_above_the_depth(relevant) -> None:
     from recmeta.protocols import rank_in_sets
 
     df = toy_ratings(9, users=60, items=300, per_user=40)
     is_test = np.random.default_rng(4).random(len(df)) < 0.3
-    p = Protocol("AI", "AR", "AN", threshold=4) if relevant == "AR" else Protocol("TI", "1R", "NN", 30, threshold=4)
+    p = (
+        Protocol("AI", "AR", "AN", threshold=4)
+        if relevant == "AR"
+        else Protocol("TI", "1R", "NN", 30, threshold=4)
+    )
     sets = target_sets(df[~is_test], df[is_test], p)
-    scored = attach_scores(sets, random_scores(sets, 1).assign(score=lambda d: (d["score"] * 6).round()))
+    scored = attach_scores(
+        sets, random_scores(sets, 1).assign(score=lambda d: (d["score"] * 6).round())
+    )
     full = rank_in_sets(scored)
     # independent: a pandas sort by (set, score desc, item)
     ref = scored.sort_values(["set", "score", "item"], ascending=[True, False, True])
@@ -384,7 +484,7 @@ def test_partial_ranks_agree_with_the_full_sort_above_the_depth(relevant):
         assert (part[~top] >= depth).all()
 
 
-def test_target_metrics_rank_ties_as_the_engine_item_id_rule():
+def test_target_metrics_rank_ties_as_the_engine_item_id_rule() -> None:
     """The ranks protocols hand to the engine are its ties="item_id" order: building the runs from
     the scores with that rule (the engine sorting) gives the same values, and trec_eval's rule
     other ones."""
@@ -393,14 +493,17 @@ def test_target_metrics_rank_ties_as_the_engine_item_id_rule():
     df = toy_ratings(9)
     is_test = np.random.default_rng(4).random(len(df)) < 0.3
     sets = target_sets(df[~is_test], df[is_test], Protocol("AI", "AR", "AN", threshold=4))
-    scored = attach_scores(sets, random_scores(sets, 5).assign(score=lambda d: (d["score"] * 3).round()))
+    scored = attach_scores(
+        sets, random_scores(sets, 5).assign(score=lambda d: (d["score"] * 3).round())
+    )
     ours = target_metrics(scored, 5, gain="rating").set_index("set")
     rel = scored[scored["relevant"]]
     j = Judgments.from_frame(rel[["set", "item", "rating"]], 4, user_col="set")
     by_engine = {}
     for rule in ("item_id", "trec_eval"):
-        runs = Runs.from_frame(scored[scored["set"].isin(j.users)], j, user_col="set", system="s",
-                               ties=rule)
+        runs = Runs.from_frame(
+            scored[scored["set"].isin(j.users)], j, user_col="set", system="s", ties=rule
+        )
         by_engine[rule] = score_matrices(j, runs, ["P@5", "nDCG@5"])
     got = ours.loc[j.users]
     np.testing.assert_allclose(got["P"], by_engine["item_id"]["P@5"][0], atol=1e-12)

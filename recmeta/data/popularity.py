@@ -114,14 +114,20 @@ def positive_ratio_by_rank(
     pos = ratings.loc[ratings["rating"] >= threshold, "item"].value_counts()
     pos = pos.reindex(counts.index, fill_value=0).to_numpy()
     per_item = pd.DataFrame(
-        {"rank": np.arange(1, len(counts) + 1), "ratio": pos / counts.to_numpy(), "count": counts.to_numpy()}
+        {
+            "rank": np.arange(1, len(counts) + 1),
+            "ratio": pos / counts.to_numpy(),
+            "count": counts.to_numpy(),
+        }
     )
     if segments is None:
         return per_item
     if not 1 <= segments <= len(counts):
         raise ValueError(f"segments must lie between 1 and the number of items ({len(counts)})")
     group = (np.arange(len(counts)) * segments) // len(counts)
-    return per_item.groupby(group).agg(rank=("rank", "min"), ratio=("ratio", "mean"), count=("count", "mean"))
+    return per_item.groupby(group).agg(
+        rank=("rank", "min"), ratio=("ratio", "mean"), count=("count", "mean")
+    )
 
 
 def cumulative_share(counts: np.ndarray | pd.Series) -> np.ndarray:
@@ -143,7 +149,7 @@ class PowerLawFit(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, c1: float, c2: float, beta: float, alpha: float):
+    def __new__(cls, c1: float, c2: float, beta: float, alpha: float) -> PowerLawFit:
         return super().__new__(cls, (c1, c2, beta, alpha))
 
     def __getnewargs__(self) -> tuple[float, float, float, float]:  # pickling and copying
@@ -155,7 +161,10 @@ class PowerLawFit(tuple):
     alpha = property(lambda self: self[3])
 
     def __repr__(self) -> str:
-        return f"PowerLawFit(c1={self[0]:.4g}, c2={self[1]:.4g}, beta={self[2]:.4g}, alpha={self[3]:.4g})"
+        return (
+            f"PowerLawFit(c1={self[0]:.4g}, c2={self[1]:.4g}, beta={self[2]:.4g}, "
+            f"alpha={self[3]:.4g})"
+        )
 
 
 def _law(k: np.ndarray, c1: float, c2: float, beta: float, alpha: float) -> np.ndarray:
@@ -192,13 +201,14 @@ def shifted_power_law_counts(
     real-valued counts are then rounded by largest remainder, so the total is exact and the
     counts stay non-increasing in k. α = 0 gives (nearly) equal counts.
     """
-    if not 0 <= alpha:
+    if not alpha >= 0:
         raise ValueError(f"alpha must be non-negative, got {alpha}")
     if n_items < 1 or n_ratings < 0:
         raise ValueError("n_items must be positive and n_ratings non-negative")
     if n_ratings > n_items * max_count:
         raise ValueError(
-            f"{n_ratings} ratings do not fit in {n_items} items with at most {max_count} raters each"
+            f"{n_ratings} ratings do not fit in {n_items} items with at most {max_count} "
+            "raters each"
         )
     if c2 <= -1:
         raise ValueError(f"c2 must exceed -1 so that c2 + k > 0 for k >= 1, got {c2}")
@@ -211,8 +221,8 @@ def shifted_power_law_counts(
 
     if total(0.0) > n_ratings:
         raise ValueError(
-            f"c1 = {c1:.4g} alone gives more than {n_ratings} ratings; lower c1 (fit it to a dataset "
-            "with fit_shifted_power_law)."
+            f"c1 = {c1:.4g} alone gives more than {n_ratings} ratings; lower c1 (fit it to a "
+            "dataset with fit_shifted_power_law)."
         )
     hi = 1.0
     while total(hi) < n_ratings:
@@ -264,20 +274,25 @@ def simulate_ratings(
     """
     prior = pd.Series(rating_prior, dtype=float)
     if len(prior) == 0 or (prior < 0).any() or not np.isclose(prior.sum(), 1.0):
-        raise ValueError("rating_prior must map rating values to non-negative probabilities summing to 1")
+        raise ValueError(
+            "rating_prior must map rating values to non-negative probabilities summing to 1"
+        )
     counts = shifted_power_law_counts(n_items, n_ratings, alpha, c1=c1, c2=c2, max_count=n_users)
     rng = np.random.default_rng(seed)
     users = np.empty(n_ratings, dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
     chunk = max(1, int(2e7 // max(n_users, 1)))
-    for lo in range(0, n_items, chunk):  # random keys; the c smallest per row are a uniform c-subset
+    # random keys; the c smallest per row are a uniform c-subset
+    for lo in range(0, n_items, chunk):
         hi = min(n_items, lo + chunk)
         keys = rng.random((hi - lo, n_users))
         order = np.argsort(keys, axis=1)
         take = np.arange(n_users)[None, :] < counts[lo:hi, None]
         users[starts[lo] : starts[hi]] = order[take] + 1
     items = np.repeat(np.arange(1, n_items + 1, dtype=np.int64), counts)
-    values = rng.choice(prior.index.to_numpy(dtype=float), size=n_ratings, p=prior.to_numpy() / prior.sum())
+    values = rng.choice(
+        prior.index.to_numpy(dtype=float), size=n_ratings, p=prior.to_numpy() / prior.sum()
+    )
     return pd.DataFrame(
         {
             "user": users,

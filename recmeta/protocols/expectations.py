@@ -97,7 +97,7 @@ def random_precision(sets: pd.DataFrame) -> float:
     return float(rho.groupby(stratum).mean().mean())
 
 
-def _positive_sums(positive_counts: np.ndarray, n: int | None = None) -> float:
+def _positive_sums(positive_counts: np.ndarray, n: int | None = None) -> np.ndarray:
     pc = np.asarray(positive_counts, dtype=float)
     if pc.ndim == 1:
         pc = pc[None, :]

@@ -14,7 +14,8 @@ __all__ = ["rank_in_sets", "rank_within", "set_codes"]
 
 
 def set_codes(s: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """(set ids, code of each row's set, whether rows are grouped by set and sorted by item within)."""
+    """(set ids, code of each row's set, whether rows are grouped by set and sorted by item
+    within)."""
     same = s[1:] == s[:-1]
     grouped = (
         bool(np.all((s[1:] > s[:-1]) | (same & (item[1:] >= item[:-1])))) if len(s) > 1 else True
@@ -45,7 +46,8 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
             starts = np.r_[0, np.cumsum(counts)[:-1]]
             table = np.full((len(counts), width), -np.inf)
             table[inv, rows - starts[inv]] = score
-            # the depth-th largest score of each set: every row that can rank above depth has at least it
+            # the depth-th largest score of each set: every row that can rank above depth has
+            # at least it
             floor = np.partition(table, width - depth, axis=1)[:, width - depth]
             pick = np.flatnonzero(score >= floor[inv])
             rank = np.full(len(s), depth, dtype=np.int64)

@@ -47,8 +47,9 @@ def item_scores(sets: pd.DataFrame, scores: pd.Series) -> pd.DataFrame:
     if np.isnan(values).any():
         missing = pairs["item"].to_numpy()[np.isnan(values)]
         raise ValueError(
-            f"{len(np.unique(missing))} candidate items have no score (e.g. {missing[:3].tolist()}); "
-            "give every candidate a score (count unseen items as 0 for popularity)"
+            f"{len(np.unique(missing))} candidate items have no score "
+            f"(e.g. {missing[:3].tolist()}); give every candidate a score "
+            "(count unseen items as 0 for popularity)"
         )
     return pairs.assign(score=values)
 
@@ -92,7 +93,8 @@ def attach_scores(
     if nan.any():
         if missing == "raise":
             raise ValueError(
-                f"{int(nan.sum())} candidate pairs have no score (e.g. user {out.loc[nan, 'user'].iloc[0]}, "
+                f"{int(nan.sum())} candidate pairs have no score "
+                f"(e.g. user {out.loc[nan, 'user'].iloc[0]}, "
                 f"item {out.loc[nan, 'item'].iloc[0]}); score them or pass missing='last'"
             )
         out.loc[nan, "score"] = -np.inf

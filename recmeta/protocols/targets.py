@@ -80,7 +80,8 @@ class Protocol:
         if self.percentiles is not None:
             if self.relevant != "1R":
                 raise ValueError(
-                    "percentiles (P1R) apply to 1R only (Bellogín et al. 2017, §6.1); set relevant='1R'"
+                    "percentiles (P1R) apply to 1R only (Bellogín et al. 2017, §6.1); "
+                    "set relevant='1R'"
                 )
             if self.percentiles < 1:
                 raise ValueError(f"percentiles must be >= 1, got {self.percentiles}")
@@ -162,8 +163,9 @@ def target_sets(
 
     Returns the target-set frame described in the module docstring. In AR there is one set per
     user with at least one test rating, or per user of train ∪ test with ``ar_users="all"`` (sets
-    without a relevant item count as zero precision); in 1R one set per positive test rating, in (user, item)
-    order. NN raises if a user's pool 𝒞 ∖ PR_test(u) ∖ R_train(u) holds fewer than |N_u| items.
+    without a relevant item count as zero precision); in 1R one set per positive test rating,
+    in (user, item) order. NN raises if a user's pool 𝒞 ∖ PR_test(u) ∖ R_train(u) holds fewer
+    than |N_u| items.
     """
     check_ratings(train, "train")
     check_ratings(test, "test")
@@ -202,10 +204,7 @@ def target_sets(
     te_rel = te_rating >= protocol.threshold
 
     # candidate items 𝒞 (as codes into universe) and their stratum
-    if protocol.candidates == "AI":
-        cand = np.arange(n_items)
-    else:
-        cand = np.unique(te_i)
+    cand = np.arange(n_items) if protocol.candidates == "AI" else np.unique(te_i)
     if protocol.percentiles is not None:
         pop_src = both if popularity is None else popularity
         pop_src = pop_src.loc[pop_src["item"].isin(universe)]
@@ -240,7 +239,8 @@ def target_sets(
         unit_group = stratum_of[rel_item]
         if len(unit_user) == 0:
             raise ValueError(
-                f"no test rating reaches the threshold {protocol.threshold}; 1R needs relevant items"
+                f"no test rating reaches the threshold {protocol.threshold}; "
+                "1R needs relevant items"
             )
 
     rng = np.random.default_rng(seed)
@@ -345,14 +345,17 @@ def _nonrelevant(
             if protocol.nonrelevant == "AN":
                 r, c = np.nonzero(~blocked)
             else:
+                # Protocol.__post_init__ has checked that NN carries n_nonrelevant >= 1
+                assert protocol.n_nonrelevant is not None
                 n = int(protocol.n_nonrelevant)
                 short = np.flatnonzero(pool_size < n)
                 if len(short) and protocol.short_pool == "raise":
                     j = short[0]
                     raise ValueError(
-                        f"NN needs {n} non-relevant candidates but the pool of user {user_ids[uu[j]]} "
-                        f"(stratum {g}) holds only {pool_size[j]} items; lower n_nonrelevant, use AN "
-                        "or AI candidates, or pass short_pool='shrink' to take the whole pool"
+                        f"NN needs {n} non-relevant candidates but the pool of user "
+                        f"{user_ids[uu[j]]} (stratum {g}) holds only {pool_size[j]} items; "
+                        "lower n_nonrelevant, use AN or AI candidates, or pass "
+                        "short_pool='shrink' to take the whole pool"
                     )
                 keys = rng.random((len(us), width))
                 keys[blocked] = 2.0

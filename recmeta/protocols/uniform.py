@@ -55,7 +55,8 @@ def uniform_test_size(
     ok = np.flatnonzero((k * eta_k >= sigma * c.sum()) & (eta_k >= 1))
     if len(ok) == 0:
         raise ValueError(
-            f"no uniform-test split reaches sigma={sigma} with epsilon={epsilon}: lower sigma or epsilon"
+            f"no uniform-test split reaches sigma={sigma} with epsilon={epsilon}: "
+            "lower sigma or epsilon"
         )
     zeta = int(ok[-1]) + 1
     return zeta, int(eta_k[zeta - 1])

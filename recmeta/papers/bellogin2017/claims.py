@@ -34,7 +34,9 @@ from .evidence import (
     boot,
     design_rows,
     exact_bound,
+    interval,
     join_verdicts,
+    mean_difference,
     missing_roles,
     order_in,
     over_splits,
@@ -135,12 +137,14 @@ def _pop_ar(r):
     needs=("dataset", "settings", "fig2"),
 )
 def _pop_random(r):
-    worst = None
+    worst: tuple[str, Estimate] | None = None
     for d in [d for d in FIG2_DESIGNS if d in set(pd.unique(r["fig2"]["design"]))]:
         t = user_table({d: (design_rows(r["fig2"], d), ["popularity", "random"])})
-        est = boot(r, t, lambda get, d=d: get(d, "popularity") - get(d, "random"))
-        if worst is None or est.low < worst[1].low:
+        est = boot(r, t, mean_difference(d, "popularity", "random"))
+        if worst is None or interval(est)[0] < interval(worst[1])[0]:
             worst = (d, est)
+    if worst is None:
+        raise ValueError(f"the fig2 results hold none of the designs {', '.join(FIG2_DESIGNS)}")
     d, est = worst
     return sign_rule(est, "positive", label=f"popularity − random under {d}")
 
@@ -151,8 +155,8 @@ def _pop_random(r):
     source="§3.3, Fig. 2",
     paper_value="pLSA",
     paper_dataset=ML1M,
-    rule="order rule (bootstrap intervals over users) in each design of Fig. 2, on the splits every "
-    "system ran on; most designs decide",
+    rule="order rule (bootstrap intervals over users) in each design of Fig. 2, on the splits "
+    "every system ran on; most designs decide",
     needs=("dataset", "settings", "fig2"),
 )
 def _plsa(r):
@@ -255,7 +259,9 @@ def _proof(r):
 
 
 def _band(frame: pd.DataFrame, x: str, relative: bool = False) -> Estimate:
-    """Band upper − lower (or over 1R-P) at the largest x minus at the smallest, over (system, split)."""
+    """Band upper − lower (or over 1R-P) at the largest x minus at the smallest.
+
+    Over (system, split)."""
     rows = summarise(frame, by=[x] if x != "removed" else [])
     rows["band"] = rows["upper"] - rows["lower"]
     if relative:
@@ -460,18 +466,15 @@ def _fig4_order(r):
     means = {
         v: {sy: float(t[f"{v}|{sy}"].sum() / t[f"{v}|w"].sum()) for sy in systems} for v in (lo, hi)
     }
-    orders = {v: sorted(systems, key=lambda sy, v=v: -means[v][sy]) for v in (lo, hi)}
+    orders = {v: sorted(systems, key=lambda sy: -means[v][sy]) for v in (lo, hi)}
     detail = f"removed {lo:g}: {' > '.join(orders[lo])}; removed {hi:g}: {' > '.join(orders[hi])}"
     swapped, firm = [], []
     for i, a in enumerate(systems):
         for b in systems[i + 1 :]:
             if (means[lo][a] - means[lo][b]) * (means[hi][a] - means[hi][b]) < 0:
                 swapped.append((a, b))
-                ests = [
-                    boot(r, t, lambda get, v=v, a=a, b=b: get(str(v), a) - get(str(v), b))
-                    for v in (lo, hi)
-                ]
-                if all(e.low > 0 or e.high < 0 for e in ests):
+                ests = [boot(r, t, mean_difference(str(v), a, b)) for v in (lo, hi)]
+                if all(low > 0 or high < 0 for low, high in map(interval, ests)):
                     firm.append((a, b))
     ours = Estimate.exact(float(len(swapped)), method="number of swapped pairs")
     if not swapped:

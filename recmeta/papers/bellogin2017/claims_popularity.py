@@ -6,7 +6,7 @@ consequences, Figs. 5, 7, 8 and 9, the uniform-test split and the 1R identities)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -32,9 +32,11 @@ from .evidence import (
     exact_bound,
     join_verdicts,
     lift,
+    mean_difference,
     missing_roles,
     order_in,
     settings_of,
+    system_mean,
     systems_in,
     user_table,
 )
@@ -177,15 +179,13 @@ def _cf_random(r):
         return not_reproduced(
             missing_roles(["MF", "user-kNN"], at) or "no MF or kNN run at the largest α"
         )
+    ests = [_sim_estimate(r, hi, mean_difference("a", x, "random"), [x, "random"]) for x in roles]
     outs = [
-        value_rule(
-            0.0,
-            _sim_estimate(r, hi, lambda get, x=x: get("a", x) - get("a", "random"), [x, "random"]),
-            label=f"{x} − random at α={hi:g}",
-        )
-        for x in roles
+        value_rule(0.0, est, label=f"{x} − random at α={hi:g}")
+        for x, est in zip(roles, ests, strict=True)
     ]
-    worst = max(outs, key=lambda o: abs(o.ours.value))
+    # the outcome whose estimate lies farthest from 0 (the first of equals)
+    worst = outs[max(range(len(outs)), key=lambda k: abs(ests[k].value))]
     return Outcome(worst.verdict, worst.ours, "; ".join(o.reason for o in outs))
 
 
@@ -316,7 +316,12 @@ def _uniform(r):
 
 
 def _fig8_lift(
-    r: Mapping[str, Any], a: str, b: str | Sequence[str], expected: str, *, worst: str = "max"
+    r: Mapping[str, Any],
+    a: str,
+    b: str | Sequence[str],
+    expected: Literal["positive", "negative"],
+    *,
+    worst: str = "max",
 ) -> Outcome:
     """Sign rule on lift(a) − lift(b) (popularity over random); with several b, the max or min."""
     f = r["fig8"]
@@ -346,7 +351,8 @@ def _fig8_lift(
     source="§6.3, Fig. 8",
     paper_value="lift(U1R) < lift(1R)",
     paper_dataset=ML1M,
-    rule="sign rule on lift(U1R) − lift(1R), lift = popularity P@n / random P@n (bootstrap over users)",
+    rule="sign rule on lift(U1R) − lift(1R), lift = popularity P@n / random P@n "
+    "(bootstrap over users)",
     needs=("dataset", "settings", "fig8"),
 )
 def _u1r(r):
@@ -494,8 +500,8 @@ def _grades(r):
     ours = Estimate.exact(ar, method="largest gap over the AR sets")
     ok = one <= 1e-12 and ar > 1e-12
     text = (
-        f"largest gap {format_number(one)} over the 1R sets and {format_number(ar)} over the AR sets "
-        f"(threshold {s.graded_threshold:g})"
+        f"largest gap {format_number(one)} over the 1R sets and {format_number(ar)} over the AR "
+        f"sets (threshold {s.graded_threshold:g})"
     )
     return Outcome(Verdict.AGREES if ok else Verdict.DIFFERS, ours, text)
 
@@ -560,9 +566,7 @@ def _srecall(r):
     f = design_rows(r["fig9"], "AR TI-AN")
     systems = [s for s in systems_in(f) if s != "pLSA"]
     t = _fig9_table(r, "AR TI-AN", ["SRecall"], systems)
-    return order_rule(
-        {sy: boot(r, t, lambda get, sy=sy: get("SRecall", sy)) for sy in systems}, "popularity"
-    )
+    return order_rule({sy: boot(r, t, system_mean("SRecall", sy)) for sy in systems}, "popularity")
 
 
 @LEDGER.claim(
@@ -571,14 +575,15 @@ def _srecall(r):
     source="§7",
     paper_value=1.0,
     paper_dataset=ML1M,
-    rule="value rule on the smallest 1R TI-NN bpref over the systems (bootstrap over users) against 1",
+    rule="value rule on the smallest 1R TI-NN bpref over the systems (bootstrap over users) "
+    "against 1",
     needs=("dataset", "settings", "fig9"),
 )
 def _bpref_1r(r):
     f = design_rows(r["fig9"], "1R TI-NN")
     systems = systems_in(f)
     t = _fig9_table(r, "1R TI-NN", ["bpref"], systems)
-    ests = {sy: boot(r, t, lambda get, sy=sy: get("bpref", sy)) for sy in systems}
+    ests = {sy: boot(r, t, system_mean("bpref", sy)) for sy in systems}
     sy = min(ests, key=lambda k: ests[k].value)
     judged = "our 1R sets sample their non-relevant items among judged and unjudged ones alike"
     return append_reason(value_rule(1.0, ests[sy], label=f"{sy}'s bpref"), judged)

@@ -26,13 +26,16 @@ __all__ = [
     "boot",
     "design_rows",
     "exact_bound",
+    "interval",
     "join_verdicts",
     "lift",
+    "mean_difference",
     "missing_roles",
     "order_in",
     "over_splits",
     "protocol_estimate",
     "settings_of",
+    "system_mean",
     "systems_in",
     "user_bootstrap",
     "user_table",
@@ -46,11 +49,12 @@ def user_table(
 
     ``parts`` maps a label to (per-set frame of one configuration, systems). The frame has
     one row per (seed, system, set) with ``user``, ``stratum`` and the ``metric`` column, as
-    :func:`~recmeta.papers.bellogin2017.trials.trials` gives with ``per_set=True``. Only the seeds every listed
-    system ran on are kept. Each set gets the weight w = 1/(splits · strata · sets in its
-    stratum), so Σ w·value is the protocol mean averaged over splits (eq. 1 in 1R, the mean
-    over users in AR, the mean over percentiles in P1R). Columns ``"<label>|<system>"`` hold
-    Σ w·value per user and ``"<label>|w"`` Σ w, users absent from a configuration have 0.
+    :func:`~recmeta.papers.bellogin2017.trials.trials` gives with ``per_set=True``. Only the
+    seeds every listed system ran on are kept. Each set gets the weight
+    w = 1/(splits · strata · sets in its stratum), so Σ w·value is the protocol mean averaged
+    over splits (eq. 1 in 1R, the mean over users in AR, the mean over percentiles in P1R).
+    Columns ``"<label>|<system>"`` hold Σ w·value per user and ``"<label>|w"`` Σ w, users
+    absent from a configuration have 0.
     """
     cols = []
     for label, (frame, systems) in parts.items():
@@ -119,9 +123,8 @@ def user_bootstrap(
     while done < resamples:
         b = min(256, resamples - done)
         draws = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=b * n).reshape(
-            b, n
-        )  # times each user is drawn
+        # times each user is drawn
+        counts = np.bincount(draws.ravel(), minlength=b * n).reshape(b, n)
         sums = counts.astype(float) @ x
 
         def get(label: str, system: str, sums: np.ndarray = sums) -> np.ndarray:
@@ -158,8 +161,25 @@ def protocol_estimate(
 def lift(
     get: Getter, label: str, system: str = "popularity", baseline: str = "random"
 ) -> np.ndarray:
-    """A system's protocol mean over the baseline's (popularity over random), in one configuration."""
+    """A system's protocol mean over the baseline's (popularity over random), in one setting."""
     return get(label, system) / get(label, baseline)
+
+
+def system_mean(label: str, system: str) -> Callable[[Getter], np.ndarray]:
+    """The statistic ``get(label, system)``: a system's protocol mean in one configuration."""
+    return lambda get: get(label, system)
+
+
+def mean_difference(label: str, system: str, other: str) -> Callable[[Getter], np.ndarray]:
+    """The statistic ``get(label, system) − get(label, other)`` within one configuration."""
+    return lambda get: get(label, system) - get(label, other)
+
+
+def interval(est: Estimate) -> tuple[float, float]:
+    """``(low, high)`` of an estimate with an interval (every bootstrap's); raises without one."""
+    if est.low is None or est.high is None:
+        raise ValueError(f"the estimate {est} has no interval ({est.method})")
+    return est.low, est.high
 
 
 def over_splits(values: Iterable[float], what: str = "splits") -> Estimate:
@@ -223,9 +243,10 @@ def missing_roles(roles: Iterable[str], frame: pd.DataFrame) -> str | None:
     """Why the roles that did not run are absent (``None`` when all ran)."""
     absent = [r for r in roles if r not in set(pd.unique(frame["system"]))]
     if absent:
+        roster = [s for s in systems_in(frame) if s not in ("popularity", "random")]
         return (
             f"{', '.join(absent)} did not run here (the roster systems of the profile: "
-            f"{', '.join(s for s in systems_in(frame) if s not in ('popularity', 'random')) or 'none'})"
+            f"{', '.join(roster) or 'none'})"
         )
     return None
 
@@ -248,4 +269,4 @@ def order_in(
 ) -> dict[str, Estimate]:
     """Each system's protocol mean in ``frame`` with its bootstrap over users."""
     table = user_table({"x": (frame, systems)}, metric)
-    return {sy: boot(r, table, lambda get, sy=sy: get("x", sy)) for sy in systems}
+    return {sy: boot(r, table, system_mean("x", sy)) for sy in systems}

@@ -89,7 +89,8 @@ class Study(PopularityStudy):
 
     def coverage(self) -> pd.DataFrame:
         """Per split: the share of items without a test rating (outside the TI candidates), and
-        the exact ρ of the AR AI-AN and AR TI-AN sets (:func:`recmeta.protocols.random_precision_an`)."""
+        the exact ρ of the AR AI-AN and AR TI-AN sets
+        (:func:`recmeta.protocols.random_precision_an`)."""
         rows = []
         for sd in sorted({*self.s.seeds, *self.s.check_seeds}):  # cheap: no target set is built
             sp = coin_flip(self.ratings, self.s.sigma, seed=sd)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...protocols import Protocol
+from ...protocols import Candidates, NonRelevant, Protocol, Relevant
 from .settings import Settings
 from .trials import (
     Scorer,
@@ -57,9 +57,15 @@ class StudyBase:
     # -- helpers ---------------------------------------------------------------------------------
 
     def protocol(
-        self, candidates: str, relevant: str, nonrelevant: str, size: int | None = None, **kw: Any
+        self,
+        candidates: Candidates,
+        relevant: Relevant,
+        nonrelevant: NonRelevant,
+        size: int | None = None,
+        **kw: Any,
     ) -> Protocol:
-        """A :class:`Protocol` with the study's threshold; NN defaults to |N_u| = ``n_nonrelevant``."""
+        """A :class:`Protocol` with the study's threshold; NN defaults to
+        |N_u| = ``n_nonrelevant``."""
         if nonrelevant == "NN" and size is None:
             size = self.s.n_nonrelevant
         return Protocol(candidates, relevant, nonrelevant, size, threshold=self.s.threshold, **kw)
@@ -74,7 +80,7 @@ class StudyBase:
         ratings: pd.DataFrame | None = None,
         **kw: Any,
     ) -> pd.DataFrame:
-        """Per-set rows of the baselines on ``seeds`` and of the roster systems on ``roster_seeds``."""
+        """Per-set rows of the baselines on ``seeds``, of the roster systems on ``roster_seeds``."""
         seeds = self.s.seeds if seeds is None else seeds
         roster_seeds = self.s.roster_seeds if roster_seeds is None else roster_seeds
         data = self.ratings if ratings is None else ratings

@@ -4,7 +4,7 @@ and the designs that neutralise popularity (Figs. 8–9, §6.3)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -12,10 +12,11 @@ import pandas as pd
 from ... import protocols
 from ...data import popularity as pop
 from ...data.splits import coin_flip
-from ...protocols import Protocol
+from ...protocols import Protocol, Relevant
 from .settings import ORACLE
 from .study_base import StudyBase
 from .trials import (
+    Scorer,
     liked_scorer,
     mean_rating_scorer,
     oracle_scorer,
@@ -135,7 +136,7 @@ class PopularityStudy(StudyBase):
         s = self.s
         size = self.results.get("uniform_size") or self.uniform_size()
         uniform = {"split": "uniform", "epsilon": s.epsilon}
-        designs = {
+        designs: dict[str, tuple[Protocol, dict[str, Any]]] = {
             "1R": (self.protocol("TI", "1R", "NN"), {}),
             "U1R": (self.protocol("TI", "1R", "NN", short_pool="shrink"), uniform),
             "P1R": (
@@ -168,7 +169,7 @@ class PopularityStudy(StudyBase):
         """Per-set P@n, bpref, infAP and stratified recall from the metric engine (Fig. 9)."""
         s = self.s
         names = [f"P@{s.n}", "bpref", "infAP", f"SRecall(gamma={s.gamma:g})@{s.n}"]
-        labels = dict(zip(names, ("P", "bpref", "infAP", "SRecall")))
+        labels = dict(zip(names, ("P", "bpref", "infAP", "SRecall"), strict=True))
         frames = []
         for sd in s.metric_seeds:
             for name, p in (
@@ -202,7 +203,10 @@ class PopularityStudy(StudyBase):
         rows = []
         lin, binary = f"nDCG(gain=linear)@{s.n}", f"nDCG(gain=binary)@{s.n}"
         # with only relevant items judged, lists cut after their last relevant item change nothing
-        runs = (
+        # (design, relevant, threshold, metrics, depth, systems)
+        runs: tuple[
+            tuple[str, Relevant, float, list[str], int | Literal["judged"], dict[str, Scorer]], ...
+        ] = (
             (
                 "1R TI-NN",
                 "1R",

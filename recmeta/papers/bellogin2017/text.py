@@ -267,8 +267,9 @@ def eq3_text(study: Study) -> str:
             " (within three standard errors over the splits): the gap of eq. 3 comes from the "
             "conditioning on $i \\notin R_\\text{train}(u)$, not from the items the lists skip."
             if closes
-            else " (more than three standard errors over the splits away): the conditioning explains "
-            "part of the gap of eq. 3, and the rest — the ranking learnt from training counts "
+            else " (more than three standard errors over the splits away): the conditioning "
+            "explains part of the gap of eq. 3, and the rest — the ranking learnt from training "
+            "counts "
             "instead of the fixed one, or the TI candidates — stays open here."
         )
         + f"\n\n* {cite(study, 'eq3.popularity')}"
@@ -365,8 +366,9 @@ def fig9_text(study: Study) -> str:
         + ", ".join(
             f"{lifts9[k]:.1f} times random by {k}" for k in ["P", "bpref", "infAP", "SRecall"]
         )
-        + f". The engine's P@n here ({ar9.loc['popularity', 'P']:.4f} for popularity) averages over "
-        "the users with a relevant test item only, so it is not the AR value of Figure 2, which "
+        + f". The engine's P@n here ({ar9.loc['popularity', 'P']:.4f} for popularity) averages "
+        "over the users with a relevant test item only, so it is not the AR value of Figure 2, "
+        "which "
         "counts the others as zero.\n\n"
         + claims(study, "fig9")
         + "\n\nThe paper's 1R sets keep no judged non-relevant item, so its bpref is one for every "

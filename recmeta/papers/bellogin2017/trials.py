@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol as TypingProtocol, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -58,6 +58,20 @@ __all__ = [
 
 Scorer = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 """A system under a protocol: ``(train, sets) -> (user, item, score)`` for the candidate pairs."""
+
+
+class _PerSplitScorer(TypingProtocol):
+    """A :data:`Scorer` marked ``per_split``: it also takes the seed of the split it scores."""
+
+    per_split: bool
+
+    def __call__(
+        self, train: pd.DataFrame, sets: pd.DataFrame, split_seed: int | None = None
+    ) -> pd.DataFrame: ...
+
+
+def _takes_split_seed(scorer: Scorer) -> TypeGuard[_PerSplitScorer]:
+    return bool(getattr(scorer, "per_split", False))
 
 
 def popularity_scorer(train: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
@@ -138,14 +152,14 @@ def random_scorer(seed: int, *, per_split: bool = True) -> Scorer:
 def roster_scorer(
     name: str, *, dataset: str, split: str = "protocols", root: str | Path | None = None
 ) -> Scorer:
-    """A system of :mod:`recmeta.recommenders.roster` as a :data:`Scorer`, trained on each split's training data.
+    """A system of :mod:`recmeta.recommenders.roster` as a :data:`Scorer`, trained per split.
 
     The system scores every (training user, training item) pair once per split, through
-    :func:`recmeta.recommenders.make`, which caches the run on disk (keyed by dataset, ``split`` label,
-    seed, the system's configuration and a fingerprint of the training data), so every protocol
-    built on the same split reuses one trained model and one cached run. Candidate pairs outside
-    that grid (items or users without training data) and pairs the model cannot score come back
-    as NaN; :func:`trials` ranks them last.
+    :func:`recmeta.recommenders.make`, which caches the run on disk (keyed by dataset, ``split``
+    label, seed, the system's configuration and a fingerprint of the training data), so every
+    protocol built on the same split reuses one trained model and one cached run. Candidate
+    pairs outside that grid (items or users without training data) and pairs the model cannot
+    score come back as NaN; :func:`trials` ranks them last.
     """
 
     def score(
@@ -182,7 +196,7 @@ def score_all(
     """Run every scorer on one split's target sets; per-split scorers get ``split_seed``."""
     out = {}
     for name, scorer in scorers.items():
-        if getattr(scorer, "per_split", False):
+        if _takes_split_seed(scorer):
             out[name] = scorer(train, sets, split_seed=split_seed)
         else:
             out[name] = scorer(train, sets)
@@ -227,8 +241,9 @@ def trials(
 
     One row per (seed, system) with ``P``, ``nDCG``, and per split: ``sets`` (number of target
     sets), ``candidates`` (distinct items in them), ``nonrelevant popularity`` (mean |R(i)| over
-    the ratings of the non-relevant target items), ``t`` (harmonic mean target-set size), ``rho`` (the exact expected precision of a
-    random ranking, :func:`recmeta.protocols.random_precision`), ``formula`` (eq. 4 σ'δ with
+    the ratings of the non-relevant target items), ``t`` (harmonic mean target-set size),
+    ``rho`` (the exact expected precision of a random ranking,
+    :func:`recmeta.protocols.random_precision`), ``formula`` (eq. 4 σ'δ with
     σ' = σ(1 − removed) in AR over 𝒰 = all users, eq. 5 1/t in 1R; NaN for P1R and the uniform
     split), and with ``shared_nonrelevant`` 1R the lemma's ``lower`` and ``upper`` bounds (eq. 2).
 
@@ -246,7 +261,8 @@ def trials(
     if cache is not None and not per_set:
         raise ValueError("the cache keeps per-set rows: pass per_set=True")
     cuts = [metric_cutoff(m) for m in metrics]
-    depth = max(cuts) if cuts and all(k is not None for k in cuts) else None
+    known = [k for k in cuts if k is not None]
+    depth = max(known) if cuts and len(known) == len(cuts) else None
     rows, frames = [], []
     for seed in seeds:
         design = (
