@@ -118,8 +118,8 @@ def _cli(capsys, *args):
 def test_positional_files_print_trec_eval_layout(trec_files, capsys):
     """q1: d1 (relevant), d4 (pooled, not judged), d2: P_5 = 1/5, map 1. q10: d9 before d8
     (tie, docno descending): map 1/2. The run id is the tag of the last line."""
-    code, out, err = _cli(capsys, "-q", "-m", "P.5", "-m", "map", trec_files / "t.qrels",
-                          trec_files / "a.run")
+    code, out, err = _cli(capsys, "--trec-eval", "9.0.8", "-q", "-m", "P.5", "-m", "map",
+                          trec_files / "t.qrels", trec_files / "a.run")
     assert code == 0 and err == ""
     assert out == (
         "map                   \tq1\t1.0000\n"
@@ -129,7 +129,11 @@ def test_positional_files_print_trec_eval_layout(trec_files, capsys):
         "map                   \tall\t0.7500\n"
         "P_5                   \tall\t0.2000\n"
     )
-    code, out, _ = _cli(capsys, trec_files / "t.qrels", trec_files / "a.run")
+    code, out, err = _cli(capsys, trec_files / "t.qrels", trec_files / "a.run")
+    # trec_eval 10.0 (the default) stops at q2, a qrels topic without results
+    assert code == 2 and out == "" and "topic 'q2'" in err and "-c" in err
+    code, out, _ = _cli(capsys, "--trec-eval", "9.0.8", trec_files / "t.qrels",
+                        trec_files / "a.run")
     assert out.splitlines()[:2] == ["runid                 \tall\tlast",
                                     "num_q                 \tall\t2"]
     assert len(out.splitlines()) == 2 + 3 + 5 + 11 + 9  # 'official', trec_eval's default
@@ -144,18 +148,21 @@ def test_trec_flags_and_the_function_agree(trec_files, capsys):
     expected = trec_eval(read_qrels(trec_files / "t.qrels"), read_run(trec_files / "a.run"),
                          ["all_trec", "P.1,2"], level=2, complete=True, max_ret=2,
                          judged_only=True)
-    assert code == 0 and out == expected.text(query=True)
-    assert "not computed" in err and "relstring" in err and "set_F" in err
-    assert "P_1                   \tall\t" in out and "P_5 " not in out
-    code, out, _ = _cli(capsys, "-n", "-q", "-m", "num_ret", trec_files / "t.qrels",
-                        trec_files / "a.run")
+    assert code == 0 and out == expected.text(query=True) and err == ""
+    assert "relstring             \tq2\t''" in out  # -c prints the missing topic
+    assert "\nP_1                   \tall\t" in out and "\nP_5 " not in out
+    code, out, _ = _cli(capsys, "-n", "-q", "-m", "num_ret", "--trec-eval", "9.0.8",
+                        trec_files / "t.qrels", trec_files / "a.run")
     assert out == "num_ret               \tq1\t3\nnum_ret               \tq10\t2\n"
 
 
 def test_trec_mode_refuses_missing_measures_by_name(trec_files, capsys):
-    code, out, err = _cli(capsys, "-m", "relstring", trec_files / "t.qrels",
+    code, out, err = _cli(capsys, "--trec-eval", "9.0.8", "-m", "rbp", trec_files / "t.qrels",
                           trec_files / "a.run")
-    assert code == 2 and out == "" and "'relstring' is not implemented" in err
+    assert code == 2 and out == "" and "trec_eval 9.0.8 has no measure 'rbp'" in err
+    code, out, err = _cli(capsys, "-m", "prefs_simp", trec_files / "t.qrels",
+                          trec_files / "a.run")
+    assert code == 2 and out == "" and "'prefs_simp' needs another judgment" in err
     code, _, err = _cli(capsys, "-m", "P_x", trec_files / "t.qrels", trec_files / "a.run")
     assert code == 2 and "Known metrics" in err
     code, _, err = _cli(capsys, trec_files / "t.qrels")
@@ -166,7 +173,7 @@ def test_trec_mode_json_stdin_and_options(trec_files, capsys, monkeypatch):
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO((trec_files / "a.run").read_text()))
-    code, out, _ = _cli(capsys, "--format", "json", "-q", "-m", "num_rel", "-m", "gm_map",
+    code, out, _ = _cli(capsys, "--format", "json", "-q", "-c", "-m", "num_rel", "-m", "gm_map",
                         trec_files / "t.qrels", "-")
     rows = json.loads(out)
     assert code == 0
@@ -174,10 +181,10 @@ def test_trec_mode_json_stdin_and_options(trec_files, capsys, monkeypatch):
     assert rows[-1]["measure"] == "gm_map" and rows[-1]["query"] == "all"
     # the recmeta options spell the same flags
     _, a, _ = _cli(capsys, "--qrels", trec_files / "t.qrels", "--run", trec_files / "a.run",
-                   "-m", "P_5", "--threshold", "2", "--depth", "1", "--per-user")
-    _, b, _ = _cli(capsys, "-l2", "-M1", "-q", "-m", "P.5", trec_files / "t.qrels",
+                   "-m", "P_5", "--threshold", "2", "--depth", "1", "--per-user", "-c")
+    _, b, _ = _cli(capsys, "-l2", "-M1", "-q", "-c", "-m", "P.5", trec_files / "t.qrels",
                    trec_files / "a.run")
-    assert a == b
+    assert a == b and "P_5                   \tq2\t0.0000" in a
 
 
 def test_recmeta_names_keep_the_recmeta_table(trec_files, capsys):

@@ -34,6 +34,7 @@ from ._subsets import Subsets
 from ._trec_files import TrecFormatError, read_qrels, read_run, read_runs, write_qrels, write_run
 from ._trec_eval import (
     TREC_EVAL_VERSION,
+    TREC_EVAL_VERSIONS,
     TrecEvalError,
     TrecEvaluation,
     expand_trec_names,
@@ -72,4 +73,5 @@ __all__ = [
     "TrecEvalError",
     "expand_trec_names",
     "TREC_EVAL_VERSION",
+    "TREC_EVAL_VERSIONS",
 ]

@@ -43,7 +43,7 @@ def _parse_lines(lines, path, ncols: int, what: str, layout: str, more: bool) ->
     rows = []
     for lineno, line in enumerate(lines, 1):
         parts = line.split()
-        if not parts:
+        if not parts or parts[0].startswith("#"):  # blank and comment lines (trec_eval 10.0)
             continue
         if len(parts) != ncols and not (more and len(parts) > ncols):
             raise TrecFormatError(
