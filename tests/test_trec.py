@@ -51,7 +51,8 @@ def test_bad_files_name_the_line(tmp_path):
     with pytest.raises(TrecFormatError, match="duplicate"):
         read_qrels(tmp_path / "dup.qrels")
     (tmp_path / "bad.run").write_text("q1 Q0 d1 1 high run\n")
-    with pytest.raises(TrecFormatError, match="numeric"):
+    with pytest.raises(TrecFormatError, match=r"bad.run:1: the score field .* must be a number, "
+                       "got 'high'"):
         read_run(tmp_path / "bad.run")
     with pytest.raises(ValueError, match="integer"):
         write_qrels(pd.DataFrame({"user": [1], "item": [2], "rating": [3.5]}), tmp_path / "x")
@@ -113,6 +114,26 @@ def _cli(capsys, *args):
     code = main(["evaluate", *map(str, args)])
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def test_bad_input_through_the_command(tmp_path, capsys):
+    """Malformed lines name file, line and layout; duplicates name topic and document; a
+    headerless ratings table given as qrels says what it is (no pandas method in the text)."""
+    (tmp_path / "r.run").write_text("1 Q0 10 1 2.0 t\n1 Q0 20 2 1.0 t\n")
+    (tmp_path / "bad.qrels").write_text("# judged\n1 0 10 1\n1 0 20\n")
+    code, _, err = _cli(capsys, tmp_path / "bad.qrels", tmp_path / "r.run")
+    assert code == 2 and "bad.qrels:3: expected 4 whitespace-separated fields" in err
+    assert "(qid iter docno rel), got 3" in err
+    (tmp_path / "ratings.tsv").write_text("1\t10\t4\t881250949\n1\t20\t4\t881250950\n")
+    code, _, err = _cli(capsys, "-c", tmp_path / "ratings.tsv", tmp_path / "r.run")
+    assert code == 2 and "duplicate judgment for topic '1', docno '4'" in err
+    assert "ratings table" in err and "bound method" not in err
+    with pytest.raises(TrecFormatError, match="qid '1', docno '4'.*ratings table"):
+        read_qrels(tmp_path / "ratings.tsv")
+    (tmp_path / "twice.run").write_text("1 Q0 10 1 2.0 t\n1 Q0 10 2 1.0 t\n")
+    (tmp_path / "ok.qrels").write_text("1 0 10 1\n")
+    code, _, err = _cli(capsys, tmp_path / "ok.qrels", tmp_path / "twice.run")
+    assert code == 2 and "docno '10' appears twice for topic '1'" in err
 
 
 def test_positional_files_print_trec_eval_layout(trec_files, capsys):

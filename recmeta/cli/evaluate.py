@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_trec(args: argparse.Namespace) -> int:
     from recmeta.metrics import trec_eval
-    from recmeta.metrics import read_qrels, read_run
+    from recmeta.metrics._trec_files import _qrels_frame, _run_frame
 
     qrels_path, run_path = args.files if args.files else (args.qrels, None)
     if not args.files:
@@ -130,8 +130,8 @@ def _run_trec(args: argparse.Namespace) -> int:
     if args.aggregate != "mean":
         raise ValueError("--aggregate is for the recmeta table; with trec_eval's names ask for "
                          "gm_map, gm_bpref or gm_NAME")
-    qrels = read_qrels(qrels_path)
-    run = read_run(run_path)
+    qrels = _qrels_frame(qrels_path)  # ids as categoricals; trec_eval checks duplicates
+    run = _run_frame(run_path, rank=False)
     result = trec_eval(qrels, run, args.metric or ["official"], level=level,
                        complete=args.complete, max_ret=max_ret, judged_only=args.judged_only,
                        num_docs=args.num_docs, version=args.trec_version)

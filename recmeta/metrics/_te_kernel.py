@@ -571,3 +571,94 @@ def sequential_sums(values, topics):
         for j in range(values.shape[1]):
             out[j] += values[t, j]
     return out
+
+
+@njit(cache=True, nogil=True)
+def res_rels(q_t, q_d, q_rel, r_t, r_d, sim, n_t, n_d, max_ret, judged_only):
+    """``form_res_rels.c`` for every topic at once: each topic's results ordered by score, ties
+    by docno descending (doc codes follow the docnos' byte order), cut at ``max_ret``, graded
+    from the qrels (-1 outside the pool, -2 pooled without a grade) and, with ``judged_only``,
+    left with the graded ones.
+
+    Returns (rels, ptr, levels, n_levels, nonpool, unjudged, error); ``error`` is -1, or
+    ``(i + 1)`` for a repeated qrels pair at row i, or ``-(j + 2)`` for a document ranked twice
+    for one topic at run row j.
+    """
+    n_q = q_t.shape[0]
+    n_r = r_t.shape[0]
+    top = 0
+    for i in range(n_q):
+        top = max(top, q_rel[i])
+    levels = np.zeros((n_t, top + 1), dtype=np.int64)
+    n_levels = np.zeros(n_t, dtype=np.int64)
+    q_ptr = np.zeros(n_t + 1, dtype=np.int64)
+    for i in range(n_q):
+        q_ptr[q_t[i] + 1] += 1
+    r_ptr = np.zeros(n_t + 1, dtype=np.int64)
+    for j in range(n_r):
+        if r_t[j] >= 0:
+            r_ptr[r_t[j] + 1] += 1
+    for t in range(n_t):
+        q_ptr[t + 1] += q_ptr[t]
+        r_ptr[t + 1] += r_ptr[t]
+    q_rows = np.empty(n_q, dtype=np.int32)
+    fill = q_ptr[:-1].copy()
+    for i in range(n_q):
+        q_rows[fill[q_t[i]]] = i
+        fill[q_t[i]] += 1
+    r_rows = np.empty(r_ptr[n_t], dtype=np.int32)
+    fill = r_ptr[:-1].copy()
+    for j in range(n_r):
+        if r_t[j] >= 0:
+            r_rows[fill[r_t[j]]] = j
+            fill[r_t[j]] += 1
+    grade = np.zeros(n_d, dtype=np.int64)
+    stamp = np.full(n_d, -1, dtype=np.int64)  # topic whose qrels set grade[doc]
+    seen = np.full(n_d, -1, dtype=np.int64)  # topic whose run ranked doc
+    rels = np.empty(r_ptr[n_t], dtype=np.int64)
+    ptr = np.zeros(n_t + 1, dtype=np.int64)
+    nonpool = np.zeros(n_t, dtype=np.int64)
+    unjudged = np.zeros(n_t, dtype=np.int64)
+    out = 0
+    for t in range(n_t):
+        for a in range(q_ptr[t], q_ptr[t + 1]):
+            i = q_rows[a]
+            d = q_d[i]
+            if stamp[d] == t:
+                return rels, ptr, levels, n_levels, nonpool, unjudged, i + 1
+            stamp[d] = t
+            grade[d] = q_rel[i]
+            if q_rel[i] >= 0:
+                levels[t, q_rel[i]] += 1
+                n_levels[t] = max(n_levels[t], q_rel[i] + 1)
+        rows = r_rows[r_ptr[t]:r_ptr[t + 1]]
+        for j in rows:
+            if seen[r_d[j]] == t:
+                return rels, ptr, levels, n_levels, nonpool, unjudged, -(j + 2)
+            seen[r_d[j]] = t
+        ranked = rows
+        for k in range(1, rows.shape[0]):  # a run file is usually in trec_eval's order already
+            a, b = rows[k - 1], rows[k]
+            if sim[a] < sim[b] or (sim[a] == sim[b] and r_d[a] < r_d[b]):
+                by_doc = rows[np.argsort(-r_d[rows], kind="mergesort")]
+                ranked = by_doc[np.argsort(-sim[by_doc], kind="mergesort")]
+                break
+        n = ranked.shape[0] if max_ret < 0 else min(ranked.shape[0], max_ret)
+        for k in range(n):
+            d = r_d[ranked[k]]
+            if stamp[d] != t:
+                g = NONPOOL
+            elif grade[d] < 0:
+                g = UNJUDGED
+            else:
+                g = grade[d]
+            if g < 0 and judged_only:
+                continue
+            if g == NONPOOL:
+                nonpool[t] += 1
+            elif g == UNJUDGED:
+                unjudged[t] += 1
+            rels[out] = g
+            out += 1
+        ptr[t + 1] = out
+    return rels[:out], ptr, levels, n_levels, nonpool, unjudged, -1

@@ -532,68 +532,60 @@ class _Topics:
     positive_lines: int  # qrels lines with a grade > 0 (num_rel's summary under -c)
 
 
+def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, categories as str) of an id column, categorical or not (hash-factorised)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = np.asarray(col.cat.categories.astype(str), dtype=object)
+        return col.cat.codes.to_numpy().astype(np.int32, copy=False), cats
+    codes, cats = pd.factorize(col.astype(str), use_na_sentinel=False)
+    return codes.astype(np.int32), np.asarray(cats, dtype=object)
+
+
+def _lookup(cats: np.ndarray, universe: np.ndarray) -> np.ndarray:
+    """Index of each category in the sorted ``universe`` (-1 where absent)."""
+    at = np.minimum(np.searchsorted(universe, cats), max(len(universe) - 1, 0))
+    found = np.where(universe[at] == cats, at, -1) if len(universe) else np.full(len(cats), -1)
+    return found.astype(np.int32)
+
+
 def _topics(qrels: pd.DataFrame, run: pd.DataFrame, *, complete: bool, max_ret: int | None,
             judged_only: bool, version: str) -> _Topics:
-    q_topic = qrels["user"].astype(str).to_numpy()
-    q_doc = qrels["item"].astype(str).to_numpy()
+    qt_codes, qt_cats = _codes(qrels["user"])
+    qd_codes, qd_cats = _codes(qrels["item"])
     grades = np.trunc(pd.to_numeric(qrels["rating"]).to_numpy(dtype=np.float64))  # atol
     q_rel = grades.astype(np.int64)
-    r_topic = run["user"].astype(str).to_numpy()
-    r_doc = run["item"].astype(str).to_numpy()
+    rt_codes, rt_cats = _codes(run["user"])
+    rd_codes, rd_cats = _codes(run["item"])
     sim = pd.to_numeric(run["score"]).to_numpy(dtype=np.float64)
 
-    names, q_t = np.unique(q_topic, return_inverse=True)  # sorted as byte strings (UTF-8)
+    names = np.unique(qt_cats[np.unique(qt_codes)])  # byte order of UTF-8 = code point order
     n_t = len(names)
-    pos = np.searchsorted(names, r_topic)
-    pos = np.minimum(pos, n_t - 1)
-    known = names[pos] == r_topic
-    r_t = pos[known]
-    r_doc, sim = r_doc[known], sim[known]
-    has_run = np.bincount(r_t, minlength=n_t) > 0
+    q_t = _lookup(qt_cats, names)[qt_codes]
+    r_t = _lookup(rt_cats, names)[rt_codes]
+    has_run = np.bincount(r_t[r_t >= 0], minlength=n_t) > 0
     missing = np.flatnonzero(~has_run)
-    if version == "10.0" and complete and len(missing):  # trec_eval.c's stand-in ranking
-        r_t = np.concatenate([r_t, missing])
-        r_doc = np.concatenate([r_doc, np.full(len(missing), _BOGUS_DOCNO, dtype=object)])
+    stand_in = version == "10.0" and complete and len(missing)
+    docs = np.unique(np.concatenate([qd_cats, rd_cats, [_BOGUS_DOCNO] if stand_in else []]))
+    q_d = _lookup(qd_cats, docs)[qd_codes]
+    r_d = _lookup(rd_cats, docs)[rd_codes]
+    if stand_in:  # trec_eval.c's stand-in ranking: one document, score 1
+        r_t = np.concatenate([r_t, missing.astype(np.int32)])
+        r_d = np.concatenate([r_d, np.full(len(missing), np.searchsorted(docs, _BOGUS_DOCNO),
+                                           dtype=np.int32)])
         sim = np.concatenate([sim, np.ones(len(missing))])
-    docs, codes = np.unique(np.concatenate([q_doc, r_doc]), return_inverse=True)
-    q_d, r_d = codes[:len(q_doc)], codes[len(q_doc):]
-    n_d = len(docs)
-    q_key = q_t.astype(np.int64) * n_d + q_d
-    order = np.argsort(q_key, kind="stable")
-    q_key, q_rel_sorted = q_key[order], q_rel[order]
-    if len(q_key) > 1 and (dup := np.flatnonzero(q_key[1:] == q_key[:-1])).size:
-        i = order[dup[0] + 1]
-        raise TrecEvalError(f"duplicate judgment for topic {q_topic[i]!r}, docno {q_doc[i]!r} "
-                            "(trec_eval: duplicate docs); keep one line per pair")
-    r_key = r_t.astype(np.int64) * n_d + r_d
-    at = np.minimum(np.searchsorted(q_key, r_key), max(len(q_key) - 1, 0))
-    judged = q_key[at] == r_key
-    rel = np.where(judged, q_rel_sorted[at], K.NONPOOL)
-    rel = np.where(judged & (rel < 0), K.UNJUDGED, rel)
-    ranking = np.lexsort((-r_d, -sim, r_t))  # topic, score descending, docno descending
-    r_t, rel, r_key = r_t[ranking], rel[ranking], r_key[ranking]
-    if len(r_key) > 1 and (dup := np.flatnonzero(r_key[1:] == r_key[:-1])).size:
-        raise TrecEvalError(f"docno {r_doc[ranking][dup[0]]!r} appears twice for topic "
-                            f"{names[r_t[dup[0]]]!r} (trec_eval: duplicate docs)")
-    counts = np.bincount(r_t, minlength=n_t)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    if max_ret is not None:
-        keep = np.arange(len(r_t)) - starts[r_t] < max_ret
-        r_t, rel = r_t[keep], rel[keep]
-    nonpool = np.bincount(r_t[rel == K.NONPOOL], minlength=n_t)
-    unjudged = np.bincount(r_t[rel == K.UNJUDGED], minlength=n_t)
-    if judged_only:
-        keep = rel >= 0
-        r_t, rel = r_t[keep], rel[keep]
-        nonpool[:] = 0
-        unjudged[:] = 0
-    top = max(int(q_rel.max(initial=-1)), 0)
-    levels = np.zeros((n_t, top + 1), dtype=np.int64)
-    ok = q_rel >= 0
-    np.add.at(levels, (q_t[ok], q_rel[ok]), 1)
-    n_levels = np.zeros(n_t, dtype=np.int64)
-    np.maximum.at(n_levels, q_t[ok], q_rel[ok] + 1)
-    ptr = np.concatenate([[0], np.cumsum(np.bincount(r_t, minlength=n_t))]).astype(np.int64)
+    rels, ptr, levels, n_levels, nonpool, unjudged, error = K.res_rels(
+        q_t, q_d, q_rel, r_t, r_d, sim, n_t, len(docs), -1 if max_ret is None else max_ret,
+        judged_only)
+    if error > 0:
+        i = error - 1
+        raise TrecEvalError(
+            f"duplicate judgment for topic {names[q_t[i]]!r}, docno {docs[q_d[i]]!r} (trec_eval: "
+            "duplicate docs); keep one line per pair (a ratings table, user item rating "
+            "timestamp, is not a qrels file: write it with recmeta.metrics.write_qrels)")
+    if error < -1:
+        j = -error - 2
+        raise TrecEvalError(f"docno {docs[r_d[j]]!r} appears twice for topic "
+                            f"{names[r_t[j]]!r} (trec_eval: duplicate docs)")
     if version == "10.0":
         if not complete and len(missing):
             raise TrecEvalError(
@@ -605,12 +597,14 @@ def _topics(qrels: pd.DataFrame, run: pd.DataFrame, *, complete: bool, max_ret: 
         chosen = np.flatnonzero(has_run)
     if not len(chosen) or not has_run.any():
         raise TrecEvalError("trec_eval: No queries with both results and relevance info")
-    sub_ptr = np.concatenate([[0], np.cumsum(np.diff(ptr)[chosen])]).astype(np.int64)
-    sub_rels = np.concatenate([rel[ptr[t]:ptr[t + 1]] for t in chosen]) if len(chosen) < n_t \
-        else rel
-    return _Topics(names[chosen], sub_rels.astype(np.int64), sub_ptr, levels[chosen],
-                   n_levels[chosen], nonpool[chosen], unjudged[chosen], ~has_run[chosen], n_t,
-                   int((q_rel > 0).sum()))
+    if len(chosen) < n_t:
+        sizes = np.diff(ptr)[chosen]
+        keep = np.repeat(ptr[chosen], sizes) + np.arange(sizes.sum()) - np.repeat(
+            np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+        rels = rels[keep]
+        ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return _Topics(names[chosen], rels, ptr, levels[chosen], n_levels[chosen], nonpool[chosen],
+                   unjudged[chosen], ~has_run[chosen], n_t, int((q_rel > 0).sum()))
 
 
 def _kernel_arrays(blocks: list[_Block]):
