@@ -21,7 +21,7 @@ from numba import njit
 (NUM_RET, NUM_REL, NUM_REL_RET, MAP, GM_MAP, RPREC, BPREF, RECIP_RANK, IPREC, P, RECALL, INFAP,
  GM_BPREF, RPREC_MULT, UTILITY, PT11, BING, G, DCG, IDEAL_DCG, NDCG, NDCG_REL, RNDCG, NDCG_CUT,
  MAP_CUT, REL_P, SUCCESS, SET_P, SET_REL_P, SET_RECALL, SET_MAP, SET_F, NONREL_JUDGED_RET, RBP,
- RBP_RESID, UNJ, NUM_Q) = range(37)
+ RBP_RESID, UNJ, NUM_Q, JUDGED) = range(38)
 
 NONPOOL = -1  # RELVALUE_NONPOOL: retrieved, not in the qrels
 UNJUDGED = -2  # RELVALUE_UNJUDGED: in the qrels with a negative grade
@@ -276,9 +276,8 @@ def _interpolated(rl, num_ret, num_rel, num_rel_ret, level, xs, v10, out, o):
 
 
 @njit(**_JIT)
-def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level, codes, col0, pptr, params,
-           gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, ibuf, out):
-    """Every requested measure of one topic into ``out`` (zeros where trec_eval leaves 0)."""
+def _counts(rl, num_ret, levels, n_lev, level):
+    """(relevant judged, relevant retrieved) at relevance level ``level``."""
     num_rel = 0
     for g in range(max(level, 0), n_lev):
         num_rel += levels[g]
@@ -286,8 +285,22 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level, codes, col0, pp
     for i in range(num_ret):
         if rl[i] >= level:
             num_rel_ret += 1
+    return num_rel, num_rel_ret
+
+
+@njit(**_JIT)
+def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, blevel, pptr,
+           params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, ibuf, out):
+    """Every requested measure of one topic into ``out`` (zeros where trec_eval leaves 0).
+    ``blevel[b]`` >= 0 gives block ``b`` its own relevance level (ir_measures' ``rel=``)."""
+    base_rel, base_rel_ret = _counts(rl, num_ret, levels, n_lev, level0)
     for b in range(codes.shape[0]):
         c = codes[b]
+        level = level0 if blevel[b] < 0 else blevel[b]
+        if level == level0:
+            num_rel, num_rel_ret = base_rel, base_rel_ret
+        else:
+            num_rel, num_rel_ret = _counts(rl, num_ret, levels, n_lev, level)
         o = col0[b]
         par = params[pptr[b]:pptr[b + 1]]
         k = par.shape[0]
@@ -518,6 +531,14 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level, codes, col0, pp
                 re = float(num_rel_ret) / float(num_rel)
                 x = par[0]
                 out[o] = (x + 1.0) * pr * re / (x * pr + re)
+        elif c == JUDGED:  # judged documents (any grade) in the top k, over min(k, num_ret)
+            for ci in range(k):
+                n = min(int(par[ci]), num_ret)
+                judged = 0
+                for i in range(n):
+                    if rl[i] != NONPOOL:
+                        judged += 1
+                out[o + ci] = float(judged) / float(n) if n > 0 else 0.0
         elif c == RBP_RESID:
             p = par[0]
             unj = 0
@@ -530,6 +551,15 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level, codes, col0, pp
                 cur_p = cur_p * p
             if unj:
                 out[o] = cur_p + (1 - p) * total
+        elif c == RBP and blevel[b] >= 0:  # binary gains: grade >= rel (ir_measures' rel=)
+            p = par[0]
+            total = 0.0
+            cur_p = 1.0
+            for i in range(num_ret):
+                if rl[i] >= level:
+                    total += cur_p
+                cur_p = cur_p * p
+            out[o] = (1.0 - p) * total
         else:  # the gain-based measures
             keys = gkey[gptr[b]:gptr[b + 1]]
             vals = gval[gptr[b]:gptr[b + 1]]
@@ -545,8 +575,8 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level, codes, col0, pp
 
 
 @njit(**_JIT)
-def topic_values(rels, ptr, levels, n_lev, nonpool, unjudged, level, codes, col0, n_cols, pptr,
-                 params, gptr, gkey, gval, v10, n_docs):
+def topic_values(rels, ptr, levels, n_lev, nonpool, unjudged, level, codes, col0, blevel, n_cols,
+                 pptr, params, gptr, gkey, gval, v10, n_docs):
     """Every requested measure of every topic: topics × columns (gm measures hold the log of
     their value, floored at 1e-5, as trec_eval accumulates them)."""
     n_t = ptr.shape[0] - 1
@@ -559,7 +589,7 @@ def topic_values(rels, ptr, levels, n_lev, nonpool, unjudged, level, codes, col0
     for t in range(n_t):
         rl = rels[ptr[t]:ptr[t + 1]]
         _topic(rl, rl.shape[0], levels[t], n_lev[t], nonpool[t], unjudged[t], level, codes, col0,
-               pptr, params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, ibuf, out[t])
+               blevel, pptr, params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, ibuf, out[t])
     return out
 
 

@@ -47,7 +47,8 @@ import numpy as np
 import pandas as pd
 
 from . import _te_kernel as K
-from ._names import SUMMED, MetricNameError, MetricSpec, parse_metric
+from ._names import GAIN_FROM_OPTION, SUMMED, MetricNameError, MetricSpec, parse_metric
+from ._registry import REGISTRY
 
 __all__ = ["TREC_EVAL_VERSION", "TREC_EVAL_VERSIONS", "TrecEvalError", "TrecEvaluation",
            "trec_eval", "trec_rows", "expand_trec_names", "NICKNAMES", "NOT_IMPLEMENTED",
@@ -346,6 +347,52 @@ class _Block:
     params: tuple
     column: int
     width: int
+    level: int = -1  # its own relevance level (ir_measures' rel=), -1: the run's
+
+
+_JUDGED = _Measure("Judged", "cut_long", K.JUDGED)  # ir_measures' Judged@k (no trec_eval name)
+_ALL_RANKS = 10**9  # a cut-off no list reaches (Judged without @k: the whole list)
+
+
+def _trec_block(spec: MetricSpec) -> tuple[_Measure, tuple, int] | None:
+    """The trec_eval pass's measure, parameters and relevance level computing ``spec`` (an
+    engine or ir_measures name), or None when only the engine's passes have it."""
+    params = dict(spec.params)
+    level = params.get("rel")
+    level = -1 if level is None else int(level)
+    k = spec.k
+    gm = spec.aggregate == "gmean"
+    name = spec.name
+    found: tuple[str, tuple] | None = None
+    if gm:
+        found = {("AP", None): ("gm_map", ()), ("bpref", None): ("gm_bpref", ())}.get((name, k))
+    elif name == "nDCG":
+        if params.get("gain") in (GAIN_FROM_OPTION, "linear"):
+            found = ("ndcg", ()) if k is None else ("ndcg_cut", (k,))
+    elif k is not None:
+        cut = {"P": "P", "R": "recall", "AP": "map_cut", "Success": "success"}.get(name)
+        if cut is not None:
+            found = (cut, (k,))
+        elif name == "Judged":
+            return _JUDGED, (k,), level
+    elif name == "Judged":
+        return _JUDGED, (_ALL_RANKS,), level
+    elif name == "IPrec":
+        found = ("iprec_at_recall", (params["recall"],))
+    elif name == "SetF":
+        found = ("set_F", (params["beta"],))
+    elif name == "RBP":
+        found = ("rbp", (("p", params["p"]),))
+    else:
+        single = {"R": "set_recall", "AP": "map", "RR": "recip_rank", "bpref": "bpref",
+                  "infAP": "infAP", "Rprec": "Rprec", "IPrec11": "11pt_avg", "NumQ": "num_q",
+                  "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret",
+                  "SetP": "set_P", "SetR": "set_recall"}.get(name)
+        if single is not None:
+            found = (single, _BY_NAME[single].defaults)
+    if found is None:
+        return None
+    return _BY_NAME[found[0]], found[1], level
 
 
 def _plan(names: Sequence[str], version: str) -> tuple[list[Row], list[_Block], list[str]]:
@@ -378,7 +425,18 @@ def _plan(names: Sequence[str], version: str) -> tuple[list[Row], list[_Block], 
         kind = "count" if spec.name in SUMMED else "gm" if spec.aggregate == "gmean" else "float"
         if spec.name == "NumQ":
             kind = "num_q"
-        rows.append(Row(text, kind, (spec,)))
+        found = _trec_block(spec)
+        if found is None:
+            if dict(spec.params).get("rel") is not None or not REGISTRY[spec.name].engine:
+                raise TrecEvalError(f"{text!r}: this form has no computation here (rel= and "
+                                    f"{spec.name} are computed without a cut-off or with the "
+                                    "cut-offs trec_eval has)")
+            rows.append(Row(text, kind, (spec,)))
+            continue
+        measure, params, level = found
+        blocks.append(_Block(measure, params, col, 1, level))
+        rows.append(Row(text, kind, (spec,), column=col, measure=measure.name))
+        col += 1
     return rows, blocks, req.ignored
 
 
@@ -452,9 +510,11 @@ class TrecEvaluation:
         out = []
         if query:
             rows = self._per_topic()
+            heads = [f"{row.name:<22}\t" for row in rows]
+            cells = [_cells(row, self.values[row.name]) for row in rows]
             for q, qid in enumerate(self.queries):
-                for row in rows:
-                    out.append(_line(row, qid, self.values[row.name][q]))
+                tail = f"{qid}\t"
+                out.extend(head + tail + col[q] for head, col in zip(heads, cells))
         if summary:
             for row in self.rows:
                 if row.kind != "relstring":
@@ -494,6 +554,15 @@ def _float(value: float) -> str:
     if math.isnan(value):
         return f"{'-nan':>6}"
     return f"{value:6.4f}"
+
+
+def _cells(row: Row, values) -> list[str]:
+    """The printed values of one row for every topic (as :func:`_line` prints them)."""
+    if row.kind == "relstring":
+        return [f"'{v}'" for v in values]
+    if row.kind in ("count", "num_q"):
+        return [str(int(v)) for v in np.asarray(values).tolist()]
+    return ["  -nan" if math.isnan(v) else f"{v:6.4f}" for v in np.asarray(values).tolist()]
 
 
 def _line(row: Row, qid: str, value) -> str:
@@ -608,11 +677,12 @@ def _topics(qrels: pd.DataFrame, run: pd.DataFrame, *, complete: bool, max_ret: 
 
 
 def _kernel_arrays(blocks: list[_Block]):
-    codes, col0, pptr, params, gptr, gkey, gval = [], [], [0], [], [0], [], []
+    codes, col0, blevel, pptr, params, gptr, gkey, gval = [], [], [], [0], [], [0], [], []
     for b in blocks:
         m = b.measure
         codes.append(m.code)
         col0.append(b.column)
+        blevel.append(b.level)
         if m.kind == "p_pair":
             if m.name in ("rbp", "rbp_resid"):  # m_rbp.c keeps the last p given
                 params.append(([v for k, v in b.params if k == "p"] or [0.9])[-1])
@@ -625,7 +695,8 @@ def _kernel_arrays(blocks: list[_Block]):
         pptr.append(len(params))
         gptr.append(len(gkey))
     return (np.asarray(codes, dtype=np.int64), np.asarray(col0, dtype=np.int64),
-            np.asarray(pptr, dtype=np.int64), np.asarray(params, dtype=np.float64),
+            np.asarray(blevel, dtype=np.int64), np.asarray(pptr, dtype=np.int64),
+            np.asarray(params, dtype=np.float64),
             np.asarray(gptr, dtype=np.int64), np.asarray(gkey, dtype=np.int64),
             np.asarray(gval, dtype=np.float64))
 
@@ -674,7 +745,7 @@ def trec_eval(
     arrays = _kernel_arrays(blocks)
     values = K.topic_values(topics.rels, topics.ptr, topics.levels, topics.n_levels,
                             topics.nonpool, topics.unjudged, int(level), arrays[0], arrays[1],
-                            n_cols, *arrays[2:], version == "10.0", int(num_docs))
+                            arrays[2], n_cols, *arrays[3:], version == "10.0", int(num_docs))
     stand_in = np.flatnonzero(topics.stand_in)
     for row in rows:  # trec_eval.c's clean-up of a stand-in ranking goes by printed name
         if row.column >= 0 and (row.name in _CLEARED or row.name.startswith("unj")):
@@ -686,7 +757,7 @@ def trec_eval(
 
     per: dict[str, np.ndarray] = {}
     summary: dict[str, float | str] = {}
-    own = [row for row in rows if row.specs]
+    own = [row for row in rows if row.specs and row.column < 0]
     if own:
         own_values = _own_values(qrels, run, [row.specs[0] for row in own], queries,
                                  level=level, max_ret=max_ret, judged_only=judged_only)
@@ -700,7 +771,7 @@ def trec_eval(
                 for t in stand_in:
                     strings[t] = ""
             per[row.name] = strings
-        elif row.specs:
+        elif row.specs and row.column < 0:
             v = own_values[str(row.specs[0])]
             per[row.name] = v
             summary[row.name] = _summary(row.kind, K.sequential_sums(v[:, None],
@@ -709,7 +780,7 @@ def trec_eval(
         else:
             v = values[:, row.column]
             per[row.name] = np.exp(v) if row.kind == "gm" else v
-            if row.kind == "count" and row.measure == "num_rel" and complete:
+            if row.kind == "count" and row.measure == "num_rel" and complete and not row.specs:
                 summary[row.name] = float(topics.positive_lines)  # m_num_rel.c under -c
             else:
                 summary[row.name] = _summary(row.kind, sums[row.column], v, n_q, evaluated)
