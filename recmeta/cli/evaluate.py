@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_trec(args: argparse.Namespace) -> int:
     from recmeta.metrics import trec_eval
-    from recmeta.metrics._trec_files import _qrels_frame, _run_frame
+    from recmeta.metrics._trec_files import _last_tag, _qrels_frame, _run_frame
 
     qrels_path, run_path = args.files if args.files else (args.qrels, None)
     if not args.files:
@@ -131,10 +131,11 @@ def _run_trec(args: argparse.Namespace) -> int:
         raise ValueError("--aggregate is for the recmeta table; with trec_eval's names ask for "
                          "gm_map, gm_bpref or gm_NAME")
     qrels = _qrels_frame(qrels_path)  # ids as categoricals; trec_eval checks duplicates
-    run = _run_frame(run_path, rank=False)
+    run = _run_frame(run_path, rank=False, tags=False)
+    run_id = str(run["system"].iloc[-1]) if "system" in run.columns else _last_tag(run_path)
     result = trec_eval(qrels, run, args.metric or ["official"], level=level,
                        complete=args.complete, max_ret=max_ret, judged_only=args.judged_only,
-                       num_docs=args.num_docs, version=args.trec_version)
+                       num_docs=args.num_docs, run_id=run_id, version=args.trec_version)
     if result.skipped:
         print("recmeta: note: not computed (no implementation in recmeta): "
               + ", ".join(result.skipped), file=sys.stderr)

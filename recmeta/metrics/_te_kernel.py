@@ -5,8 +5,7 @@ its ranked, cut (``-M``) and filtered (``-J``) list, ``-1`` for a document outsi
 ``-2`` for a pooled document without a grade (a negative grade in the qrels), plus the count of
 judgments at each grade >= 0. Every measure is computed from these as trec_eval 10.0 computes
 it (its ``m_*.c`` files), in the same order of floating-point operations, so that the printed
-values agree to the last digit; ``iprec_v10=False`` selects 9.0.8's recall-level rule. The
-topics' sums for the summary line are sequential, as trec_eval accumulates them.
+values agree to the last digit; ``v10=False`` selects 9.0.8's recall-level rule.
 
 Measures (Moffat & Zobel 2008 for RBP; Järvelin & Kekäläinen 2002 for the DCG family; Buckley
 & Voorhees 2004 for bpref; Yilmaz & Aslam 2006 for infAP) are the codes below; a block of
@@ -590,16 +589,6 @@ def topic_values(rels, ptr, levels, n_lev, nonpool, unjudged, level, codes, col0
         rl = rels[ptr[t]:ptr[t + 1]]
         _topic(rl, rl.shape[0], levels[t], n_lev[t], nonpool[t], unjudged[t], level, codes, col0,
                blevel, pptr, params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, ibuf, out[t])
-    return out
-
-
-@njit(**_JIT)
-def sequential_sums(values, topics):
-    """Column sums over ``topics`` rows, added left to right as trec_eval accumulates them."""
-    out = np.zeros(values.shape[1])
-    for t in topics:
-        for j in range(values.shape[1]):
-            out[j] += values[t, j]
     return out
 
 

@@ -752,7 +752,7 @@ def trec_eval(
             values[stand_in, row.column] = 0.0
     evaluated = len(topics.names)
     n_q = topics.n_qrels_topics if complete else evaluated
-    sums = K.sequential_sums(values, np.arange(evaluated))
+    sums = _sequential_sums(values)
     queries = [str(q) for q in topics.names]
 
     per: dict[str, np.ndarray] = {}
@@ -774,9 +774,8 @@ def trec_eval(
         elif row.specs and row.column < 0:
             v = own_values[str(row.specs[0])]
             per[row.name] = v
-            summary[row.name] = _summary(row.kind, K.sequential_sums(v[:, None],
-                                                                     np.arange(evaluated))[0],
-                                         v, n_q, evaluated, own=True)
+            summary[row.name] = _summary(row.kind, _sequential_sums(v[:, None])[0], v, n_q,
+                                         evaluated, own=True)
         else:
             v = values[:, row.column]
             per[row.name] = np.exp(v) if row.kind == "gm" else v
@@ -785,6 +784,14 @@ def trec_eval(
             else:
                 summary[row.name] = _summary(row.kind, sums[row.column], v, n_q, evaluated)
     return TrecEvaluation(rows, queries, per, summary, run_id, [], ignored, version)
+
+
+def _sequential_sums(values: np.ndarray) -> np.ndarray:
+    """Column sums added top to bottom, as trec_eval accumulates (``cumsum`` adds in order;
+    ``sum`` pairs terms and may differ in the last bit)."""
+    if not len(values):
+        return np.zeros(values.shape[1])
+    return np.cumsum(values, axis=0)[-1]
 
 
 def _summary(kind: str, total: float, v: np.ndarray, n_q: int, evaluated: int,

@@ -117,7 +117,7 @@ def _read_fast(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> pd.
     try:
         table = csv.read_csv(
             path,
-            read_options=csv.ReadOptions(column_names=names, block_size=1 << 20),
+            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
             parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False,
                                            escape_char=False),
             convert_options=csv.ConvertOptions(column_types=types, include_columns=list(types),
@@ -148,13 +148,31 @@ def _qrels_frame(path: str | PathLike) -> pd.DataFrame:
     return pd.DataFrame({"user": raw[0], "item": raw[2], "rating": raw[3]})
 
 
-def _run_frame(path: str | PathLike, rank: bool = True) -> pd.DataFrame:
+def _run_frame(path: str | PathLike, rank: bool = True, tags: bool = True) -> pd.DataFrame:
     """A run file as system, user, item (categoricals when read fast), rank, score; without
-    ``rank`` the rank field is neither read nor checked (trec_eval skips it)."""
-    raw = _read_table(path, "run", () if rank else (3,))
-    cols = {"system": raw[5], "user": raw[0], "item": raw[2], "rank": raw.get(3),
+    ``rank`` the rank field is neither read nor checked (trec_eval skips it); without ``tags``
+    the fast reader leaves the tags out (:func:`_last_tag` gives trec_eval's run id)."""
+    skip = (() if rank else (3,)) + (() if tags else (5,))
+    raw = _read_table(path, "run", skip)
+    cols = {"system": raw.get(5), "user": raw[0], "item": raw[2], "rank": raw.get(3),
             "score": raw[4]}
-    return pd.DataFrame({k: v for k, v in cols.items() if rank or k != "rank"})
+    return pd.DataFrame({k: v for k, v in cols.items() if v is not None})
+
+
+def _last_tag(path: str | PathLike) -> str | None:
+    """The tag of a run file's last line (trec_eval's run id), read from the file's end."""
+    if str(path) == "-":
+        return None
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        fh.seek(max(size - (1 << 16), 0))
+        tail = fh.read().decode("utf-8", errors="replace").splitlines()
+    for line in reversed(tail[1:] if size > 1 << 16 else tail):
+        parts = line.split()
+        if parts and not parts[0].startswith("#"):
+            return parts[5] if len(parts) > 5 else None
+    return None
 
 
 def _as_text(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
