@@ -216,3 +216,18 @@ def test_recmeta_names_keep_the_recmeta_table(trec_files, capsys):
     assert code == 0
     assert out.splitlines()[:2] == [f"first\tP@5\tall\t{(1 / 5 + 0 + 0) / 3:.4f}",
                                     f"last\tP@5\tall\t{(0 + 1 / 5 + 0) / 3:.4f}"]
+
+
+def test_ir_measures_names_on_the_command_line(trec_files, capsys):
+    """Names only trec_eval's pass computes choose the trec_eval layout with --qrels/--run too.
+    q1: d1 (grade 1), d4 (pooled, no grade), d2 (0): RBP(p=0.5, rel=1) = 0.5, Judged@2 = 1."""
+    code, out, err = _cli(capsys, "--qrels", trec_files / "t.qrels", "--run",
+                          trec_files / "a.run", "-c", "-q", "-m", "RBP(p=0.5,rel=1)", "-m",
+                          "Judged@2", "-m", "P(rel=2)@5")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[:3] == ["RBP(p=0.5,rel=1)      \tq1\t0.5000",
+                         "Judged@2              \tq1\t1.0000",
+                         "P(rel=2)@5            \tq1\t0.0000"]
+    assert "Judged@2              \tq10\t0.5000" in lines  # d9 (tie, docno descending) judged
+    assert "P(rel=2)@5            \tq2\t0.0000" in lines  # -c: q2 has no results

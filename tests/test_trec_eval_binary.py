@@ -31,10 +31,12 @@ FLAGS = [[], ["-c"], ["-J"], ["-M", "4"], ["-l", "2"], ["-c", "-J", "-l", "2"],
 SINGLE = ["rbp.p=0.8", "relative_P.5,10", "ndcg.1=0.5,2=2", "G", "utility.2,-1,0.5,0.1",
           "Rprec_mult.0.5,1.5", "11pt_avg.0.2,0.5,0.8", "relstring.5", "set_F.0.5", "unj.3,7",
           "success.2", "iprec_at_recall.0.33,0.66,0.25", "Rndcg.3=1",
-          "ndcg_rel", "rbp_resid.p=0.5", "binG", "set_map", "map_cut.1,3", "ndcg_cut.2,4"]
+          "ndcg_rel", "rbp_resid.p=0.5", "binG", "set_map", "map_cut.1,3", "ndcg_cut.2,4",
+          "G.2=0", "ndcg_rel.3=-1"]
 # ndcg, dcg and ideal_dcg share one parameter record in trec_eval, freed once per measure:
 # asked together, the binary crashes (SIGSEGV) after printing; so these go one at a time
-ALONE = ["dcg", "ideal_dcg", "dcg.1=2", "ndcg", "utility", "set_F", "relstring", "rbp"]
+ALONE = ["dcg", "ideal_dcg", "dcg.1=2", "ndcg", "utility", "set_F", "relstring", "rbp",
+         "ndcg.1=0.5,2=3,-1=0.2", "rbp.-1=2"]
 
 
 @pytest.fixture(scope="session")

@@ -90,7 +90,19 @@ def _trec_mode(args: argparse.Namespace) -> bool:
     flags = args.query or args.complete or args.nosummary or args.judged_only
     flags = flags or args.max_ret is not None or args.level is not None or args.num_docs
     flags = flags or args.trec_version != "10.0"
-    return bool(flags or any(is_trec_name(m) for m in args.metric or []))
+    return bool(flags or any(is_trec_name(m) or _trec_pass_only(m) for m in args.metric or []))
+
+
+def _trec_pass_only(name: str) -> bool:
+    """ir_measures' names the engine's passes lack (``P(rel=2)@5``, ``RBP``, ``Judged@10``)."""
+    from recmeta.metrics import MetricNameError, parse_metric
+    from recmeta.metrics._registry import REGISTRY
+
+    try:
+        spec = parse_metric(name)
+    except MetricNameError:
+        return False
+    return dict(spec.params).get("rel") is not None or not REGISTRY[spec.name].engine
 
 
 def run(args: argparse.Namespace) -> int:

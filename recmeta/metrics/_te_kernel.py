@@ -78,11 +78,16 @@ def _gains(levels, n_lev, keys, vals, lvl, gain, cnt):
 
 
 @njit(**_JIT)
-def _gain_of(rel, lvl, gain, n):
+def _gain_table(lvl, gain, n, tab, known):
+    """``get_gain`` as a table: ``tab[grade + 2]`` is the gain of the first entry (in gain
+    order) for that grade, 0 where none (``known`` says which grades have an entry)."""
+    tab[:] = 0.0
+    known[:] = False
     for i in range(n):
-        if lvl[i] == rel:
-            return gain[i]
-    return 0.0
+        j = lvl[i] + 2
+        if 0 <= j < tab.shape[0] and not known[j]:
+            tab[j] = gain[i]
+            known[j] = True
 
 
 @njit(**_JIT)
@@ -96,7 +101,7 @@ def _step_ideal(cur, at, cnt, gain):
 
 
 @njit(**_JIT)
-def _dcg_family(code, rl, num_ret, lvl, gain, cnt, n):
+def _dcg_family(code, rl, num_ret, tab, gain, cnt, n):
     """ndcg, dcg, ideal_dcg, ndcg_rel and G: the run's gains against the ideal ordering."""
     res_dcg = 0.0
     ideal_dcg = 0.0
@@ -112,7 +117,7 @@ def _dcg_family(code, rl, num_ret, lvl, gain, cnt, n):
     at = 0
     i = 0
     while i < num_ret and ideal > 0.0:
-        g = _gain_of(rl[i], lvl, gain, n)
+        g = tab[rl[i] + 2]
         if code == G:
             sum_res += g
         elif g != 0:
@@ -132,7 +137,7 @@ def _dcg_family(code, rl, num_ret, lvl, gain, cnt, n):
             n_rel_ret += 1
         i += 1
     while i < num_ret:
-        g = _gain_of(rl[i], lvl, gain, n)
+        g = tab[rl[i] + 2]
         if code == G:
             sum_res += g
             sum_cost += 1.0
@@ -167,7 +172,7 @@ def _dcg_family(code, rl, num_ret, lvl, gain, cnt, n):
 
 
 @njit(**_JIT)
-def _rndcg(rl, num_ret, num_rel, lvl, gain, cnt, n):
+def _rndcg(rl, num_ret, num_rel, tab, gain, cnt, n):
     """Rndcg: ndcg averaged at each change of the ideal gain."""
     if num_rel == 0:
         return 0.0
@@ -181,7 +186,7 @@ def _rndcg(rl, num_ret, num_rel, lvl, gain, cnt, n):
     at = 0
     i = 0
     while i < num_ret and ideal > 0.0:
-        g = _gain_of(rl[i], lvl, gain, n)
+        g = tab[rl[i] + 2]
         cur, at, ideal = _step_ideal(cur, at, cnt, gain)
         if old != ideal:
             if ideal_dcg > 0.0:
@@ -195,7 +200,7 @@ def _rndcg(rl, num_ret, num_rel, lvl, gain, cnt, n):
         i += 1
     if i < num_ret:
         while i < num_ret:
-            g = _gain_of(rl[i], lvl, gain, n)
+            g = tab[rl[i] + 2]
             if g != 0:
                 res_dcg += g / np.log2(i + 2.0)
             i += 1
@@ -216,7 +221,7 @@ def _rndcg(rl, num_ret, num_rel, lvl, gain, cnt, n):
 
 
 @njit(**_JIT)
-def _rbp(rl, num_ret, p, lvl, gain, n):
+def _rbp(rl, num_ret, p, tab, known, gain, n):
     """RBP = (1 - p) Σ gain(rank i) p^(i-1); gains outside [0, 1] are rescaled to it
     (by the range of the gains and 0)."""
     lo = 0.0
@@ -227,21 +232,13 @@ def _rbp(rl, num_ret, p, lvl, gain, n):
     total = 0.0
     cur_p = 1.0
     for i in range(num_ret):
-        g = _gain_of(rl[i], lvl, gain, n)
+        g = tab[rl[i] + 2]
         if lo < 0 or hi > 1:
-            g = (g - lo) / (hi - lo) if _has_level(rl[i], lvl, n) else 0.0
+            g = (g - lo) / (hi - lo) if known[rl[i] + 2] else 0.0
         if g != 0:
             total += g * cur_p
         cur_p = cur_p * p
     return (1.0 - p) * total
-
-
-@njit(**_JIT)
-def _has_level(rel, lvl, n):
-    for i in range(n):
-        if lvl[i] == rel:
-            return True
-    return False
 
 
 @njit(**_JIT)
@@ -289,7 +286,7 @@ def _counts(rl, num_ret, levels, n_lev, level):
 
 @njit(**_JIT)
 def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, blevel, pptr,
-           params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, ibuf, out):
+           params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, tab, known, ibuf, out):
     """Every requested measure of one topic into ``out`` (zeros where trec_eval leaves 0).
     ``blevel[b]`` >= 0 gives block ``b`` its own relevance level (ir_measures' ``rel=``)."""
     base_rel, base_rel_ret = _counts(rl, num_ret, levels, n_lev, level0)
@@ -563,12 +560,13 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, b
             keys = gkey[gptr[b]:gptr[b + 1]]
             vals = gval[gptr[b]:gptr[b + 1]]
             n = _gains(levels, n_lev, keys, vals, lvl, gain, cnt)
+            _gain_table(lvl, gain, n, tab, known)
             if c == RBP:
-                out[o] = _rbp(rl, num_ret, par[0], lvl, gain, n)
+                out[o] = _rbp(rl, num_ret, par[0], tab, known, gain, n)
             elif c == RNDCG:
-                out[o] = _rndcg(rl, num_ret, num_rel, lvl, gain, cnt, n)
+                out[o] = _rndcg(rl, num_ret, num_rel, tab, gain, cnt, n)
             else:
-                out[o] = _dcg_family(c, rl, num_ret, lvl, gain, cnt, n)
+                out[o] = _dcg_family(c, rl, num_ret, tab, gain, cnt, n)
         if c == GM_MAP or c == GM_BPREF:
             out[o] = np.log(max(out[o], MIN_GEO_MEAN))
 
@@ -584,11 +582,14 @@ def topic_values(rels, ptr, levels, n_lev, nonpool, unjudged, level, codes, col0
     lvl = np.empty(width, dtype=np.int64)
     gain = np.empty(width)
     cnt = np.empty(width, dtype=np.int64)
+    tab = np.zeros(levels.shape[1] + 2)  # gains by grade + 2 (grades -2 .. top)
+    known = np.zeros(levels.shape[1] + 2, dtype=np.bool_)
     ibuf = np.zeros(max(params.shape[0], 1))
     for t in range(n_t):
         rl = rels[ptr[t]:ptr[t + 1]]
         _topic(rl, rl.shape[0], levels[t], n_lev[t], nonpool[t], unjudged[t], level, codes, col0,
-               blevel, pptr, params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, ibuf, out[t])
+               blevel, pptr, params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, tab, known,
+               ibuf, out[t])
     return out
 
 
