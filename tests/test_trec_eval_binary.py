@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "peers" / "trec_eval-10.0"
 TOPICS_PER_CASE = 1100
 DOCS = np.array(["d1", "d10", "d2", "D2", "d20", "a.b", "x-y", "z_1", "é9", "9", "10", "ABC",
-                 "d#3", "q", "doc/7", "dd", "d3", "d30", "é", "e"])
+                 "d#3", "q", "doc/7", "dd", "d3", "d30", "é", "e", "a,b", "\"q\"", "ü\x27"])
 FLAGS = [[], ["-c"], ["-J"], ["-M", "4"], ["-l", "2"], ["-c", "-J", "-l", "2"],
          ["-c", "-M", "3", "-N", "500"], ["-J", "-M", "6", "-l", "3"], ["-n"], ["-c", "-l", "0"]]
 SINGLE = ["rbp.p=0.8", "relative_P.5,10", "ndcg.1=0.5,2=2", "G", "utility.2,-1,0.5,0.1",
@@ -72,7 +72,9 @@ def _write_case(folder: Path, seed: int, n_topics: int, missing: bool) -> tuple[
     run += [f"stranger{seed} Q0 d1 1 1.0 tag{seed}\n"]  # a run topic without qrels
     order = rng.permutation(len(run))  # trec_eval sorts: the file order must not matter
     qp, rp = folder / f"{seed}.qrels", folder / f"{seed}.run"
-    qp.write_text("# a comment line, skipped\n" + "".join(qrels), encoding="utf-8")
+    # a comment line sends the file to the line-by-line reader: both readers meet the binary
+    comment = "# a comment line, skipped\n" if seed % 2 else ""
+    qp.write_text(comment + "".join(qrels), encoding="utf-8")
     rp.write_text("".join(run[i] for i in order), encoding="utf-8")
     return qp, rp
 
