@@ -126,8 +126,12 @@ def test_bad_input_through_the_command(tmp_path, capsys):
     assert "(qid iter docno rel), got 3" in err
     (tmp_path / "ratings.tsv").write_text("1\t10\t4\t881250949\n1\t20\t4\t881250950\n")
     code, _, err = _cli(capsys, "-c", tmp_path / "ratings.tsv", tmp_path / "r.run")
-    assert code == 2 and "duplicate judgment for topic '1', docno '4'" in err
+    assert code == 2 and "grade 881250950 for topic '1', docno '4'" in err
     assert "ratings table" in err and "bound method" not in err
+    (tmp_path / "ratings3.tsv").write_text("1\t10\t4\t3\n1\t20\t4\t2\n")
+    code, _, err = _cli(capsys, "-c", tmp_path / "ratings3.tsv", tmp_path / "r.run")
+    assert code == 2 and "duplicate judgment for topic '1', docno '4'" in err
+    assert "ratings table" in err
     with pytest.raises(TrecFormatError, match="qid '1', docno '4'.*ratings table"):
         read_qrels(tmp_path / "ratings.tsv")
     (tmp_path / "twice.run").write_text("1 Q0 10 1 2.0 t\n1 Q0 10 2 1.0 t\n")

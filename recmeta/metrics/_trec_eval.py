@@ -59,6 +59,7 @@ TREC_EVAL_VERSIONS = ("10.0", "9.0.8")
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _BOGUS_DOCNO = "ceci_nest_pas_un_docno"  # trec_eval.c's stand-in ranking of a missing topic
+_MAX_GRADE = 1_000  # trec_eval counts judgments per grade value, 0 .. the largest
 _CLEARED = ("num_ret", "utility", "relstring", "rbp_resid")  # zeroed on it, and unj*
 
 
@@ -642,6 +643,13 @@ def _topics(qrels: pd.DataFrame, run: pd.DataFrame, *, complete: bool, max_ret: 
         r_d = np.concatenate([r_d, np.full(len(missing), np.searchsorted(docs, _BOGUS_DOCNO),
                                            dtype=np.int32)])
         sim = np.concatenate([sim, np.ones(len(missing))])
+    if len(q_rel) and q_rel.max() > _MAX_GRADE:
+        i = int(np.argmax(q_rel))
+        raise TrecEvalError(
+            f"grade {q_rel[i]} for topic {names[q_t[i]]!r}, docno {docs[q_d[i]]!r}: trec_eval "
+            f"grades are small integers (here at most {_MAX_GRADE:,}; it keeps a count per grade "
+            "value). Is this a ratings table (user item rating timestamp)? qrels lines are "
+            "qid iter docno rel: write them with recmeta.metrics.write_qrels")
     rels, ptr, levels, n_levels, nonpool, unjudged, error = K.res_rels(
         q_t, q_d, q_rel, r_t, r_d, sim, n_t, len(docs), -1 if max_ret is None else max_ret,
         judged_only)
