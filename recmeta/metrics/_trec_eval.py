@@ -23,7 +23,9 @@ This is what ``recmeta evaluate QRELS RUN`` runs. It follows trec_eval 10.0 by d
 * **Documents.** Results are ordered by score, ties by docno as text, descending
   (``form_res_rels.c``); ``max_ret`` (``-M``) keeps the first N; ``judged_only`` (``-J``) then
   drops the documents without a grade >= 0. Grades are read as ``atol`` reads them (truncated
-  to integers); a negative grade is in the pool but not judged.
+  to integers); a negative grade is in the pool but not judged; a grade above 1,000 is refused
+  (trec_eval keeps a count per grade value; such grades are mostly a ratings table's
+  timestamps read as qrels).
 * **Measures.** Each is computed as its ``m_*.c`` computes it (:mod:`._te_kernel`); 10.0
   turns a recall level x into ``lround(x·R)`` relevant documents where 9.0.8 used
   ``(long)(x·R + 0.9)`` (``iprec_at_recall``, ``11pt_avg``). ``rbp``, ``rbp_resid`` and ``unj``
