@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -36,7 +37,9 @@ N_TOPICS, N_ITEMS, JUDGED = 6040, 3706, 104
 
 def build(folder: Path) -> Path:
     src = folder / "trec_eval"
-    shutil.copytree(SOURCE, src)
+    shutil.copytree(SOURCE, src, copy_function=shutil.copyfile)
+    for path in [src, *src.rglob("*")]:  # the source may be read-only: the copy is not
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
     subprocess.run(["make", "-C", str(src)], check=True, capture_output=True)
     return src / "trec_eval"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -46,7 +47,9 @@ def trec_eval_binary(tmp_path_factory) -> Path:
         pytest.skip("no C compiler (cc/gcc) and make to build trec_eval 10.0 for the reference")
     assert SOURCE.is_dir(), f"trec_eval 10.0's source is missing: {SOURCE}"
     build = tmp_path_factory.mktemp("trec_eval") / "src"
-    shutil.copytree(SOURCE, build)
+    shutil.copytree(SOURCE, build, copy_function=shutil.copyfile)
+    for path in [build, *build.rglob("*")]:  # the source may be read-only: the copy is not
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
     done = subprocess.run(["make", "-C", str(build)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return build / "trec_eval"
