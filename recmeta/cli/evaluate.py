@@ -4,12 +4,13 @@ Two ways to call it. As trec_eval (positional files; its flags and measure names
 
     recmeta evaluate -q -m all_trec test.qrels a.run      # same lines as trec_eval's
 
-prints trec_eval 9.0.8's layout, so that ``diff`` against trec_eval's output shows only the
-measures recmeta lacks (it names them on stderr). Flags: ``-q`` per topic, ``-c`` average over
-every topic of the qrels, ``-M N`` the first N documents only, ``-l N`` relevance level, ``-J``
-judged documents only, ``-n`` no summary; ``-m`` takes trec_eval's names (``P.5,10``,
-``ndcg_cut.10``, ``official``, ``all_trec``), single values (``P_10``) and recmeta's names
-(``nDCG(gain=exp)@10``); see :mod:`recmeta.metrics._trec_eval`.
+prints trec_eval 10.0's lines, byte for byte (``--trec-eval 9.0.8`` follows 9.0.8, the release
+pytrec_eval is built on). Flags: ``-q`` per topic, ``-c`` every topic of the qrels (missing
+ones score 0; without it trec_eval 10.0 stops at a qrels topic the run lacks), ``-M N`` the
+first N documents only, ``-l N`` relevance level, ``-J`` judged documents only, ``-N N``
+collection size (``utility``), ``-n`` no summary; ``-m`` takes trec_eval's names (``P.5,10``,
+``ndcg_cut.10``, ``rbp.p=0.8``, ``official``, ``all_trec``), single values (``P_10``) and
+recmeta's names (``nDCG(gain=exp)@10``); see :mod:`recmeta.metrics._trec_eval`.
 
 The recmeta way, for several runs at once::
 
@@ -34,9 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "evaluate",
         help="score TREC run files against qrels (a drop-in for trec_eval)",
         description="Score TREC run files against a qrels file. As trec_eval: "
-        "`recmeta evaluate [-q] [-c] [-n] [-J] [-M N] [-l N] [-m MEASURE ...] QRELS RUN`, with "
-        "trec_eval's output layout and measure names (P.5,10, ndcg_cut.10, map, official, "
-        "all_trec, P_10). The recmeta way: --qrels FILE --run FILE [--run FILE ...] with names "
+        "`recmeta evaluate [-q] [-c] [-n] [-J] [-M N] [-l N] [-N N] [-m MEASURE ...] QRELS RUN`, "
+        "with trec_eval 10.0's output layout and measure names (P.5,10, ndcg_cut.10, map, "
+        "rbp.p=0.8, official, all_trec, P_10). The recmeta way: --qrels FILE --run FILE "
+        "[--run FILE ...] with names "
         "such as P@10, R@100, AP@100, nDCG@10, RR, ERR@20, bpref@100, infAP@100, AUC, muAP, "
         "NDCNG@10, SRecall(gamma=1)@10; quote names with parentheses in the shell.",
     )
@@ -60,6 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    dest="max_ret", help="trec_eval -M: evaluate the first N documents per topic")
     p.add_argument("-l", "--level_for_rel", type=int, default=None, metavar="N", dest="level",
                    help="trec_eval -l: grade >= N is relevant (default 1)")
+    p.add_argument("-N", "--Number_docs_in_coll", type=int, default=0, metavar="N",
+                   dest="num_docs", help="trec_eval -N: number of documents in the collection "
+                   "(read by utility)")
+    p.add_argument("--trec-eval", choices=["10.0", "9.0.8"], default="10.0", dest="trec_version",
+                   help="the trec_eval release whose rules to follow (default 10.0; 9.0.8 is "
+                   "pytrec_eval's)")
     p.add_argument("--threshold", type=float, default=None,
                    help="relevance threshold: grade >= threshold is relevant (trec_eval -l; "
                    "default 1)")
@@ -80,8 +88,21 @@ def _trec_mode(args: argparse.Namespace) -> bool:
     if args.format == "trec_eval" or args.files:
         return True
     flags = args.query or args.complete or args.nosummary or args.judged_only
-    flags = flags or args.max_ret is not None or args.level is not None
-    return bool(flags or any(is_trec_name(m) for m in args.metric or []))
+    flags = flags or args.max_ret is not None or args.level is not None or args.num_docs
+    flags = flags or args.trec_version != "10.0"
+    return bool(flags or any(is_trec_name(m) or _trec_pass_only(m) for m in args.metric or []))
+
+
+def _trec_pass_only(name: str) -> bool:
+    """ir_measures' names the engine's passes lack (``P(rel=2)@5``, ``RBP``, ``Judged@10``)."""
+    from recmeta.metrics import MetricNameError, parse_metric
+    from recmeta.metrics._registry import REGISTRY
+
+    try:
+        spec = parse_metric(name)
+    except MetricNameError:
+        return False
+    return dict(spec.params).get("rel") is not None or not REGISTRY[spec.name].engine
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_trec(args: argparse.Namespace) -> int:
-    from recmeta.metrics import read_qrels, read_run, trec_eval
+    from recmeta.metrics import trec_eval
+    from recmeta.metrics._trec_files import _last_tag, _qrels_frame, _run_frame
 
     qrels_path, run_path = args.files if args.files else (args.qrels, None)
     if not args.files:
@@ -120,10 +142,12 @@ def _run_trec(args: argparse.Namespace) -> int:
     if args.aggregate != "mean":
         raise ValueError("--aggregate is for the recmeta table; with trec_eval's names ask for "
                          "gm_map, gm_bpref or gm_NAME")
-    qrels = read_qrels(qrels_path)
-    run = read_run(run_path)
+    qrels = _qrels_frame(qrels_path)  # ids as categoricals; trec_eval checks duplicates
+    run = _run_frame(run_path, rank=False, tags=False)
+    run_id = str(run["system"].iloc[-1]) if "system" in run.columns else _last_tag(run_path)
     result = trec_eval(qrels, run, args.metric or ["official"], level=level,
-                       complete=args.complete, max_ret=max_ret, judged_only=args.judged_only)
+                       complete=args.complete, max_ret=max_ret, judged_only=args.judged_only,
+                       num_docs=args.num_docs, run_id=run_id, version=args.trec_version)
     if result.skipped:
         print("recmeta: note: not computed (no implementation in recmeta): "
               + ", ".join(result.skipped), file=sys.stderr)

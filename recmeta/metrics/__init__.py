@@ -10,9 +10,12 @@ Metric names follow ir_measures (``P@10``, ``R@10``, ``F1@10``, ``AP@100``, ``nD
 ``SRecall(gamma=1)@10``, ``Rprec``, ``Success@k``, ``IPrec(recall=0.1)``, ``IPrec11``, the counts
 ``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``, and ``gm_`` for a geometric mean); see
 :func:`known_metrics`. trec_eval's names are read too (``P_10``, ``ndcg_cut_10``,
-``recip_rank``, ...; :func:`expand_trec_names` for ``P.5,10`` or ``official``). Where trec_eval
-has a metric, values equal trec_eval's (tested against pytrec_eval), and :func:`trec_eval`
-evaluates a run with trec_eval's options and output layout. TREC files are read and written
+``recip_rank``, ...; :func:`expand_trec_names` for ``P.5,10`` or ``official``), and so are
+ir_measures' (``P(rel=2)@5``, ``RBP(p=0.8)``, ``Judged@10``): one registry
+(:mod:`recmeta.metrics._registry`) holds every name. Where trec_eval has a metric, values equal
+trec_eval's (tested against pytrec_eval), and :func:`trec_eval` evaluates a run as trec_eval
+10.0 does — every measure of its ``all_trec``, its options and output layout, tested byte for
+byte against the binary — or, with ``version="9.0.8"``, as 9.0.8 does. TREC files are read and written
 here too (:func:`read_qrels`, :func:`read_run`, :func:`read_runs`, :func:`write_qrels`,
 :func:`write_run`). Every metric at every cut-off comes from one compiled pass over the lists
 (numba, cached on disk after the first compile).
@@ -33,6 +36,7 @@ from ._single import score_rankings
 from ._subsets import Subsets
 from ._trec_eval import (
     TREC_EVAL_VERSION,
+    TREC_EVAL_VERSIONS,
     TrecEvalError,
     TrecEvaluation,
     expand_trec_names,
@@ -72,4 +76,5 @@ __all__ = [
     "TrecEvalError",
     "expand_trec_names",
     "TREC_EVAL_VERSION",
+    "TREC_EVAL_VERSIONS",
 ]

@@ -1,7 +1,10 @@
 """Metric names as strings, in the style of ir_measures: ``NAME[(key=value, ...)][@k]``.
 
 Examples: ``P@10``, ``R@100``, ``nDCG@100``, ``nDCG(gain=exp)@10``, ``RR``, ``ERR(rmax=5)@20``,
-``SRecall(gamma=inf)@10``, ``IPrec(recall=0.1)``. A name without ``@k`` evaluates the whole run.
+``SRecall(gamma=inf)@10``, ``IPrec(recall=0.1)``, and ir_measures' ``P(rel=2)@5``, ``RBP(p=0.8)``,
+``Judged@10``, ``IPrec@0.5``, ``SetF(beta=1)``. A name without ``@k`` evaluates the whole run.
+The names, parameters, aliases and trec_eval names come from one table,
+:data:`recmeta.metrics._registry.REGISTRY`.
 An ``nDCG`` name without ``gain=`` takes the evaluation's ``gain=`` option (linear by default,
 :mod:`recmeta.metrics._options`); one with it keeps its own.
 Names are matched case-insensitively (``ndcg@10`` is ``nDCG@10``); a few aliases are accepted
@@ -20,9 +23,10 @@ the only place that parses single names.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
+
+from ._registry import GAIN_FROM_OPTION, REGISTRY, REQUIRED, lookup
 
 __all__ = ["MetricSpec", "MetricNameError", "parse_metric", "known_metrics", "PARAMS", "SUMMED",
            "ELEVEN_POINTS", "GAIN_FROM_OPTION"]
@@ -32,94 +36,18 @@ class MetricNameError(ValueError):
     """An unknown metric name, parameter or cut-off; the message lists what is known."""
 
 
-def _gain(value: str) -> str:
-    from ._options import OptionError, gain_name
-
-    try:
-        return gain_name(value)
-    except OptionError:
-        raise ValueError("gain must be one of linear, exponential (exp), binary") from None
-
-
-class _FromOption:
-    """Default of nDCG's gain: the evaluation's ``gain=`` option (linear unless it says otherwise)."""
-
-    def __repr__(self) -> str:
-        return "linear"
-
-
-#: the gain of an ``nDCG`` name that does not set one: the evaluation's ``gain=`` option
-GAIN_FROM_OPTION = _FromOption()
-
-
-def _positive_float_or_none(value: str) -> float | None:
-    if value.lower() == "none":
-        return None
-    x = float(value)
-    if not x > 0 or math.isnan(x):
-        raise ValueError("must be a positive number")
-    return x
-
-
-def _gamma(value: str) -> float:
-    x = float(value)  # accepts "inf"
-    if not x >= 0:
-        raise ValueError("gamma must be >= 0 (inf allowed)")
-    return x
-
-
-def _recall_level(value: str) -> float:
-    x = float(value)
-    if not 0 <= x <= 1:
-        raise ValueError("the recall level must lie in [0, 1]")
-    return x
-
-
-class _Required:
-    """Default of a parameter that must be given (shown as ``LEVEL`` in :func:`known_metrics`)."""
-
-    def __repr__(self) -> str:
-        return "LEVEL"
-
-
-REQUIRED = _Required()
-
-
-# canonical name -> {parameter: (default, converter)}
+# canonical name -> {parameter: (default, reader)}, from the registry (kept for callers)
 PARAMS: dict[str, dict[str, tuple[object, object]]] = {
-    "P": {},
-    "R": {},
-    "F1": {},
-    "AP": {},
-    "nDCG": {"gain": (GAIN_FROM_OPTION, _gain)},
-    "RR": {},
-    "ERR": {"rmax": (None, _positive_float_or_none)},
-    "bpref": {},
-    "infAP": {},
-    "AUC": {},
-    "muAP": {},
-    "NDCNG": {},
-    "SRecall": {"gamma": (1.0, _gamma)},
-    "Rprec": {},
-    "Success": {},
-    "IPrec": {"recall": (REQUIRED, _recall_level)},
-    "IPrec11": {},
-    "NumQ": {},
-    "NumRet": {},
-    "NumRel": {},
-    "NumRelRet": {},
+    name: {key: (p.default, p.read) for key, p in m.params.items()}
+    for name, m in REGISTRY.items()
 }
+
 
 #: metrics whose average over users is a sum (trec_eval's summary of its count measures)
 SUMMED = frozenset({"NumQ", "NumRet", "NumRel", "NumRelRet"})
 #: the recall levels of ``IPrec11`` (trec_eval's ``11pt_avg``)
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
-_ALIASES = {"recall": "R", "map": "AP", "mrr": "RR", "µap": "muAP", "uap": "muAP",
-            # trec_eval's names of single values
-            "recip_rank": "RR", "11pt_avg": "IPrec11", "num_q": "NumQ", "num_ret": "NumRet",
-            "num_rel": "NumRel", "num_rel_ret": "NumRelRet"}
-_LOOKUP = {name.lower(): name for name in PARAMS} | _ALIASES
 #: trec_eval's measures with cut-offs, and ours: ``P_10`` / ``P.10`` is ``P@10``
 TREC_CUTOFF_NAMES = {"p": "P", "recall": "R", "map_cut": "AP", "ndcg_cut": "nDCG",
                      "success": "Success"}
@@ -173,8 +101,9 @@ def known_metrics() -> list[str]:
 def _unknown(text: str, why: str) -> MetricNameError:
     return MetricNameError(
         f"{why} in metric {text!r}. Known metrics: {', '.join(known_metrics())} "
-        "(write e.g. 'P@10', 'nDCG(gain=exp)@10', 'SRecall(gamma=1)@20'; trec_eval's names such "
-        "as 'P_10', 'ndcg_cut_10', 'recip_rank' are read too)."
+        "(write e.g. 'P@10', 'P(rel=2)@5', 'nDCG(gain=exp)@10', 'RBP(p=0.8)', 'Judged@10', "
+        "'SRecall(gamma=1)@20'; trec_eval's names such as 'P_10', 'ndcg_cut_10', 'recip_rank' "
+        "are read too)."
     )
 
 
@@ -184,7 +113,7 @@ def _trec_single(text: str) -> MetricSpec | None:
     m = _TREC_LEVEL.match(t)
     if m is not None:
         try:
-            x = _recall_level(m["x"])
+            x = REGISTRY["IPrec"].params["recall"].read(m["x"])
         except ValueError as err:
             raise MetricNameError(f"bad recall level in {text!r}: {err}") from None
         return MetricSpec("IPrec", None, (("recall", x),))
@@ -219,7 +148,8 @@ def parse_metric(text: str | MetricSpec) -> MetricSpec:
     m = _PATTERN.match(text)
     if m is None:
         raise _unknown(text, "cannot parse")
-    name = _LOOKUP.get(m["name"].lower())
+    entry = lookup(m["name"])
+    name = None if entry is None else entry.name
     if name is None and m["name"].lower().startswith("gm_") and len(m["name"]) > 3:
         inner = parse_metric(text.strip()[3:])
         if inner.aggregate is not None or inner.name in SUMMED:
@@ -228,7 +158,14 @@ def parse_metric(text: str | MetricSpec) -> MetricSpec:
     if name is None:
         raise _unknown(text, f"unknown metric {m['name']!r}")
     k = None
-    if m["k"] is not None:
+    level = None
+    if name == "IPrec" and m["k"] is not None and not m["k"].isdigit():
+        # ir_measures' IPrec@0.5: the recall level (an integer after @ is a cut-off)
+        try:
+            level = REGISTRY["IPrec"].params["recall"].read(m["k"])
+        except ValueError as err:
+            raise MetricNameError(f"bad recall level in {text!r}: {err}") from None
+    elif m["k"] is not None:
         try:
             k = int(m["k"])
         except ValueError:
@@ -251,8 +188,14 @@ def parse_metric(text: str | MetricSpec) -> MetricSpec:
                 values[key] = allowed[key][1](raw)
             except ValueError as err:
                 raise MetricNameError(f"bad value {raw!r} for {key} in {text!r}: {err}") from None
+    if level is not None:
+        if values["recall"] is not REQUIRED:
+            raise MetricNameError(f"{text!r} gives the recall level twice (recall= and @)")
+        values["recall"] = level
     missing = [key for key, v in values.items() if v is REQUIRED]
     if missing:
         raise MetricNameError(f"metric {text!r} needs {', '.join(missing)}=..., e.g. "
                               f"'{name}({missing[0]}=0.5)'")
-    return MetricSpec(name, k, tuple(sorted(values.items())))
+    spec = REGISTRY[name].params
+    kept = [(key, v) for key, v in values.items() if not (spec[key].optional and v is None)]
+    return MetricSpec(name, k, tuple(sorted(kept)))

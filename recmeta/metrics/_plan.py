@@ -75,6 +75,7 @@ from . import _kernel as K
 from ._judgments import Judgments
 from ._names import ELEVEN_POINTS, GAIN_FROM_OPTION, MetricSpec
 from ._options import EXPECTED_METRICS, TIE_CODES, OptionError, Options, options
+from ._registry import REGISTRY
 from ._runs import Runs, id_order, text_order
 
 _CODES = {
@@ -133,6 +134,12 @@ def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec],
     gammas: list[float] = []
     levels: list[float] = []
     for spec in specs:
+        if dict(spec.params).get("rel") is not None or not REGISTRY[spec.name].engine:
+            raise ValueError(
+                f"{spec} is computed by trec_eval's pass only: use recmeta.metrics.trec_eval "
+                "(`recmeta evaluate`); here relevance is the judgments' threshold (rel= is not "
+                "read) and RBP, Judged, SetP, SetR, SetF are not computed"
+            )
         if spec.name == "nDCG":
             gain = spec.param("gain")
             gain = opts.gain if gain is GAIN_FROM_OPTION else gain

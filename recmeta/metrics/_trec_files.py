@@ -24,26 +24,41 @@ class TrecFormatError(ValueError):
     """A malformed TREC file; the message names the file, the line and the fix."""
 
 
-def _read_table(
-    path: str | PathLike, ncols: int, what: str, layout: str, more: bool = False
-) -> pd.DataFrame:
-    """Whitespace-separated fields, ``ncols`` per line (at least ``ncols`` with ``more``: the
-    extra fields are dropped, as trec_eval drops the fields after a run's tag). ``path`` "-" is
-    the standard input."""
+_LAYOUTS = {
+    "qrels": (4, "qid iter docno rel", {3: "rel"}),
+    "run": (6, "qid Q0 docno rank score tag", {3: "rank", 4: "score"}),
+}
+
+
+def _read_lines(path: str | PathLike, what: str) -> pd.DataFrame:
+    """Whitespace-separated fields, checked line by line; errors name the file and line.
+
+    Blank lines and lines starting with ``#`` are skipped (trec_eval 10.0 skips comments); a
+    run line may carry fields after its tag (dropped, as trec_eval drops them). ``path`` "-" is
+    the standard input.
+    """
+    ncols, layout, numeric = _LAYOUTS[what]
     if str(path) == "-":
-        return _parse_lines(sys.stdin, "<stdin>", ncols, what, layout, more)
+        return _parse_lines(sys.stdin, "<stdin>", ncols, what, layout, numeric)
+    with open(_existing(path, what), encoding="utf-8") as fh:
+        return _parse_lines(fh, path, ncols, what, layout, numeric)
+
+
+def _existing(path: str | PathLike, what: str) -> Path:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{what} file not found: {path}")
-    with open(path, encoding="utf-8") as fh:
-        return _parse_lines(fh, path, ncols, what, layout, more)
+    return path
 
 
-def _parse_lines(lines, path, ncols: int, what: str, layout: str, more: bool) -> pd.DataFrame:
+def _parse_lines(lines, path, ncols: int, what: str, layout: str, numeric: dict
+                 ) -> pd.DataFrame:
     rows = []
+    numbers = []
+    more = what == "run"
     for lineno, line in enumerate(lines, 1):
         parts = line.split()
-        if not parts:
+        if not parts or parts[0].startswith("#"):  # blank and comment lines (trec_eval 10.0)
             continue
         if len(parts) != ncols and not (more and len(parts) > ncols):
             raise TrecFormatError(
@@ -51,33 +66,130 @@ def _parse_lines(lines, path, ncols: int, what: str, layout: str, more: bool) ->
                 f"({layout}), got {len(parts)}: {line.strip()!r}"
             )
         rows.append(parts[:ncols])
+        numbers.append(lineno)
     if not rows:
         raise TrecFormatError(f"{path}: empty {what} file")
-    return pd.DataFrame(rows)
+    raw = pd.DataFrame(rows)
+    out = {}
+    for col in range(ncols):
+        if col in numeric:
+            values = pd.to_numeric(raw[col], errors="coerce")
+            bad = values.isna().to_numpy()
+            if bad.any():
+                first = int(np.flatnonzero(bad)[0])
+                raise TrecFormatError(
+                    f"{path}:{numbers[first]}: the {numeric[col]} field ({layout}) must be a "
+                    f"number, got {raw[col].iloc[first]!r}"
+                )
+            out[col] = values.to_numpy(dtype=np.float64)
+        elif col != 1:
+            out[col] = raw[col].astype(str)
+    return pd.DataFrame(out)
 
 
-def _numeric(col: pd.Series, path, name: str) -> np.ndarray:
-    values = pd.to_numeric(col, errors="coerce")
-    bad = values.isna()
-    if bad.any():
-        raise TrecFormatError(
-            f"{path}: the {name} field must be numeric; first bad value {col[bad].iloc[0]!r} "
-            f"on data row {int(np.flatnonzero(bad.to_numpy())[0]) + 1}"
+def _read_fast(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> pd.DataFrame | None:
+    """pyarrow's CSV reader on a file of single-space (or single-tab) separated fields, ids as
+    categoricals; None when the file needs :func:`_read_lines` (comments, runs of blanks,
+    extra fields, a field that is not a number), which also names the offending line.
+    Columns in ``skip`` (and the iteration column) are not read."""
+    if str(path) == "-":
+        return None
+    import mmap
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv
+
+    ncols, _, numeric = _LAYOUTS[what]
+    path = _existing(path, what)
+    with open(path, "rb") as fh:
+        if path.stat().st_size == 0:
+            return None
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[:1] == b"#" or data.find(b"\n#") >= 0:
+                return None
+            head = data[:data.find(b"\n")] if data.find(b"\n") >= 0 else data[:]
+    delimiter = "\t" if b"\t" in head else " "
+    ids = pa.dictionary(pa.int32(), pa.string())
+    names = [str(i) for i in range(ncols)]
+    types = {n: (pa.float64() if i in numeric else ids) for i, n in enumerate(names)
+             if i != 1 and i not in skip}
+    try:
+        table = csv.read_csv(
+            path,
+            read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
+            parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False,
+                                           escape_char=False),
+            convert_options=csv.ConvertOptions(column_types=types, include_columns=list(types),
+                                               null_values=[], strings_can_be_null=False),
         )
-    return values.to_numpy(dtype=np.float64)
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
+    if table.num_rows == 0 or any(
+            table.column(n).null_count
+            or (int(n) in numeric and pc.any(pc.is_nan(table.column(n))).as_py())
+            for n in types):
+        return None
+    frame = table.to_pandas(self_destruct=True, split_blocks=True)
+    del table
+    frame.columns = [int(c) for c in frame.columns]
+    return frame
+
+
+def _read_table(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> pd.DataFrame:
+    """Columns 0, 2, ... of a qrels or run file (the fast reader, else line by line)."""
+    frame = _read_fast(path, what, skip)
+    return _read_lines(path, what) if frame is None else frame
+
+
+def _qrels_frame(path: str | PathLike) -> pd.DataFrame:
+    """A qrels file as user, item (categoricals when read fast), rating; no duplicate check."""
+    raw = _read_table(path, "qrels")
+    return pd.DataFrame({"user": raw[0], "item": raw[2], "rating": raw[3]})
+
+
+def _run_frame(path: str | PathLike, rank: bool = True, tags: bool = True) -> pd.DataFrame:
+    """A run file as system, user, item (categoricals when read fast), rank, score; without
+    ``rank`` the rank field is neither read nor checked (trec_eval skips it); without ``tags``
+    the fast reader leaves the tags out (:func:`_last_tag` gives trec_eval's run id)."""
+    skip = (() if rank else (3,)) + (() if tags else (5,))
+    raw = _read_table(path, "run", skip)
+    cols = {"system": raw.get(5), "user": raw[0], "item": raw[2], "rank": raw.get(3),
+            "score": raw[4]}
+    return pd.DataFrame({k: v for k, v in cols.items() if v is not None})
+
+
+def _last_tag(path: str | PathLike) -> str | None:
+    """The tag of a run file's last line (trec_eval's run id), read from the file's end."""
+    if str(path) == "-":
+        return None
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        fh.seek(max(size - (1 << 16), 0))
+        tail = fh.read().decode("utf-8", errors="replace").splitlines()
+    for line in reversed(tail[1:] if size > 1 << 16 else tail):
+        parts = line.split()
+        if parts and not parts[0].startswith("#"):
+            return parts[5] if len(parts) > 5 else None
+    return None
+
+
+def _as_text(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    return df.assign(**{c: df[c].astype(str) for c in columns})
 
 
 def read_qrels(path: str | PathLike) -> pd.DataFrame:
     """Read a qrels file into a frame (user, item, rating); ids are strings, ratings floats
     (trec_eval reads them as integers, truncating: :func:`recmeta.metrics.trec_eval` does)."""
-    raw = _read_table(path, 4, "qrels", "qid iter docno rel")
-    df = pd.DataFrame({"user": raw[0], "item": raw[2], "rating": _numeric(raw[3], path, "rel")})
+    df = _as_text(_qrels_frame(path), ["user", "item"])
     dup = df.duplicated(["user", "item"])
     if dup.any():
         first = df[dup].iloc[0]
         raise TrecFormatError(
-            f"{path}: duplicate judgment for qid {first.user!r}, docno {first.item!r}; "
-            "keep one line per pair"
+            f"{path}: duplicate judgment for qid {first['user']!r}, docno {first['item']!r}; "
+            "keep one line per pair (a ratings table, user item rating timestamp, is not a "
+            "qrels file: write it with recmeta.metrics.write_qrels)"
         )
     return df
 
@@ -88,21 +200,12 @@ def read_run(path: str | PathLike) -> pd.DataFrame:
     Rows keep the file's order; fields after the tag are ignored, as trec_eval ignores them;
     ``path`` "-" reads the standard input.
     """
-    raw = _read_table(path, 6, "run", "qid Q0 docno rank score tag", more=True)
-    df = pd.DataFrame(
-        {
-            "system": raw[5],
-            "user": raw[0],
-            "item": raw[2],
-            "rank": _numeric(raw[3], path, "rank"),
-            "score": _numeric(raw[4], path, "score"),
-        }
-    )
+    df = _as_text(_run_frame(path), ["system", "user", "item"])
     dup = df.duplicated(["system", "user", "item"])
     if dup.any():
         first = df[dup].iloc[0]
         raise TrecFormatError(
-            f"{path}: docno {first.item!r} appears twice for qid {first.user!r}; "
+            f"{path}: docno {first['item']!r} appears twice for qid {first['user']!r}; "
             "trec_eval rejects such runs too"
         )
     return df
