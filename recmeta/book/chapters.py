@@ -16,14 +16,13 @@ import ast
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from ..ledger import PROFILES
-from . import costs
+from .execution import PROFILE_TEXT, Execution, start
 
 __all__ = [
     "PROFILES",
@@ -139,142 +138,6 @@ def threshold(df: pd.DataFrame, value: float) -> float | None:
         )
         return None
     return value
-
-
-@dataclass
-class Execution:
-    """How a chapter page was executed; :meth:`finish` shows it (and glues it for the page top).
-
-    Built by :func:`start` in a chapter's set-up cell. It records the profile, dataset and seed,
-    the versions of recmeta and LensKit, the wall time from :func:`start` to :meth:`finish`, and
-    how many recommender runs came from the run cache and how many were made during the chapter.
-    """
-
-    chapter: str
-    profile: str
-    dataset: str | None
-    seed: object
-    started: float
-    started_at: str
-    runs_before: dict[str, int]
-    estimated: float | None = None
-    estimated_runs: float = 0.0
-
-    def estimate(
-        self,
-        plan: Callable[[costs.Size], costs.Plan],
-        ratings: pd.DataFrame,
-        *,
-        second: tuple[str, pd.DataFrame, Callable[[costs.Size], costs.Plan]] | None = None,
-    ) -> costs.Estimate:
-        """Show what the chapter's expensive steps will cost (:func:`recmeta.costs.show`) on
-        ``ratings`` and on the reference sizes, before they run; :meth:`finish` sets the
-        estimate beside the measured time. ``plan`` builds a :class:`recmeta.costs.Plan` for a
-        :class:`recmeta.costs.Size`. ``second``, if given, is ``(name, ratings, plan)`` of the
-        chapter's second dataset: its steps are added at its own size in every column."""
-        build = plan
-        if second:
-            name, other, other_plan = second
-            part = other_plan(costs.Size.of(other))
-
-            def build(size: costs.Size) -> costs.Plan:
-                return plan(size).include(part, f"second dataset ({name})")
-
-        est = costs.show(build, costs.Size.of(ratings), label=str(self.dataset or "this dataset"))
-        here = est.plans[est.here].frame()
-        self.estimated = float(here["seconds"].sum())
-        # every dataset's runs, whatever their group: the part the run cache may serve
-        self.estimated_runs = float(here.loc[here["kind"].str.startswith("run:"), "seconds"].sum())
-        return est
-
-    def facts(self) -> dict[str, object]:
-        """The record as a plain mapping (also what :meth:`finish` renders)."""
-        import importlib.metadata as md
-        import time
-
-        from .. import recommenders
-
-        cached = recommenders.RUN_COUNTS["cached"] - self.runs_before["cached"]
-        made = recommenders.RUN_COUNTS["made"] - self.runs_before["made"]
-        return {
-            "chapter": self.chapter,
-            "profile": self.profile,
-            "dataset": self.dataset,
-            "seed": self.seed,
-            "recmeta": md.version("recmeta"),
-            "lenskit": md.version("lenskit"),
-            "executed": self.started_at,
-            "seconds": time.perf_counter() - self.started,
-            "runs_cached": cached,
-            "runs_made": made,
-            "estimated": self.estimated,
-            "estimated_runs": self.estimated_runs,
-        }
-
-    def markdown(self) -> str:
-        f = self.facts()
-        secs = float(f["seconds"])  # type: ignore[arg-type]
-        wall = f"{secs:.0f} s" if secs < 90 else f"{int(secs // 60)} min {secs % 60:.0f} s"
-        total = int(f["runs_cached"]) + int(f["runs_made"])  # type: ignore[arg-type]
-        if total == 0:
-            runs_text = "no recommender runs"
-        else:
-            runs_text = (
-                f"{total} recommender runs, {f['runs_cached']} read from the run cache "
-                f"and {f['runs_made']} trained during this execution"
-            )
-        what = PROFILE_TEXT.get(str(f["profile"]))
-        parts = [f"profile: **{f['profile']}**" + (f" ({what})" if what else "")]
-        if f["dataset"] is not None:
-            parts.append(f"dataset: {f['dataset']}")
-        if f["seed"] is not None:
-            parts.append(f"seed: {f['seed']}")
-        parts += [
-            f"recmeta {f['recmeta']}",
-            f"LensKit {f['lenskit']}",
-            f"executed {f['executed']} in {wall}",
-            runs_text,
-        ]
-        if self.estimated is not None:
-            from .costs import duration
-
-            est = f"estimated beforehand: {duration(self.estimated)} of CPU for the steps it models"
-            if self.estimated_runs and int(f["runs_cached"]) > 0:  # type: ignore[arg-type]
-                est += (
-                    f" ({duration(self.estimated - self.estimated_runs)} without the "
-                    "recommender runs, which the cache may have served)"
-                )
-            parts.append(est)
-        return "**How this page was run.** " + " · ".join(parts) + "."
-
-    def finish(self) -> None:
-        """Display the record and glue it as ``execution`` (shown under the chapter's title)."""
-        from IPython.display import Markdown, display
-
-        md = Markdown(self.markdown())
-        try:
-            from myst_nb import glue
-
-            glue("execution", md, display=False)
-        except ImportError:  # outside a book build the glue is not needed
-            pass
-        display(md)
-        return None
-
-
-def start(chapter: str, *, profile: str, dataset: object = None, seed: object = None) -> Execution:
-    """Begin the record of a chapter's execution (call it in the set-up cell)."""
-    import datetime
-    import time
-
-    from .. import data, recommenders
-
-    name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
-    os.environ["RECMETA_CHAPTER"] = chapter
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return Execution(
-        chapter, profile, name, seed, time.perf_counter(), now, dict(recommenders.RUN_COUNTS)
-    )
 
 
 @dataclass(frozen=True)
@@ -394,13 +257,6 @@ def _profile_sizes(source: str, names: set[str]) -> dict[str, tuple[str, str]]:
 
 def _is_quick(test: ast.expr) -> bool:
     return isinstance(test, ast.Name) and test.id == "quick"
-
-
-#: what each profile is, as ``recmeta run --list`` and the pages say it
-PROFILE_TEXT = {
-    "full": "the book's sizes, close to the papers'",
-    "quick": "smaller sizes, for a first look",
-}
 
 
 def describe(chapter: Chapter) -> str:

@@ -83,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _trec_mode(args: argparse.Namespace) -> bool:
-    from recmeta.metrics._trec_eval import is_trec_name
+    from recmeta.metrics import is_trec_name
 
     if args.format == "trec_eval" or args.files:
         return True
@@ -95,8 +95,7 @@ def _trec_mode(args: argparse.Namespace) -> bool:
 
 def _trec_pass_only(name: str) -> bool:
     """ir_measures' names the engine's passes lack (``P(rel=2)@5``, ``RBP``, ``Judged@10``)."""
-    from recmeta.metrics import MetricNameError, parse_metric
-    from recmeta.metrics._registry import REGISTRY
+    from recmeta.metrics import MEASURES as REGISTRY, MetricNameError, parse_metric
 
     try:
         spec = parse_metric(name)
@@ -120,8 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_trec(args: argparse.Namespace) -> int:
-    from recmeta.metrics import trec_eval
-    from recmeta.metrics._trec_files import _last_tag, _qrels_frame, _run_frame
+    from recmeta.metrics import last_tag, qrels_frame, run_frame, trec_eval
 
     qrels_path, run_path = args.files if args.files else (args.qrels, None)
     if not args.files:
@@ -142,9 +140,9 @@ def _run_trec(args: argparse.Namespace) -> int:
     if args.aggregate != "mean":
         raise ValueError("--aggregate is for the recmeta table; with trec_eval's names ask for "
                          "gm_map, gm_bpref or gm_NAME")
-    qrels = _qrels_frame(qrels_path)  # ids as categoricals; trec_eval checks duplicates
-    run = _run_frame(run_path, rank=False, tags=False)
-    run_id = str(run["system"].iloc[-1]) if "system" in run.columns else _last_tag(run_path)
+    qrels = qrels_frame(qrels_path)  # ids as categoricals; trec_eval checks duplicates
+    run = run_frame(run_path, rank=False, tags=False)
+    run_id = str(run["system"].iloc[-1]) if "system" in run.columns else last_tag(run_path)
     result = trec_eval(qrels, run, args.metric or ["official"], level=level,
                        complete=args.complete, max_ret=max_ret, judged_only=args.judged_only,
                        num_docs=args.num_docs, run_id=run_id, version=args.trec_version)

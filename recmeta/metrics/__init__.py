@@ -31,7 +31,8 @@ from ._evaluate import GMEAN_FLOOR, aggregate, evaluate, pivot, score_matrices, 
 from ._judgments import Judgments, JudgmentsError
 from ._names import MetricNameError, MetricSpec, known_metrics, parse_metric
 from ._options import GAINS, INFAP, TIES, OptionError
-from ._runs import Runs, RunsError
+from ._registry import REGISTRY as MEASURES, Measure
+from ._runs import Runs, RunsError, text_order
 from ._single import score_rankings
 from ._subsets import Subsets
 from ._trec_eval import (
@@ -40,14 +41,32 @@ from ._trec_eval import (
     TrecEvalError,
     TrecEvaluation,
     expand_trec_names,
+    is_trec_name,
     trec_eval,
 )
-from ._trec_files import TrecFormatError, read_qrels, read_run, read_runs, write_qrels, write_run
+from ._trec_files import (
+    TrecFormatError,
+    last_tag,
+    qrels_frame,
+    read_qrels,
+    read_run,
+    read_runs,
+    run_frame,
+    write_qrels,
+    write_run,
+)
 
 __all__ = [
     "read_qrels",
     "read_run",
     "read_runs",
+    "qrels_frame",
+    "run_frame",
+    "last_tag",
+    "MEASURES",
+    "Measure",
+    "text_order",
+    "is_trec_name",
     "write_qrels",
     "write_run",
     "TrecFormatError",

@@ -142,16 +142,16 @@ def _read_table(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> pd
     return _read_lines(path, what) if frame is None else frame
 
 
-def _qrels_frame(path: str | PathLike) -> pd.DataFrame:
+def qrels_frame(path: str | PathLike) -> pd.DataFrame:
     """A qrels file as user, item (categoricals when read fast), rating; no duplicate check."""
     raw = _read_table(path, "qrels")
     return pd.DataFrame({"user": raw[0], "item": raw[2], "rating": raw[3]})
 
 
-def _run_frame(path: str | PathLike, rank: bool = True, tags: bool = True) -> pd.DataFrame:
+def run_frame(path: str | PathLike, rank: bool = True, tags: bool = True) -> pd.DataFrame:
     """A run file as system, user, item (categoricals when read fast), rank, score; without
     ``rank`` the rank field is neither read nor checked (trec_eval skips it); without ``tags``
-    the fast reader leaves the tags out (:func:`_last_tag` gives trec_eval's run id)."""
+    the fast reader leaves the tags out (:func:`last_tag` gives trec_eval's run id)."""
     skip = (() if rank else (3,)) + (() if tags else (5,))
     raw = _read_table(path, "run", skip)
     cols = {"system": raw.get(5), "user": raw[0], "item": raw[2], "rank": raw.get(3),
@@ -159,7 +159,7 @@ def _run_frame(path: str | PathLike, rank: bool = True, tags: bool = True) -> pd
     return pd.DataFrame({k: v for k, v in cols.items() if v is not None})
 
 
-def _last_tag(path: str | PathLike) -> str | None:
+def last_tag(path: str | PathLike) -> str | None:
     """The tag of a run file's last line (trec_eval's run id), read from the file's end."""
     if str(path) == "-":
         return None
@@ -182,7 +182,7 @@ def _as_text(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 def read_qrels(path: str | PathLike) -> pd.DataFrame:
     """Read a qrels file into a frame (user, item, rating); ids are strings, ratings floats
     (trec_eval reads them as integers, truncating: :func:`recmeta.metrics.trec_eval` does)."""
-    df = _as_text(_qrels_frame(path), ["user", "item"])
+    df = _as_text(qrels_frame(path), ["user", "item"])
     dup = df.duplicated(["user", "item"])
     if dup.any():
         first = df[dup].iloc[0]
@@ -200,7 +200,7 @@ def read_run(path: str | PathLike) -> pd.DataFrame:
     Rows keep the file's order; fields after the tag are ignored, as trec_eval ignores them;
     ``path`` "-" reads the standard input.
     """
-    df = _as_text(_run_frame(path), ["system", "user", "item"])
+    df = _as_text(run_frame(path), ["system", "user", "item"])
     dup = df.duplicated(["system", "user", "item"])
     if dup.any():
         first = df[dup].iloc[0]

@@ -71,7 +71,7 @@ __all__ = ["top_n", "score_candidates", "rank_frame"]
 
 # ----------------------------------------------------------------------------- ranking
 def _text_key(ids: np.ndarray) -> np.ndarray:
-    from ..metrics._runs import text_order
+    from ..metrics import text_order
 
     return text_order(ids)
 

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ..metrics._options import TIES
+from ..metrics import TIES
 from .rank_metrics import metric_value, parse_rank_metric
 
 __all__ = [
