@@ -18,8 +18,9 @@ sampled metrics (:mod:`.sampled`). :func:`compare_trec` does the same from TREC 
 files; ``recmeta compare`` is its command line.
 """
 
+from .inputs import item_lists
 from .references import popularity_runs, random_runs, reference_values
-from .report import P_VALUES, Comparison, compare, compare_trec, item_lists
+from .report import Comparison
 from .sampled import Sampling
 from .stats import (
     ADJUSTMENTS,
@@ -33,6 +34,7 @@ from .stats import (
     tukey_hsd,
     users_needed,
 )
+from .workflow import P_VALUES, compare, compare_trec
 
 __all__ = [
     "compare",
