@@ -21,6 +21,8 @@ import pandas as pd
 from recmeta import sampled as ks
 from recmeta.metrics import Judgments, Runs, parse_metric, score_matrices
 
+from .references import catalogue
+
 __all__ = [
     "Sampling",
     "rank_metric_name",
@@ -98,8 +100,6 @@ def sample_candidates(
     a user with fewer than ``m`` such items raises. Drawn as the ``m`` smallest of independent
     uniform keys, users in blocks.
     """
-    from .references import catalogue
-
     if held["user"].duplicated().any():
         raise ValueError("held must hold one (user, item) row per user")
     cat = catalogue(train, items)

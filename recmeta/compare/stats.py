@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
+from statsmodels.stats.power import TTestPower
 
 from recmeta.metaeval import significance
 
@@ -367,8 +368,6 @@ def _power(effect: float, n: float, alpha: float) -> float:
     Where the noncentral t underflows (NaN, tiny n with a huge effect) the normal approximation
     ``Φ(λ − c) + Φ(−λ − c)``, ``λ = √n · effect``, ``c = t_{n−1, 1−α/2}`` stands in.
     """
-    from statsmodels.stats.power import TTestPower
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         value = float(np.squeeze(TTestPower().power(effect, n, alpha, alternative="two-sided")))
