@@ -566,3 +566,23 @@ def test_cost_lines_and_listings():
     assert text.left_out([]) == ""
     assert text.left_out(["x", "y"]) == "Left out, they learn from rating values: x, y"
     assert np.isfinite(settings.alpha)
+
+
+def test_own_pipelines_train_and_score_sampled_candidates():
+    train, test = _split(seed=4, n_users=12, n_items=40)
+    spec = {"pop": {"component": "lenskit.basic:PopScorer", "config": {}}}
+    pipes = chapter.train_pipelines(spec, train, depth=5, seed=0)
+    assert text.pipeline_scorers(pipes) == "pop: PopScorer"
+    held = chapter.held_out_items(test, train, 4, seed=0)
+    pairs = sample_candidates(train, held[["user", "item"]], 6, seed=1)
+    scored = chapter.score_pipelines(pipes, pairs)["pop"]
+    counts = train.groupby("item").size()
+    for user in held["user"][:4]:
+        df = scored.lookup(user_id=user).to_df()
+        assert set(df["item_id"]) == set(pairs.loc[pairs.user == user, "item"])
+        # the popularity scorer ranks the candidates as their training counts do
+        order = df.sort_values("score", kind="stable")["item_id"]
+        assert counts.reindex(order).fillna(0).is_monotonic_increasing
+    with pytest.raises(ValueError, match="config"):
+        chapter.train_pipelines({"x": {"component": "lenskit.basic:PopScorer"}}, train,
+                                depth=5, seed=0)

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 from lenskit import batch
 from lenskit.data import ItemListCollection
-from lenskit.pipeline import Pipeline, topn_pipeline
+from lenskit.pipeline import Pipeline
 from lenskit.training import TrainingOptions
 
 from recmeta import data, recommenders
@@ -148,8 +148,7 @@ def train_pipelines(
         missing = {"component", "config"} - set(spec)
         if missing:
             raise ValueError(f"pipeline {name!r} needs the keys {sorted(missing)}")
-        scorer = roster.System(name, spec["component"], spec["config"]).scorer()
-        pipes[name] = topn_pipeline(scorer, n=depth, name=name)
+        pipes[name] = roster.System(name, spec["component"], spec["config"]).pipeline(depth)
         pipes[name].train(training_data, TrainingOptions(rng=seed))
     return pipes
 
