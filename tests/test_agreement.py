@@ -151,3 +151,51 @@ def test_offdiag_and_mean_with_others_by_hand():
         ag.offdiag(np.ones((2, 3)))
     with pytest.raises(ValueError, match="square"):
         ag.mean_with_others(np.ones((1, 1)))
+
+
+def test_pairs_ordered_alike_by_hand():
+    # pairs (0,1): both say 0 ahead; (0,2): x ties, y puts 2 ahead; (1,2): both put 2 ahead
+    alike, pairs = ag.pairs_ordered_alike([0.5, 0.2, 0.5], [0.9, 0.1, 1.0])
+    assert (int(alike), pairs) == (2, 3)
+    # a pair both sides tie counts as ordered alike
+    alike, _ = ag.pairs_ordered_alike([1.0, 1.0], [3.0, 3.0])
+    assert int(alike) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 4), min_size=n, max_size=n),
+            st.lists(st.integers(0, 4), min_size=n, max_size=n),
+        )
+    )
+)
+def test_pairs_ordered_alike_counts_every_pair(xy):
+    x, y = (np.array(v, dtype=float) for v in xy)
+    n = x.size
+    expected = sum(
+        (x[i] > x[j]) == (y[i] > y[j]) and (x[i] < x[j]) == (y[i] < y[j])
+        for i in range(n)
+        for j in range(i + 1, n)
+    )
+    alike, pairs = ag.pairs_ordered_alike(x, y)
+    assert pairs == n * (n - 1) // 2
+    assert int(alike) == expected
+    # leading axes broadcast: the same count for a stack of copies
+    stacked, _ = ag.pairs_ordered_alike(np.stack([x, x]), y)
+    assert stacked.tolist() == [expected, expected]
+
+
+def test_pairs_ordered_alike_is_kendall_concordance_without_ties():
+    rng = np.random.default_rng(3)
+    x, y = rng.permutation(9).astype(float), rng.permutation(9).astype(float)
+    alike, pairs = ag.pairs_ordered_alike(x, y)
+    assert (2 * int(alike) - pairs) / pairs == pytest.approx(stats.kendalltau(x, y).statistic)
+
+
+def test_pairs_ordered_alike_refuses_bad_input():
+    with pytest.raises(ValueError, match="same systems"):
+        ag.pairs_ordered_alike([1.0, 2.0], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="NaN"):
+        ag.pairs_ordered_alike([1.0, np.nan], [1.0, 2.0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,7 @@ from recmeta.compare import (
     tukey_hsd,
     users_needed,
 )
+from recmeta.compare import experiment as chapter, text
 from recmeta.compare.sampled import sample_candidates, sampled_ranks
 from recmeta.metrics import Judgments, Runs
 
@@ -412,3 +414,177 @@ def test_sample_candidates_draws_m_new_items_per_user():
     merged = pairs.merge(train[["user", "item"]], on=["user", "item"], how="inner")
     assert merged.empty  # never a training item
     assert set(map(tuple, held.to_numpy())) <= set(map(tuple, pairs.to_numpy()))
+
+
+# ----------------------------------------------------------------------------- the chapter
+
+@pytest.fixture(scope="module")
+def chapter_report():
+    train, test = _split(seed=0)
+    frames = _lists(train, test, {"strong": 0.9, "middle": 0.5, "weak": 0.0, "twin": 0.5})
+    rep = compare(frames, test, ["nDCG@10", "RR"], threshold=4, train=train, difference=0.05,
+                  **FAST)
+    return rep, train, test
+
+
+def test_settings_take_the_profile_default_only_for_none():
+    quick = chapter.Settings.resolve("quick", n_permutations=None, n_bootstrap=77,
+                                        n_tukey=0, seed=5, difference=None)
+    assert quick.n_permutations == 10_000  # None: the profile's default
+    assert quick.n_bootstrap == 77 and quick.n_tukey == 0 and quick.seed == 5
+    assert quick.difference is None  # None is a value of difference: no sample-size question
+    full = chapter.Settings.resolve("full")
+    assert (full.n_permutations, full.n_bootstrap, full.n_tukey) == (100_000, 9_999, 20_000)
+    assert quick.light()["n_permutations"] == 2_000 and quick.light()["seed"] == 5
+    with pytest.raises(TypeError, match="unknown settings"):
+        chapter.Settings.resolve("quick", n_perms=3)
+    with pytest.raises(ValueError, match="profile"):
+        chapter.Settings.resolve("medium")
+
+
+def test_settings_options_are_compare_keywords(chapter_report):
+    rep, train, test = chapter_report
+    frames = _lists(train, test, {"a": 0.9, "b": 0.0})
+    options = chapter.Settings.resolve("quick", n_permutations=500, n_bootstrap=100,
+                                          n_tukey=100, correction="bh").options()
+    out = compare(frames, test, ["RR"], threshold=4, **options)
+    assert out.settings["correction"] == "bh" and out.settings["n_bootstrap"] == 100
+
+
+def test_pair_tests_counts_pairs_per_metric():
+    assert chapter.pair_tests(5, ["a", "b", "c"]) == 30
+    assert chapter.pair_tests(1, ["a"]) == 0
+
+
+def test_closest_pair_is_turned_to_the_system_ahead(chapter_report):
+    rep = chapter_report[0]
+    p = rep.pairs[rep.pairs["metric"] == "nDCG@10"]
+    raw = p.loc[p["smd"].abs().idxmin()]
+    close = chapter.closest_pair(rep, "nDCG@10")
+    means = rep.summary[rep.summary["metric"] == "nDCG@10"].set_index("system")["mean"]
+    assert {close["a"], close["b"]} == {raw["a"], raw["b"]}
+    assert means[close["a"]] >= means[close["b"]]
+    assert close["mean_diff"] == pytest.approx(abs(raw["mean_diff"]))
+    assert close["mean_diff"] == pytest.approx(means[close["a"]] - means[close["b"]])
+    assert close["boot_low"] <= close["boot_high"] and close["smd_low"] <= close["smd_high"]
+    assert close["boot_high"] - close["boot_low"] == pytest.approx(
+        raw["boot_high"] - raw["boot_low"])
+
+
+def test_order_agreement_by_hand():
+    side = pd.DataFrame({
+        "metric": ["m"] * 3 + ["n"] * 3,
+        "system": list("xyz") * 2,
+        "exact": [0.3, 0.2, 0.1, 1.0, 2.0, 3.0],
+        "sampled": [0.9, 0.5, 0.7, 1.0, 2.0, 3.0],  # m: y and z swapped; n: all alike
+        "corrected": [0.3, 0.2, 0.2, 3.0, 2.0, 1.0],  # m: y and z tied; n: all reversed
+    })
+    agree = chapter.order_agreement(side)
+    assert list(agree.index) == ["m", "n"]
+    assert agree.loc["m"].tolist() == [3, 2, 2]
+    assert agree.loc["n"].tolist() == [3, 3, 0]
+
+
+def test_held_out_items_one_relevant_known_item_per_user():
+    train, test = _split(seed=2)
+    test = pd.concat([test, pd.DataFrame({"user": [10], "item": [999], "rating": [5]})])
+    held = chapter.held_out_items(test, train, 4, seed=0)
+    assert held["user"].is_unique
+    assert set(held["user"]) == set(test.loc[test.rating >= 4, "user"])
+    assert (held["rating"] >= 4).all() and held["item"].isin(train["item"]).all()
+    assert 999 not in set(held["item"])
+    again = chapter.held_out_items(test, train, 4, seed=0)
+    pd.testing.assert_frame_equal(held, again)
+
+
+def test_check_cutoffs_refuses_a_cutoff_beyond_the_lists():
+    chapter.check_cutoffs(["nDCG@10", "RR"], 10)
+    with pytest.raises(ValueError, match="depth 50"):
+        chapter.check_cutoffs(["nDCG@100", "R@10"], 50)
+
+
+def test_coverage_sentence_counts_users(chapter_report):
+    rep, _, test = chapter_report
+    extra = pd.concat([test, pd.DataFrame({"user": [9999], "item": [100], "rating": [1]})])
+    line = text.coverage(rep, extra, 4)
+    n_test, n_eval = extra["user"].nunique(), len(rep.users)
+    assert line.startswith("Here a test rating of at least 4 is relevant.")
+    assert f"{n_eval:,} of the {n_test:,} test users" in line
+    assert f"the other {n_test - n_eval:,} are left out" in line
+    assert "coverage penalty costs nothing" in line
+    assert "implicit feedback" in text.coverage(rep, test, None)
+
+
+def test_step_sentences_carry_the_reports_numbers(chapter_report):
+    rep = chapter_report[0]
+    refs = text.references(rep, rep.metrics).splitlines()
+    assert len(refs) == 2 and refs[0].startswith("- **nDCG@10**: random ")
+    rnd = rep.reference("nDCG@10", "random")
+    assert f"random {rnd:.4f}" in refs[0]
+    p = rep.pairs[rep.pairs["metric"] == "RR"]
+    sig = text.significance(rep, rep.metrics).splitlines()[1]
+    assert f"of {len(p)} pairs, {int((p['p_permutation'] <= 0.05).sum())} have" in sig
+    assert f"{int((p['p_holm'] <= 0.05).sum())} remain after Holm's correction" in sig
+    close = chapter.closest_pair(rep, "nDCG@10")
+    pair = text.closest_pair_text(rep, "nDCG@10")
+    assert pair.startswith(f"The closest pair on nDCG@10 is {close['a']} against {close['b']}")
+    assert f"ahead by {close['mean_diff']:.4f}" in pair
+    power = text.power(rep, rep.metrics).splitlines()
+    assert len(power) == 3 and "a difference of 0.05 needs" in power[0]
+    detectable = rep.power.set_index("metric").at["RR", "detectable"]
+    assert f"a difference of {detectable:.4f} or more" in power[1]
+    assert power[2].startswith(f"- The closest pair of step 4 ({close['a']} and {close['b']})")
+
+
+def test_sampled_sentences_and_checklist(chapter_report):
+    rep = chapter_report[0]
+    side = pd.DataFrame({
+        "metric": ["nDCG@10"] * 2, "system": ["strong", "weak"],
+        "exact": [0.2, 0.1], "sampled": [0.5, 0.6], "corrected": [0.25, 0.05],
+    })
+    note = "Sampled candidates: a note."
+    orders = text.sampled_orders(side, ["other note", note], ["nDCG@10"], "BV 0.1")
+    assert orders.split("\n\n")[0] == note
+    assert "orders 0 of the 1 pairs of systems as the exact metric does, the BV 0.1 " \
+           "correction 1;" in orders
+    levels = text.sampled_levels(side, ["nDCG@10"])
+    assert "the sampled mean is 2.5 to 6 times the exact one" in levels
+    assert "the corrected mean 0.5 to 1.2 times" in levels
+    done = text.checklist(rep, side, dataset="toy", sampled_m=100).splitlines()
+    assert done[0] == f"On toy, with 4 systems and {len(rep.users):,} evaluated users:"
+    assert [int(re.match(r"(\d)\.", x).group(1)) for x in done[2:]] == [1, 2, 3, 4, 5, 6]
+    assert done[-1] == ("6. **Sampling**: with 100 sampled negatives, nDCG@10 orders 0 of 1 "
+                        "pairs as the exact metric.")
+    n_sig = int(rep.pairs[rep.pairs["metric"] == "nDCG@10"]["significant"].sum())
+    assert f"{n_sig} of 6 pairs differ significantly after Holm's correction" in done[4]
+
+
+def test_cost_lines_and_listings():
+    settings = chapter.Settings.resolve("quick")
+    assert text.unmodelled_tests(settings) == (
+        "the randomised Tukey HSD test (2,000 permutations) and the bootstrap intervals "
+        "(1,000 resamples)")
+    assert text.unmodelled_pipelines({"a": {}, "b": {}}) == "training your pipelines (a, b)"
+    assert text.left_out([]) == ""
+    assert text.left_out(["x", "y"]) == "Left out, they learn from rating values: x, y"
+    assert np.isfinite(settings.alpha)
+
+
+def test_own_pipelines_train_and_score_sampled_candidates():
+    train, test = _split(seed=4, n_users=12, n_items=40)
+    spec = {"pop": {"component": "lenskit.basic:PopScorer", "config": {}}}
+    pipes = chapter.train_pipelines(spec, train, depth=5, seed=0)
+    assert text.pipeline_scorers(pipes) == "pop: PopScorer"
+    held = chapter.held_out_items(test, train, 4, seed=0)
+    pairs = sample_candidates(train, held[["user", "item"]], 6, seed=1)
+    scored = chapter.score_pipelines(pipes, pairs)["pop"]
+    counts = train.groupby("item").size()
+    for user in held["user"][:4]:
+        df = scored.lookup(user_id=user).to_df()
+        assert set(df["item_id"]) == set(pairs.loc[pairs.user == user, "item"])
+        # the popularity scorer ranks the candidates as their training counts do
+        order = df.sort_values("score", kind="stable")["item_id"]
+        assert counts.reindex(order).fillna(0).is_monotonic_increasing
+    with pytest.raises(ValueError, match="config"):
+        chapter.train_pipelines({"x": {"component": "lenskit.basic:PopScorer"}}, train,
+                                depth=5, seed=0)

@@ -16,10 +16,18 @@ Benjamini–Hochberg corrections, randomised Tukey HSD), gives effect sizes with
 intervals and the number of users needed to detect a difference (:mod:`.stats`), and corrects
 sampled metrics (:mod:`.sampled`). :func:`compare_trec` does the same from TREC run and qrels
 files; ``recmeta compare`` is its command line.
+
+The modules: :mod:`.workflow` (:func:`compare`, :func:`compare_trec`), :mod:`.inputs` (LensKit
+objects, frames and files read as the engine's judgments and runs), :mod:`.report` (the
+:class:`Comparison` and its tables), :mod:`.figures` and :mod:`.formatting` (its plots, Markdown
+and LaTeX), :mod:`.references`, :mod:`.stats`, :mod:`.sampled`; and for the chapter "Your own
+experiment", :mod:`.experiment` (its settings and steps) and :mod:`.text` (its sentences),
+imported by name (they load LensKit's pipelines).
 """
 
+from .inputs import item_lists
 from .references import popularity_runs, random_runs, reference_values
-from .report import P_VALUES, Comparison, compare, compare_trec, item_lists
+from .report import Comparison
 from .sampled import Sampling
 from .stats import (
     ADJUSTMENTS,
@@ -33,6 +41,7 @@ from .stats import (
     tukey_hsd,
     users_needed,
 )
+from .workflow import P_VALUES, compare, compare_trec
 
 __all__ = [
     "compare",

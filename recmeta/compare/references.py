@@ -46,12 +46,15 @@ def catalogue(train: pd.DataFrame, items: Sequence | pd.Index | None = None) -> 
     return idx
 
 
-def _layout(judgments: Judgments, train: pd.DataFrame, items: pd.Index
-            ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+def _layout(
+    judgments: Judgments, train: pd.DataFrame, items: pd.Index
+) -> tuple[pd.Index, np.ndarray, np.ndarray]:
     """(run item index, code of each catalogue item in it, users × catalogue training mask)."""
     for col in ("user", "item"):
         if col not in train.columns:
-            raise ValueError(f"training data need a {col!r} column; they have {list(train.columns)}")
+            raise ValueError(
+                f"training data need a {col!r} column; they have {list(train.columns)}"
+            )
     extra = items[~items.isin(judgments.items)]
     run_items = judgments.items.append(extra)
     codes = run_items.get_indexer(items)
@@ -92,13 +95,22 @@ def random_runs(
             rows = slice(start, min(start + block, n_users))
             keys = rng.random((rows.stop - rows.start, n_cat))
             keys[seen[rows]] = np.inf
-            top = np.argpartition(keys, d - 1, axis=1)[:, :d] if d < n_cat else np.argsort(keys, axis=1)
+            top = (
+                np.argpartition(keys, d - 1, axis=1)[:, :d]
+                if d < n_cat
+                else np.argsort(keys, axis=1)
+            )
             top = np.take_along_axis(top, np.argsort(np.take_along_axis(keys, top, 1), 1), 1)
             ok = np.isfinite(np.take_along_axis(keys, top, 1))
             ranks[r, rows, :d] = np.where(ok, codes[top], -1)
     # a short list may hold -1 before valid entries only if keys tie at inf, which sorting prevents
-    runs = Runs(pd.Index([f"random-{r}" for r in range(n_runs)], name="system"), judgments.users,
-                run_items, ranks, len(judgments.items))
+    runs = Runs(
+        pd.Index([f"random-{r}" for r in range(n_runs)], name="system"),
+        judgments.users,
+        run_items,
+        ranks,
+        len(judgments.items),
+    )
     return runs
 
 
@@ -130,8 +142,9 @@ def popularity_runs(
     u, c = np.nonzero(avail & (position <= depth))
     ranks = np.full((1, len(judgments.users), depth), -1, dtype=np.int32)
     ranks[0, u, position[u, c] - 1] = codes[order[c]]
-    return Runs(pd.Index([name], name="system"), judgments.users, run_items, ranks,
-                len(judgments.items))
+    return Runs(
+        pd.Index([name], name="system"), judgments.users, run_items, ranks, len(judgments.items)
+    )
 
 
 def reference_values(
@@ -151,16 +164,27 @@ def reference_values(
     the users with a relevant item, as the compared systems are.
     """
     metrics = list(metrics)
-    rand = score_matrices(judgments, random_runs(judgments, train, depth=depth, n_runs=n_random,
-                                                 seed=seed, items=items), metrics)
-    pop = score_matrices(judgments, popularity_runs(judgments, train, depth=depth, items=items),
-                         metrics)
+    rand = score_matrices(
+        judgments,
+        random_runs(judgments, train, depth=depth, n_runs=n_random, seed=seed, items=items),
+        metrics,
+    )
+    pop = score_matrices(
+        judgments, popularity_runs(judgments, train, depth=depth, items=items), metrics
+    )
     rows = []
     for m in metrics:
         per_run = aggregate(rand[m])
         se = per_run.std(ddof=1) / np.sqrt(per_run.size) if per_run.size > 1 else np.nan
-        rows.append({"metric": m, "reference": "random", "value": float(per_run.mean()),
-                     "se": float(se)})
-        rows.append({"metric": m, "reference": "popularity", "value": float(aggregate(pop[m])[0]),
-                     "se": 0.0})
+        rows.append(
+            {"metric": m, "reference": "random", "value": float(per_run.mean()), "se": float(se)}
+        )
+        rows.append(
+            {
+                "metric": m,
+                "reference": "popularity",
+                "value": float(aggregate(pop[m])[0]),
+                "se": 0.0,
+            }
+        )
     return pd.DataFrame(rows)

@@ -21,8 +21,17 @@ import pandas as pd
 from recmeta import sampled as ks
 from recmeta.metrics import Judgments, Runs, parse_metric, score_matrices
 
-__all__ = ["Sampling", "rank_metric_name", "sample_candidates", "sampled_ranks", "corrected_scores",
-           "random_value", "warning_text"]
+from .references import catalogue
+
+__all__ = [
+    "Sampling",
+    "rank_metric_name",
+    "sample_candidates",
+    "sampled_ranks",
+    "corrected_scores",
+    "random_value",
+    "warning_text",
+]
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,9 @@ class Sampling:
 
     def __post_init__(self) -> None:
         if int(self.m) != self.m or self.m < 1:
-            raise ValueError(f"m (sampled items per user) must be a positive integer, got {self.m!r}")
+            raise ValueError(
+                f"m (sampled items per user) must be a positive integer, got {self.m!r}"
+            )
         ks.parse_estimator(self.estimator)
 
 
@@ -89,8 +100,6 @@ def sample_candidates(
     a user with fewer than ``m`` such items raises. Drawn as the ``m`` smallest of independent
     uniform keys, users in blocks.
     """
-    from .references import catalogue
-
     if held["user"].duplicated().any():
         raise ValueError("held must hold one (user, item) row per user")
     cat = catalogue(train, items)
@@ -104,7 +113,9 @@ def sample_candidates(
     blocked[np.flatnonzero(hi >= 0), hi[hi >= 0]] = True
     pool = (~blocked).sum(axis=1)
     if (pool < m).any():
-        raise ValueError(f"{int((pool < m).sum())} users have fewer than m = {m} items to sample from")
+        raise ValueError(
+            f"{int((pool < m).sum())} users have fewer than m = {m} items to sample from"
+        )
     rng = np.random.default_rng(seed)
     out = np.empty((len(users), m), dtype=np.int64)
     block = max(1, 4_000_000 // len(cat))
@@ -113,8 +124,9 @@ def sample_candidates(
         keys = rng.random((rows.stop - rows.start, len(cat)))
         keys[blocked[rows]] = np.inf
         out[rows] = np.argpartition(keys, m - 1, axis=1)[:, :m]
-    negatives = pd.DataFrame({"user": np.repeat(users.to_numpy(), m),
-                              "item": cat.to_numpy()[out.ravel()]})
+    negatives = pd.DataFrame(
+        {"user": np.repeat(users.to_numpy(), m), "item": cat.to_numpy()[out.ravel()]}
+    )
     pairs = pd.concat([held[["user", "item"]], negatives], ignore_index=True)
     return pairs.sort_values(["user", "item"], kind="stable").reset_index(drop=True)
 
@@ -130,14 +142,15 @@ def sampled_ranks(judgments: Judgments, runs: Runs, m: int) -> tuple[np.ndarray,
     rel = judgments.relevant_counts()[keep]
     if (rel != 1).any():
         raise ValueError(
-            f"{int((rel != 1).sum())} evaluated users have {int(rel.max())} relevant items; sampled "
-            "corrections assume one relevant (held-out) item per user (Krichene & Rendle 2020)"
+            f"{int((rel != 1).sum())} evaluated users have {int(rel.max())} relevant items; "
+            "sampled corrections assume one relevant (held-out) item per user "
+            "(Krichene & Rendle 2020)"
         )
     lengths = (runs.ranks >= 0).sum(axis=2)
     if lengths.max(initial=0) > m + 1:
         raise ValueError(
-            f"a list holds {int(lengths.max())} items, more than m + 1 = {m + 1}; give the number of "
-            "sampled items m that was used"
+            f"a list holds {int(lengths.max())} items, more than m + 1 = {m + 1}; give the "
+            "number of sampled items m that was used"
         )
     rr = score_matrices(judgments, runs, ["RR"])["RR"][:, keep]
     missing = rr <= 0
@@ -146,8 +159,9 @@ def sampled_ranks(judgments: Judgments, runs: Runs, m: int) -> tuple[np.ndarray,
     return ranks, missing
 
 
-def _scores(name: str, est: ks.Estimator, ranks: np.ndarray, n: np.ndarray, m: int,
-            replace: bool) -> np.ndarray:
+def _scores(
+    name: str, est: ks.Estimator, ranks: np.ndarray, n: np.ndarray, m: int, replace: bool
+) -> np.ndarray:
     if est.method is None:
         return ks.metric_value(name, ranks, m + 1)
     if est.method == "rank-estimate":
@@ -158,7 +172,9 @@ def _scores(name: str, est: ks.Estimator, ranks: np.ndarray, n: np.ndarray, m: i
     return ks.apply_correction(table, ranks)
 
 
-def corrected_scores(metric: str, ranks: np.ndarray, n: np.ndarray, sampling: Sampling) -> np.ndarray:
+def corrected_scores(
+    metric: str, ranks: np.ndarray, n: np.ndarray, sampling: Sampling
+) -> np.ndarray:
     """Per-user corrected metric (systems × users) from the sampled ranks ``ranks``.
 
     ``n`` holds each user's number of candidates without sampling. The rank estimate uses each
@@ -166,11 +182,19 @@ def corrected_scores(metric: str, ranks: np.ndarray, n: np.ndarray, sampling: Sa
     Rendle (2020, §6.3).
     """
     est = ks.parse_estimator(sampling.estimator)
-    return _scores(rank_metric_name(metric), est, ranks, np.asarray(n, dtype=np.int64),
-                   int(sampling.m), sampling.replace)
+    return _scores(
+        rank_metric_name(metric),
+        est,
+        ranks,
+        np.asarray(n, dtype=np.int64),
+        int(sampling.m),
+        sampling.replace,
+    )
 
 
-def random_value(metric: str, n: np.ndarray, sampling: Sampling, estimator: str | None = None) -> float:
+def random_value(
+    metric: str, n: np.ndarray, sampling: Sampling, estimator: str | None = None
+) -> float:
     """Expected value of a random ranking under sampling: r̃ is uniform on 1..m + 1.
 
     ``estimator`` None scores r̃ with the sampling's correction; ``"sampled"`` with the plain
@@ -180,8 +204,14 @@ def random_value(metric: str, n: np.ndarray, sampling: Sampling, estimator: str 
     m = int(sampling.m)
     nn = np.asarray(n, dtype=np.int64)
     r = np.arange(1, m + 2)[:, None]
-    values = _scores(rank_metric_name(metric), est, np.broadcast_to(r, (m + 1, nn.size)),
-                     nn[None, :], m, sampling.replace)
+    values = _scores(
+        rank_metric_name(metric),
+        est,
+        np.broadcast_to(r, (m + 1, nn.size)),
+        nn[None, :],
+        m,
+        sampling.replace,
+    )
     return float(np.mean(values))
 
 
@@ -193,17 +223,23 @@ def warning_text(metrics: Sequence[str], n: np.ndarray, sampling: Sampling) -> s
     scale = (mean_n - 1) / m
     parts = [
         f"Sampled candidates: each user's relevant item was ranked against m = {m} sampled "
-        f"items instead of all n ≈ {mean_n:,.0f} candidates (Krichene & Rendle 2020). A sampled rank "
-        f"stands for about {scale:,.1f} true ranks, so uncorrected sampled metrics credit items "
-        "far down the true ranking and can order systems differently from the exact metrics."
+        f"items instead of all n ≈ {mean_n:,.0f} candidates (Krichene & Rendle 2020). A sampled "
+        f"rank stands for about {scale:,.1f} true ranks, so uncorrected sampled metrics credit "
+        "items far down the true ranking and can order systems differently from the exact metrics."
     ]
-    cutoffs = sorted({parse_metric(x).k for x in metrics if parse_metric(x).k is not None})
+    cutoffs = sorted({k for k in (parse_metric(x).k for x in metrics) if k is not None})
     fit_n = int(np.rint(mean_n))
     for k in cutoffs[:2]:
         deep = int(min(fit_n, max(k + 1, np.ceil(k * scale / 2))))
-        p = float(ks.expected_metric(f"Recall@{k}", np.array([deep]), fit_n, m, sampling.replace)[0])
-        parts.append(f"An item at true rank {deep:,} (outside the true top {k}) lands in the sampled "
-                     f"top {k} with probability {p:.2f}.")
-    parts.append(f"The tests below use the {sampling.estimator} correction of each user's sampled "
-                 "rank; the uncorrected values are kept for comparison.")
+        p = float(
+            ks.expected_metric(f"Recall@{k}", np.array([deep]), fit_n, m, sampling.replace)[0]
+        )
+        parts.append(
+            f"An item at true rank {deep:,} (outside the true top {k}) lands in the sampled "
+            f"top {k} with probability {p:.2f}."
+        )
+    parts.append(
+        f"The tests below use the {sampling.estimator} correction of each user's sampled "
+        "rank; the uncorrected values are kept for comparison."
+    )
     return " ".join(parts)

@@ -22,11 +22,13 @@ needs beyond the paired tests that module holds:
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
+from statsmodels.stats.power import TTestPower
 
 from recmeta.metaeval import significance
 
@@ -55,7 +57,8 @@ Seed = int | np.random.Generator
 def adjust(p_values: ArrayLike, method: str = "holm") -> np.ndarray:
     """Adjusted p-values over one family of tests, in the input order; NaN stays NaN.
 
-    ``"holm"``: Holm's step-down family-wise correction (:func:`recmeta.metaeval.significance.holm`);
+    ``"holm"``: Holm's step-down family-wise correction
+    (:func:`recmeta.metaeval.significance.holm`);
     ``"bh"``: Benjamini & Hochberg's false discovery rate, ``p̃_(i) = min_{j ≥ i} m p_(j) / j``
     (:func:`scipy.stats.false_discovery_control`); ``"none"``: the raw p-values. Undefined tests
     (NaN, e.g. a t-test of two identical systems) are left out of the family.
@@ -78,8 +81,15 @@ def adjust(p_values: ArrayLike, method: str = "holm") -> np.ndarray:
     return out
 
 
-def _bootstrap(data: np.ndarray, statistic, *, confidence: float, n_resamples: int, seed: Seed,
-               method: str) -> tuple[np.ndarray, np.ndarray]:
+def _bootstrap(
+    data: np.ndarray,
+    statistic: Callable[..., np.ndarray],
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: Seed,
+    method: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """``scipy.stats.bootstrap`` over the last axis (users), rows resampled with the same users.
 
     Rows whose data are constant (a degenerate bootstrap distribution) get the point estimate as
@@ -88,9 +98,17 @@ def _bootstrap(data: np.ndarray, statistic, *, confidence: float, n_resamples: i
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = stats.bootstrap((data,), statistic, axis=-1, vectorized=True, n_resamples=n_resamples,
-                              confidence_level=confidence, method=method,
-                              rng=np.random.default_rng(seed), batch=max(1, 4_000_000 // data.size))
+        res = stats.bootstrap(
+            (data,),
+            statistic,
+            axis=-1,
+            vectorized=True,
+            n_resamples=n_resamples,
+            confidence_level=confidence,
+            method=method,
+            rng=np.random.default_rng(seed),
+            batch=max(1, 4_000_000 // data.size),
+        )
     low = np.asarray(res.confidence_interval.low, dtype=np.float64)
     high = np.asarray(res.confidence_interval.high, dtype=np.float64)
     point = statistic(data, axis=-1)
@@ -117,15 +135,24 @@ def mean_intervals(
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant rows: scipy's precision note
         ci = stats.ttest_1samp(a, 0.0, axis=1).confidence_interval(confidence)
-    low, high = _bootstrap(a, np.mean, confidence=confidence, n_resamples=n_resamples, seed=seed,
-                           method=method)
+    low, high = _bootstrap(
+        a, np.mean, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
+    )
     sd = a.std(axis=1, ddof=1) if n > 1 else np.full(a.shape[0], np.nan)
     t_low, t_high = np.asarray(ci.low, dtype=float), np.asarray(ci.high, dtype=float)
     flat = sd == 0
     mean = a.mean(axis=1)
-    return pd.DataFrame({"mean": mean, "sd": sd, "users": n,
-                         "t_low": np.where(flat, mean, t_low), "t_high": np.where(flat, mean, t_high),
-                         "boot_low": low, "boot_high": high})
+    return pd.DataFrame(
+        {
+            "mean": mean,
+            "sd": sd,
+            "users": n,
+            "t_low": np.where(flat, mean, t_low),
+            "t_high": np.where(flat, mean, t_high),
+            "boot_low": low,
+            "boot_high": high,
+        }
+    )
 
 
 def _smd(d: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -133,7 +160,9 @@ def _smd(d: np.ndarray, axis: int = -1) -> np.ndarray:
     m = d.mean(axis=axis)
     s = d.std(axis=axis, ddof=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(s > 0, m / np.where(s > 0, s, 1.0), np.where(m == 0, 0.0, np.sign(m) * np.inf))
+        return np.where(
+            s > 0, m / np.where(s > 0, s, 1.0), np.where(m == 0, 0.0, np.sign(m) * np.inf)
+        )
 
 
 def smd_interval(smd: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -200,21 +229,34 @@ def difference_intervals(
     flat = sd == 0
     t_low = np.where(flat, mean, np.asarray(ci.low, dtype=float))
     t_high = np.where(flat, mean, np.asarray(ci.high, dtype=float))
-    b_low, b_high = _bootstrap(d, np.mean, confidence=confidence, n_resamples=n_resamples,
-                               seed=seed, method=method)
+    b_low, b_high = _bootstrap(
+        d, np.mean, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
+    )
     smd = _smd(d)
     s_low, s_high = np.array([smd_interval(s, n, confidence) for s in smd]).reshape(-1, 2).T
     live = ~flat
     sb_low = np.where(flat, smd, np.nan)
     sb_high = sb_low.copy()
     if live.any():
-        lo, hi = _bootstrap(d[live], _smd, confidence=confidence, n_resamples=n_resamples,
-                            seed=seed, method=method)
+        lo, hi = _bootstrap(
+            d[live], _smd, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
+        )
         sb_low[live], sb_high[live] = lo, hi
-    return pd.DataFrame({"mean_diff": mean, "t_low": t_low, "t_high": t_high,
-                         "boot_low": b_low, "boot_high": b_high, "sd_diff": sd, "smd": smd,
-                         "smd_low": s_low, "smd_high": s_high,
-                         "smd_boot_low": sb_low, "smd_boot_high": sb_high})
+    return pd.DataFrame(
+        {
+            "mean_diff": mean,
+            "t_low": t_low,
+            "t_high": t_high,
+            "boot_low": b_low,
+            "boot_high": b_high,
+            "sd_diff": sd,
+            "smd": smd,
+            "smd_low": s_low,
+            "smd_high": s_high,
+            "smd_boot_low": sb_low,
+            "smd_boot_high": sb_high,
+        }
+    )
 
 
 def tukey_hsd(
@@ -257,7 +299,7 @@ def tukey_hsd(
         c = min(chunk_size, n_permutations - done)
         shuffled = rng.permuted(np.broadcast_to(base, (c, n_users, n_sys)), axis=2)
         m = shuffled.mean(axis=1)
-        ranges[done:done + c] = m.max(axis=1) - m.min(axis=1)
+        ranges[done : done + c] = m.max(axis=1) - m.min(axis=1)
         done += c
     ranges.sort()
     hits = n_permutations - np.searchsorted(ranges, threshold, side="left")
@@ -279,7 +321,7 @@ def compact_letters(means: ArrayLike, significant: ArrayLike) -> list[str]:
     if sig.shape != (k, k):
         raise ValueError(f"significant must be a {k} × {k} matrix, got shape {sig.shape}")
     groups: list[frozenset[int]] = [frozenset(range(k))]
-    for i, j in zip(*np.nonzero(np.triu(sig | sig.T, 1))):
+    for i, j in zip(*np.nonzero(np.triu(sig | sig.T, 1)), strict=True):
         split: list[frozenset[int]] = []
         for g in groups:
             if i in g and j in g:
@@ -290,7 +332,7 @@ def compact_letters(means: ArrayLike, significant: ArrayLike) -> list[str]:
         groups = [g for g in unique if g and not any(g < h for h in unique)]
     order = sorted(groups, key=lambda g: (-max(m[list(g)]), sorted(g)))
     names = [_letter(n) for n in range(len(order))]
-    return ["".join(name for name, g in zip(names, order) if s in g) for s in range(k)]
+    return ["".join(n for n, g in zip(names, order, strict=True) if s in g) for s in range(k)]
 
 
 def _letter(n: int) -> str:
@@ -320,14 +362,12 @@ def pooled_difference_sd(scores: ArrayLike) -> float:
     return float(np.sqrt(2.0 * (e**2).sum() / ((s - 1) * (n - 1))))
 
 
-def _power(effect: float, n: int, alpha: float) -> float:
+def _power(effect: float, n: float, alpha: float) -> float:
     """Power of the two-sided paired t-test (``statsmodels.stats.power.TTestPower.power``).
 
     Where the noncentral t underflows (NaN, tiny n with a huge effect) the normal approximation
     ``Φ(λ − c) + Φ(−λ − c)``, ``λ = √n · effect``, ``c = t_{n−1, 1−α/2}`` stands in.
     """
-    from statsmodels.stats.power import TTestPower
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         value = float(np.squeeze(TTestPower().power(effect, n, alpha, alternative="two-sided")))
@@ -337,13 +377,14 @@ def _power(effect: float, n: int, alpha: float) -> float:
     return float(stats.norm.cdf(lam - c) + stats.norm.cdf(-lam - c))
 
 
-def users_needed(sd: ArrayLike, difference: float | ArrayLike, *, alpha: float = 0.05,
-                 power: float = 0.8) -> np.ndarray:
+def users_needed(
+    sd: ArrayLike, difference: float | ArrayLike, *, alpha: float = 0.05, power: float = 0.8
+) -> np.ndarray:
     r"""Smallest number of users for a two-sided paired t-test to detect ``difference``.
 
     The per-user differences have standard deviation σ (``sd``); the test at level α detects a
     true mean difference Δ with probability at least ``power`` when ``n`` is at least the
-    smallest integer with :math:`P(|T| > t_{n-1, 1-lpha/2}) \ge 1 - eta`, T noncentral t
+    smallest integer with :math:`P(|T| > t_{n-1, 1-\alpha/2}) \ge 1 - \beta`, T noncentral t
     with ``n − 1`` degrees of freedom and noncentrality :math:`\sqrt n \, \Delta/\sigma` (the
     power of ``statsmodels.stats.power.TTestPower``, which grows with n: doubling, then
     bisection over the integers). This is Sakai's (2016) topic-set-size design for the paired
@@ -359,7 +400,8 @@ def users_needed(sd: ArrayLike, difference: float | ArrayLike, *, alpha: float =
         if es == 0:
             out[idx] = np.inf
             continue
-        lo, hi = 1, 2  # power(lo) < target <= power(hi) once the loop ends
+        lo: float = 1  # power(lo) < target <= power(hi) once the loop ends
+        hi: float = 2
         while _power(es, hi, alpha) < power:
             lo, hi = hi, 2 * hi
             if hi > 2**62:
@@ -372,8 +414,9 @@ def users_needed(sd: ArrayLike, difference: float | ArrayLike, *, alpha: float =
     return out
 
 
-def detectable_difference(sd: ArrayLike, n: int, *, alpha: float = 0.05,
-                          power: float = 0.8) -> np.ndarray:
+def detectable_difference(
+    sd: ArrayLike, n: int, *, alpha: float = 0.05, power: float = 0.8
+) -> np.ndarray:
     """The smallest true mean difference a paired t-test on ``n`` users detects with ``power``.
 
     The inverse of :func:`users_needed`: Δ = σ · e, with e the effect size at which the power of

@@ -31,6 +31,7 @@ __all__ = [
     "mean_with_others",
     "nan_kendall_tau",
     "offdiag",
+    "pairs_ordered_alike",
     "resample_counts",
     "robustness_curve",
     "robustness_curves",
@@ -109,6 +110,28 @@ def tau_matrices(scores: ArrayLike) -> np.ndarray:
     out[..., iu, ju] = t
     out[..., ju, iu] = t
     return out
+
+
+def pairs_ordered_alike(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, int]:
+    """How many pairs of systems ``y`` orders as ``x`` does, and how many pairs there are.
+
+    A pair ``i < j`` counts when ``sgn(x_i − x_j) = sgn(y_i − y_j)``: both sides put the same
+    system ahead, or both tie the two. Without ties it is the number of concordant pairs ``C``
+    of Kendall's τ, ``τ = (2C − P) / P`` over ``P = n(n − 1)/2`` pairs. ``x`` and ``y`` hold one
+    score per system on their last axis; leading axes broadcast (one count each).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape[-1:] != y.shape[-1:] or x.ndim == 0:
+        raise ValueError(
+            f"x and y must score the same systems on their last axis, got shapes {x.shape} "
+            f"and {y.shape}"
+        )
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("system scores contain NaN; score every system before comparing orders")
+    i, j = np.triu_indices(x.shape[-1], 1)
+    alike = np.sign(x[..., i] - x[..., j]) == np.sign(y[..., i] - y[..., j])
+    return alike.sum(axis=-1), int(i.size)
 
 
 def offdiag(matrices: ArrayLike) -> np.ndarray:
