@@ -26,12 +26,18 @@ ROOT = Path(__file__).resolve().parent.parent / "recmeta"
 assert (ROOT / "__init__.py").exists(), f"the package is not at {ROOT}"
 
 LAYERS: dict[str, int] = {
-    "recmeta": 0, "files": 0, "data": 0,
+    "recmeta": 0,
+    "files": 0,
+    "data": 0,
     "metrics": 1,
-    "recommenders": 2, "sampled": 2, "protocols": 2, "metaeval": 2,
+    "recommenders": 2,
+    "sampled": 2,
+    "protocols": 2,
+    "metaeval": 2,
     "ledger": 3,
     "book": 4,
-    "papers": 5, "compare": 5,
+    "papers": 5,
+    "compare": 5,
     "cli": 6,
 }
 
@@ -49,8 +55,16 @@ def _imports(path: Path) -> list[tuple[str, list[str], int, bool]]:
     mod = _module(path)
     package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
     top = set(map(id, tree.body))
+    typing_only = {  # imports under ``if TYPE_CHECKING:`` are for annotations, never run
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
     found = []
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -97,7 +111,9 @@ def test_no_import_of_a_higher_layer():
 
 def test_every_package_has_a_layer():
     packages = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
-    modules = {p.stem for p in ROOT.glob("*.py") if p.name != "__init__.py" and not p.stem.startswith("_")}
+    modules = {
+        p.stem for p in ROOT.glob("*.py") if p.name != "__init__.py" and not p.stem.startswith("_")
+    }
     missing = sorted((packages | modules) - set(LAYERS))
     assert not missing, f"no layer for {missing}: add them to LAYERS (and the docstring)"
 
@@ -115,7 +131,7 @@ def test_no_import_circle():
             if nxt == node or nxt.startswith(node + "."):
                 continue  # a package importing its own submodules
             if seen.get(nxt) == 1:
-                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in seen:
                 visit(nxt)
         stack.pop()
@@ -136,18 +152,26 @@ def test_no_reach_into_another_package_private_names():
             there_pkg = ".".join(name.split(".")[:2])
             if there_pkg == here_pkg:
                 continue
-            private_module = any(part.startswith("_") and part != "__init__" for part in name.split("."))
+            private_module = any(
+                part.startswith("_") and part != "__init__" for part in name.split(".")
+            )
             private_names = [n for n in names if n.startswith("_") and not n.startswith("__")]
             if private_module or private_names:
-                bad.append(f"{p.relative_to(ROOT.parent)}:{line} imports {name} {private_names or ''}")
+                bad.append(
+                    f"{p.relative_to(ROOT.parent)}:{line} imports {name} {private_names or ''}"
+                )
     assert not bad, "reaches into another package's private names:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("limit", [600])
 def test_no_module_over_the_limit(limit):
-    exempt = {"recmeta/metrics/_kernel.py"}  # the compiled kernel: one numba pass, see its docstring
-    long = [f"{p.relative_to(ROOT.parent)}: {n} lines"
-            for p in ROOT.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > limit
-            and str(p.relative_to(ROOT.parent)) not in exempt]
+    exempt = {
+        "recmeta/metrics/_kernel.py"
+    }  # the compiled kernel: one numba pass, see its docstring
+    long = [
+        f"{p.relative_to(ROOT.parent)}: {n} lines"
+        for p in ROOT.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > limit
+        and str(p.relative_to(ROOT.parent)) not in exempt
+    ]
     assert not long, f"modules over {limit} lines:\n" + "\n".join(long)
