@@ -1,4 +1,4 @@
-"""The one atomic write: a reader sees the old file or the new one; a failed write leaves nothing."""
+"""The one atomic write: a reader sees the old file or the new; a failed write leaves nothing."""
 
 from __future__ import annotations
 
