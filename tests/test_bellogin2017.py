@@ -166,7 +166,7 @@ def test_user_bootstrap_matches_scipy_for_a_plain_mean() -> None:
     x = rng.gamma(0.7, size=400)
     f = per_set_frame({"s": x}, np.arange(400), np.zeros(400, int))
     t = b17.user_table({"x": (f, ["s"])})
-    ours = b17.user_bootstrap(t, lambda get: get("x", "s"), resamples=4000, seed=1)
+    ours = b17.protocol_interval(t, lambda get: get("x", "s"), resamples=4000, seed=1)
     ref = stats.bootstrap(
         (x,), np.mean, n_resamples=4000, method="percentile", rng=np.random.default_rng(9)
     ).confidence_interval
@@ -180,7 +180,7 @@ def test_user_bootstrap_keeps_a_users_sets_together() -> None:
     users = np.repeat(np.arange(20), 10)
     x = np.repeat(np.random.default_rng(0).random(20), 10)
     f = per_set_frame({"s": x}, users, np.zeros(200, int))
-    est = b17.user_bootstrap(
+    est = b17.protocol_interval(
         b17.user_table({"x": (f, ["s"])}), lambda get: get("x", "s"), resamples=2000
     )
     per_user = stats.bootstrap(

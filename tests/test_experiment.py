@@ -26,16 +26,17 @@ from recmeta.compare import (
     compare_trec,
     detectable_difference,
     difference_intervals,
+    experiment as chapter,
     item_lists,
     mean_intervals,
     pooled_difference_sd,
     popularity_runs,
     reference_values,
     smd_interval,
+    text,
     tukey_hsd,
     users_needed,
 )
-from recmeta.compare import experiment as chapter, text
 from recmeta.compare.sampled import sample_candidates, sampled_ranks
 from recmeta.metrics import Judgments, Runs
 

@@ -290,7 +290,7 @@ def test_the_chapter_reports_both_datasets_and_keeps_its_provenance():
     text = (ROOT / "notebooks" / "multigraded-relevance.md").read_text()
     assert 'second_dataset = "ml-latest-small"' in text
     assert 'papers.report("multigraded-relevance"' in text
-    assert 'chapters.ratings(dataset, needs="graded")' in text
+    assert 'chapters.ratings(dataset, needs="graded", columns=columns)' in text
     assert "execution = chapters.start(" in text and "execution.finish()" in text
     assert "{glue:md} execution" in text
     # the old claims table typed its verdicts; every verdict now comes from the ledger
@@ -323,7 +323,8 @@ def test_settings_refuse_bad_input():
 
 
 def test_settings_from_the_parameters_cell():
-    cell = {"profile": "quick", "dataset": "ml-100k", "second_dataset": None, "seed": 7,
+    cell = {"profile": "quick", "dataset": "ml-100k", "columns": None, "second_dataset": None,
+            "seed": 7,
             "n_items": 50, "levels": [2, 10], "max_swaps": 20, "repetitions": None,
             "check_draws": None, "test_fraction": 0.2, "depth": 100, "systems": None,
             "reference_system": "biasedmf-50", "ordinal_levels": 9, "virtual_levels": None,

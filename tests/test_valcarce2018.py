@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from recmeta.ledger import Estimate, Verdict, prose
-from recmeta.metaeval import agreement, significance
+from recmeta.metaeval import bootstrap, significance
 from recmeta.metrics import Judgments, Runs, aggregate, score_matrices
 from recmeta.papers import valcarce2018 as v
 
@@ -26,17 +26,17 @@ def test_resample_counts_and_weighted_means_equal_explicit_resampling():
     rng = np.random.default_rng(3)
     x = rng.random((2, 3, 40))
     x[:, :, 5] = np.nan  # a user without a score, skipped as nanmean does
-    counts = agreement.resample_counts(40, 25, seed=7)
+    counts = bootstrap.resample_counts(40, 25, seed=7)
     assert counts.shape == (25, 40) and (counts.sum(axis=1) == 40).all()
-    got = agreement.weighted_means(x, counts)
+    got = bootstrap.weighted_means(x, counts)
     assert got.shape == (25, 2, 3)
     for b in range(25):
         users = np.repeat(np.arange(40), counts[b])  # the resample, built explicitly
         np.testing.assert_allclose(got[b], np.nanmean(x[:, :, users], axis=-1), atol=1e-12)
     assert not np.array_equal(counts[0], counts[1])
-    np.testing.assert_array_equal(agreement.resample_counts(40, 25, seed=7), counts)
+    np.testing.assert_array_equal(bootstrap.resample_counts(40, 25, seed=7), counts)
     with pytest.raises(ValueError, match="same users"):
-        agreement.weighted_means(x, counts[:, :-1])
+        bootstrap.weighted_means(x, counts[:, :-1])
 
 
 def test_exact_permutation_p_by_hand_and_against_scipy():
@@ -57,7 +57,7 @@ def test_bootstrap_t_pvalues_equal_ttest_rel_on_the_resampled_users():
     rng = np.random.default_rng(5)
     scores = rng.random((3, 30)) + np.array([[0.0], [0.05], [0.3]])
     scores[2, :] = scores[0, :] + 0.01  # a pair whose difference has no spread
-    counts = agreement.resample_counts(30, 6, seed=2)
+    counts = bootstrap.resample_counts(30, 6, seed=2)
     got = significance.bootstrap_t_pvalues(scores, counts)
     ia, ib = significance.system_pairs(3)
     for b in range(6):

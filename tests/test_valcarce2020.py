@@ -62,13 +62,13 @@ def robust_frames(areas: dict, *, sd: float = 0.001, n: int = 20, seed: int = 0,
 
 
 def tau_boot(point: np.ndarray, *, sd: float = 0.005, ag=None, ag_sd: float = 0.005,
-             n_boot: int = 200, seed: int = 0) -> v20.TauBootstrap:
+             n_boot: int = 200, seed: int = 0) -> v20.TauReplicates:
     rng = np.random.default_rng(seed)
     reps = np.clip(point[None] + rng.normal(0, sd, (n_boot, *point.shape)), -1, 1)
     reps = (reps + np.swapaxes(reps, 1, 2)) / 2
     ag = np.full(len(METRICS), 0.95) if ag is None else np.asarray(ag, float)
     ag_reps = np.clip(ag[None] + rng.normal(0, ag_sd, (n_boot, ag.size)), -1, 1)
-    return v20.TauBootstrap(tuple(METRICS), {"mean": point, "gmean": point},
+    return v20.TauReplicates(tuple(METRICS), {"mean": point, "gmean": point},
                                   {"mean": reps, "gmean": reps}, ag, ag_reps)
 
 

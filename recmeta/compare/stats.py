@@ -22,7 +22,6 @@ needs beyond the paired tests that module holds:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -31,6 +30,7 @@ from scipy import optimize, stats
 from statsmodels.stats.power import TTestPower
 
 from recmeta.metaeval import significance
+from recmeta.metaeval.bootstrap import scipy_interval
 
 __all__ = [
     "ADJUSTMENTS",
@@ -81,41 +81,6 @@ def adjust(p_values: ArrayLike, method: str = "holm") -> np.ndarray:
     return out
 
 
-def _bootstrap(
-    data: np.ndarray,
-    statistic: Callable[..., np.ndarray],
-    *,
-    confidence: float,
-    n_resamples: int,
-    seed: Seed,
-    method: str,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``scipy.stats.bootstrap`` over the last axis (users), rows resampled with the same users.
-
-    Rows whose data are constant (a degenerate bootstrap distribution) get the point estimate as
-    both ends; scipy's warning about them is expected and silenced here.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = stats.bootstrap(
-            (data,),
-            statistic,
-            axis=-1,
-            vectorized=True,
-            n_resamples=n_resamples,
-            confidence_level=confidence,
-            method=method,
-            rng=np.random.default_rng(seed),
-            batch=max(1, 4_000_000 // data.size),
-        )
-    low = np.asarray(res.confidence_interval.low, dtype=np.float64)
-    high = np.asarray(res.confidence_interval.high, dtype=np.float64)
-    point = statistic(data, axis=-1)
-    flat = np.ptp(data, axis=-1) == 0
-    return np.where(flat, point, low), np.where(flat, point, high)
-
-
 def mean_intervals(
     scores: ArrayLike,
     *,
@@ -135,7 +100,7 @@ def mean_intervals(
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant rows: scipy's precision note
         ci = stats.ttest_1samp(a, 0.0, axis=1).confidence_interval(confidence)
-    low, high = _bootstrap(
+    low, high = scipy_interval(
         a, np.mean, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
     )
     sd = a.std(axis=1, ddof=1) if n > 1 else np.full(a.shape[0], np.nan)
@@ -229,7 +194,7 @@ def difference_intervals(
     flat = sd == 0
     t_low = np.where(flat, mean, np.asarray(ci.low, dtype=float))
     t_high = np.where(flat, mean, np.asarray(ci.high, dtype=float))
-    b_low, b_high = _bootstrap(
+    b_low, b_high = scipy_interval(
         d, np.mean, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
     )
     smd = _smd(d)
@@ -238,7 +203,7 @@ def difference_intervals(
     sb_low = np.where(flat, smd, np.nan)
     sb_high = sb_low.copy()
     if live.any():
-        lo, hi = _bootstrap(
+        lo, hi = scipy_interval(
             d[live], _smd, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
         )
         sb_low[live], sb_high[live] = lo, hi

@@ -19,6 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from ..metaeval.bootstrap import scipy_interval
+
 __all__ = ["Estimate", "format_number", "format_estimate", "format_paper"]
 
 _DASH = "—"
@@ -174,18 +176,10 @@ class Estimate:
         )
         if np.all(x == x[0]):
             return cls(mean, mean, mean, method)
-        res = stats.bootstrap(
-            (x,),
-            np.mean,
-            n_resamples=int(n_resamples),
-            confidence_level=level,
-            method=ci_method,
-            rng=np.random.default_rng(seed),
-            vectorized=True,
-            batch=max(1, min(int(n_resamples), 2**20 // x.size)),
+        low, high = scipy_interval(
+            x, np.mean, confidence=level, n_resamples=n_resamples, seed=seed, method=ci_method
         )
-        ci = res.confidence_interval
-        return cls(mean, float(ci.low), float(ci.high), method)
+        return cls(mean, float(low), float(high), method)
 
     @classmethod
     def bootstrap_diff(

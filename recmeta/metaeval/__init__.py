@@ -9,6 +9,6 @@
 
 from __future__ import annotations
 
-from . import agreement, incompleteness, significance
+from . import agreement, bootstrap, incompleteness, significance
 
-__all__ = ["agreement", "incompleteness", "significance"]
+__all__ = ["agreement", "bootstrap", "incompleteness", "significance"]

@@ -32,12 +32,10 @@ __all__ = [
     "nan_kendall_tau",
     "offdiag",
     "pairs_ordered_alike",
-    "resample_counts",
     "robustness_curve",
     "robustness_curves",
     "tau_matrices",
     "tau_matrix",
-    "weighted_means",
 ]
 
 
@@ -260,44 +258,3 @@ def robustness_curves(
     ]
     out = pd.concat(frames, ignore_index=True)
     return out[["metric", *[c for c in out.columns if c != "metric"]]]
-
-
-def resample_counts(n_users: int, n_resamples: int, seed: int | np.random.Generator) -> np.ndarray:
-    """How often each user is drawn in each of ``n_resamples`` bootstrap resamples of the users.
-
-    Resample ``b`` draws ``n_users`` users uniformly with replacement (Efron & Tibshirani 1993);
-    row ``b`` of the result counts the draws of every user, so a statistic that is a mean over
-    users becomes a weighted mean (:func:`weighted_means`) and never materialises the resample.
-    Returns an int64 array (n_resamples × n_users) whose rows sum to ``n_users``.
-    """
-    if int(n_users) != n_users or n_users < 1:
-        raise ValueError(f"n_users must be a positive integer, got {n_users!r}")
-    if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    rng = np.random.default_rng(seed)
-    n = int(n_users)
-    return rng.multinomial(n, np.full(n, 1.0 / n_users), size=int(n_resamples))
-
-
-def weighted_means(per_user: ArrayLike, counts: ArrayLike) -> np.ndarray:
-    """Means over users of ``per_user`` (..., users) in every resample of ``counts`` (B × users).
-
-    ``mean_b = Σ_u c_bu x_u / Σ_u c_bu [x_u not NaN]``: the NaN-skipping mean of the resampled
-    users, as :func:`recmeta.metrics.aggregate` skips users without a relevant item. Returns
-    (B, ...); NaN where a resample holds no scored user. One matrix product per call.
-    """
-    x = np.asarray(per_user, dtype=np.float64)
-    c = np.asarray(counts, dtype=np.float64)
-    if c.ndim != 2 or x.shape[-1] != c.shape[1]:
-        raise ValueError(
-            f"need counts (resamples × users) and per-user values (..., users) over the same "
-            f"users; got {c.shape} and {x.shape}"
-        )
-    lead = x.shape[:-1]
-    flat = x.reshape(-1, x.shape[-1])
-    seen = np.isfinite(flat)
-    num = c @ np.where(seen, flat, 0.0).T
-    den = c @ seen.T.astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    return out.reshape(c.shape[0], *lead)

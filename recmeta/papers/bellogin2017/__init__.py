@@ -23,7 +23,7 @@ from . import (  # claims_popularity: §5–§7, after §3–§4
     text,
 )
 from .claims import LEDGER, outcome
-from .evidence import lift, protocol_estimate, user_bootstrap, user_table
+from .evidence import lift, protocol_estimate, protocol_interval, user_table
 from .settings import (
     CHAPTER,
     FIG2_DESIGNS,
@@ -54,6 +54,6 @@ __all__ = [
     "protocol_estimate",
     "tables",
     "text",
-    "user_bootstrap",
+    "protocol_interval",
     "user_table",
 ]

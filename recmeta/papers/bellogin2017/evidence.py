@@ -1,7 +1,7 @@
 """The evidence behind the chapter's verdicts: protocol means with their uncertainty, and the
 small steps the claims share.
 
-Most estimates come from a percentile bootstrap over users (:func:`user_bootstrap`): a user's
+Most estimates come from a percentile bootstrap over users (:func:`protocol_interval`): a user's
 target sets in every split of a configuration stay together, and the protocol's average (over
 users in AR, over positive test ratings in 1R, over percentiles in P1R) is recomputed on each
 resample. Quantities measured once per split (ρ, eq. 4) get a Student t interval over the
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...ledger import Estimate, Outcome, Verdict, format_number, not_reproduced
+from ...metaeval import bootstrap
 from .settings import Settings
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
     "settings_of",
     "system_mean",
     "systems_in",
-    "user_bootstrap",
+    "protocol_interval",
     "user_table",
 ]
 
@@ -89,7 +90,7 @@ def user_table(
 Getter = Callable[[str, str], np.ndarray]
 
 
-def user_bootstrap(
+def protocol_interval(
     table: pd.DataFrame,
     statistic: Callable[[Getter], Any],
     *,
@@ -102,44 +103,29 @@ def user_bootstrap(
 
     ``statistic(get)`` computes the quantity from ``get(label, system)``, the protocol mean of
     ``system`` in configuration ``label`` (Σ_u S_u / Σ_u W_u from :func:`user_table`); it is
-    evaluated once on all users (the value) and on ``resamples`` resamples of the users drawn
-    with replacement (the interval: their ``(1 ± level)/2`` quantiles). Resamples in which a
-    configuration has no set are skipped.
+    evaluated on all users (the value) and on ``resamples`` replicates of the users drawn with
+    replacement (:func:`recmeta.metaeval.bootstrap.bootstrap_sums`; the interval: their
+    ``(1 ± level)/2`` quantiles). Replicates in which a configuration has no set are skipped.
     """
     x = table.to_numpy(dtype=float)
     n = len(x)
     if n < 2:
         raise ValueError("a bootstrap over users needs at least two users")
     col = {c: k for k, c in enumerate(table.columns)}
-    totals = x.sum(axis=0)
 
-    def full(label: str, system: str) -> np.ndarray:
-        return np.asarray(totals[col[f"{label}|{system}"]] / totals[col[f"{label}|w"]])
-
-    value = float(statistic(full))
-    rng = np.random.default_rng(seed)
-    reps = []
-    done = 0
-    while done < resamples:
-        b = min(256, resamples - done)
-        draws = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
-        # times each user is drawn
-        counts = np.bincount(draws.ravel(), minlength=b * n).reshape(b, n)
-        sums = counts.astype(float) @ x
-
-        def get(label: str, system: str, sums: np.ndarray = sums) -> np.ndarray:
+    def on_sums(sums: np.ndarray) -> np.ndarray:
+        def get(label: str, system: str) -> np.ndarray:
             with np.errstate(invalid="ignore", divide="ignore"):
                 return sums[:, col[f"{label}|{system}"]] / sums[:, col[f"{label}|w"]]
 
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps.append(np.asarray(statistic(get), dtype=float).reshape(-1))
-        done += b
-    r = np.concatenate(reps)
-    r = r[np.isfinite(r)]
+        return np.asarray(statistic(get), dtype=float).reshape(len(sums))
+
+    value, reps = bootstrap.bootstrap_sums(x, on_sums, n_resamples=resamples, seed=seed)
+    r = reps[np.isfinite(reps)]
     return Estimate.from_samples(
         r,
         level,
-        value=value,
+        value=float(value),
         method=f"percentile bootstrap over {n} {what} ({len(r)} resamples), {level * 100:g} %",
     )
 
@@ -149,7 +135,7 @@ def protocol_estimate(
 ) -> Estimate:
     """The protocol mean of one system in one configuration, with its bootstrap over users."""
     table = user_table({"x": (frame, [system])}, metric)
-    return user_bootstrap(
+    return protocol_interval(
         table,
         lambda get: get("x", system),
         resamples=settings.resamples,
@@ -213,9 +199,9 @@ def settings_of(results: Mapping[str, Any]) -> Settings:
 def boot(
     results: Mapping[str, Any], table: pd.DataFrame, statistic: Callable[[Getter], Any]
 ) -> Estimate:
-    """:func:`user_bootstrap` with the resamples, level and seed of the results' settings."""
+    """:func:`protocol_interval` with the resamples, level and seed of the results' settings."""
     s = settings_of(results)
-    return user_bootstrap(table, statistic, resamples=s.resamples, level=s.level, seed=s.seed)
+    return protocol_interval(table, statistic, resamples=s.resamples, level=s.level, seed=s.seed)
 
 
 def design_rows(frame: pd.DataFrame, name: str, column: str = "design") -> pd.DataFrame:

@@ -6,6 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+import pandas as pd
+
+from ...book import chapters
 from ...ledger import PROFILES
 
 __all__ = ["PARAMETERS", "PROFILE_DEFAULTS", "ProfileDefaults", "Settings"]
@@ -47,6 +50,7 @@ class Settings:
 
     profile: str
     dataset: str
+    columns: str | None
     second_dataset: str | None
     seed: int
     n_items: int
@@ -69,6 +73,7 @@ class Settings:
         profile: str,
         *,
         dataset: str = "ml-100k",
+        columns: str | None = None,
         second_dataset: str | None = "ml-latest-small",
         seed: int = 42,
         n_items: int = 100,
@@ -98,6 +103,7 @@ class Settings:
         return cls(
             profile=profile,
             dataset=str(dataset),
+            columns=columns,
             second_dataset=second_dataset,
             seed=int(seed),
             n_items=int(n_items),
@@ -129,6 +135,14 @@ class Settings:
         """The chapter's dataset, then the second one if it names another."""
         second = self.second_dataset
         return [self.dataset] + ([second] if second and second != self.dataset else [])
+
+    def frames(self, first: pd.DataFrame) -> dict[str, pd.DataFrame]:
+        """The ratings of every dataset of the run: ``first`` (the chapter's dataset, loaded with
+        its ``columns``) and the second dataset's, which must hold graded ratings too."""
+        out = {self.dataset: first}
+        for name in self.datasets[1:]:
+            out[name] = chapters.ratings(name, needs="graded")
+        return out
 
     @property
     def second(self) -> str | None:

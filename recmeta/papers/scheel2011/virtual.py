@@ -17,6 +17,7 @@ import pandas as pd
 
 from ... import recommenders
 from ...data import splits
+from ...metaeval import bootstrap
 from ...metrics import Judgments, Runs, evaluate
 from ...recommenders import roster
 from .measures import PAPER_METRICS
@@ -261,10 +262,7 @@ def pearson_over_users(
 
     r = float(pearson(sums.sum(axis=0)[None, :])[0])
     if counts is None:
-        rng = np.random.default_rng(seed)
-        counts = rng.multinomial(
-            uniq.size, np.full(uniq.size, 1.0 / uniq.size), size=int(n_resamples)
-        )
+        counts = bootstrap.resample_counts(uniq.size, int(n_resamples), seed)
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim != 2 or counts.shape[1] != uniq.size:
         raise ValueError(f"counts must be resamples × {uniq.size} users, got {counts.shape}")

@@ -28,7 +28,7 @@ import pandas as pd
 from ... import data, recommenders
 from ...book.costs import Plan, Size
 from ...data import splits
-from ...metaeval import agreement, incompleteness, significance
+from ...metaeval import agreement, bootstrap, incompleteness, significance
 from ...metrics import Judgments, Runs, Subsets, score_matrix
 from ...recommenders import roster
 from .values import CUTOFFS, LABELS, METRICS, PAPER_PERMUTATIONS, PAPER_SAMPLES
@@ -220,8 +220,8 @@ def analyse(
     full_e = full[:, :, evaluated]
     means = nanmean(full)  # measures × systems
     system_means = pd.DataFrame(means.T, index=names, columns=measures)
-    counts = agreement.resample_counts(int(evaluated.sum()), n_bootstrap, seed)
-    boot_means = agreement.weighted_means(full_e, counts)  # B × measures × systems
+    counts = bootstrap.resample_counts(int(evaluated.sum()), n_bootstrap, seed)
+    boot_means = bootstrap.weighted_means(full_e, counts)  # B × measures × systems
 
     # infAP: the paper's eq. 8 (pooled) against trec_eval's reading, which is AP
     at = {m: i * len(cutoffs) + len(cutoffs) - 1 for i, m in enumerate(metrics)}
@@ -266,7 +266,7 @@ def analyse(
             continue
         pu = _per_user(subsets, popular.keep[j])
         rows.append(agreement.kendall_tau(nanmean(pu), means))
-        bm = agreement.weighted_means(pu[:, :, evaluated], counts)
+        bm = bootstrap.weighted_means(pu[:, :, evaluated], counts)
         boot_rows.append(agreement.nan_kendall_tau(bm, boot_means))
     popularity = _tidy(np.array(rows), measures, popular.frame())
     popularity_boot = np.stack(boot_rows, axis=1)  # B × masks × measures

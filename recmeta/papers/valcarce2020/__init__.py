@@ -26,14 +26,6 @@ from . import claims_means  # noqa: F401
 
 # isort: split
 from . import text
-from .bootstrap import (
-    TauBootstrap,
-    cluster_means,
-    dp_bootstrap,
-    dp_estimate,
-    dp_mc_halfwidth,
-    tau_bootstrap,
-)
 from .claims import (
     CHAPTER,
     CUTOFF,
@@ -77,6 +69,14 @@ from .folds import (
     pool_folds,
     scorer,
 )
+from .replicates import (
+    TauReplicates,
+    cluster_means,
+    dp_estimate,
+    dp_mc_halfwidth,
+    dp_replicates,
+    tau_replicates,
+)
 from .study import Results, Settings, cost_plan, robustness, run
 from .tables import (
     area_table,
@@ -112,7 +112,7 @@ __all__ = [
     "Results",
     "Settings",
     "Study",
-    "TauBootstrap",
+    "TauReplicates",
     "area_estimate",
     "area_table",
     "change_table",
@@ -120,7 +120,7 @@ __all__ = [
     "cost_plan",
     "curve_point",
     "dataset_table",
-    "dp_bootstrap",
+    "dp_replicates",
     "dp_estimate",
     "dp_estimates",
     "dp_mc_halfwidth",
@@ -140,7 +140,7 @@ __all__ = [
     "run",
     "scorer",
     "scorer_check",
-    "tau_bootstrap",
+    "tau_replicates",
     "tau_resolution",
     "text",
     "trapezoid_weights",

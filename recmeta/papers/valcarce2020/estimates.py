@@ -17,9 +17,9 @@ import numpy as np
 from scipy import stats
 
 from ...ledger import Estimate, Outcome
-from .bootstrap import TauBootstrap, dp_estimate
 from .curves import area_estimate, robustness_summary, tau_resolution
 from .folds import LABELS
+from .replicates import TauReplicates, dp_estimate
 
 __all__ = [
     "LEVEL",
@@ -132,7 +132,7 @@ def tau_step(r: Mapping[str, Any]) -> float:
     return 2 * tau_resolution(r["n_systems"])
 
 
-def bulk_tau(tb: TauBootstrap, aggregate: str, exclude: Iterable[str]) -> dict[str, Estimate]:
+def bulk_tau(tb: TauReplicates, aggregate: str, exclude: Iterable[str]) -> dict[str, Estimate]:
     """Per metric: mean τ with the metrics outside ``exclude`` (and itself), bootstrap band."""
     names = list(tb.metrics)
     ex = set(exclude)
@@ -155,7 +155,7 @@ def bulk_tau(tb: TauBootstrap, aggregate: str, exclude: Iterable[str]) -> dict[s
 
 
 def tau_stat(
-    tb: TauBootstrap, aggregate: str, fn: Callable[[np.ndarray], np.ndarray], what: str
+    tb: TauReplicates, aggregate: str, fn: Callable[[np.ndarray], np.ndarray], what: str
 ) -> Estimate:
     """``fn`` of the τ matrix among metrics (vectorised over leading axes) with the percentile
     interval of its bootstrap replicates over users."""

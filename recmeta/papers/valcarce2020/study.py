@@ -26,7 +26,6 @@ from ...metaeval import agreement, significance
 from ...metaeval.incompleteness import Masks
 from ...metrics import Subsets, aggregate
 from ...recommenders import roster
-from .bootstrap import dp_bootstrap, dp_mc_halfwidth, tau_bootstrap
 from .curves import expected_precision_ratio, robustness_summary
 from .folds import (
     AGGREGATES,
@@ -39,6 +38,7 @@ from .folds import (
     per_user,
     scorer,
 )
+from .replicates import dp_mc_halfwidth, dp_replicates, tau_replicates
 
 __all__ = ["Results", "Settings", "cost_plan", "robustness", "run"]
 
@@ -395,9 +395,9 @@ class Results:
         """The named results the chapter's ledger reads (:mod:`recmeta.papers.valcarce2020`).
 
         Metric names are short (``"P"``, ``"RR"``, ...). ``taus``, ``curves`` and ``absolute``
-        are the robustness frames; ``tau_among`` the :class:`TauBootstrap` (``n_boot``
+        are the robustness frames; ``tau_among`` the :class:`TauReplicates` (``n_boot``
         resamples of users); ``dp`` the per-user DP with ``dp_reps`` and ``dp_base``
-        (:func:`dp_bootstrap`) and ``dp_mc`` (:func:`dp_mc_halfwidth`); ``judged`` the per-user
+        (:func:`dp_replicates`) and ``dp_mc`` (:func:`dp_mc_halfwidth`); ``judged`` the per-user
         judged share of the lists;
         ``full_values`` each metric's mean over systems on the full test set (arithmetic).
         """
@@ -408,7 +408,7 @@ class Results:
             return frame.assign(metric=frame["metric"].map(short))
 
         users = self.user_matrices()
-        reps, base = dp_bootstrap(users, n_boot=n_boot, seed=seed)
+        reps, base = dp_replicates(users, n_boot=n_boot, seed=seed)
         return {
             "metrics": tuple(short.values()),
             "n_systems": self.n_systems,
@@ -416,7 +416,7 @@ class Results:
             "curves": rename(self.curves),
             "absolute": rename(self.absolute),
             "full_values": self.reference["mean"][self.measures].mean().rename(index=short),
-            "tau_among": tau_bootstrap(self.matrices, self.study.topics, n_boot=n_boot, seed=seed),
+            "tau_among": tau_replicates(self.matrices, self.study.topics, n_boot=n_boot, seed=seed),
             "dp": self.dp.rename(index=short),
             "dp_reps": reps,
             "dp_base": base,

@@ -16,8 +16,8 @@ import pandas as pd
 from ...data import stats
 from ...ledger import Estimate, format_estimate
 from ...metrics import Subsets, score_matrices
-from .bootstrap import dp_estimate
 from .folds import SCHEMES, Study, label
+from .replicates import dp_estimate
 from .study import Results
 
 __all__ = [

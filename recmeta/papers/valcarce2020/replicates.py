@@ -3,9 +3,9 @@
 The users are resampled with replacement; every (fold, user) topic of a user carries the user's
 count, so a user's topics stay together (a cluster bootstrap, :func:`cluster_means`).
 
-* :func:`tau_bootstrap` — Kendall's τ among the metrics' system orderings and between each
+* :func:`tau_replicates` — Kendall's τ among the metrics' system orderings and between each
   metric's arithmetic and geometric orderings, with replicates.
-* :func:`dp_bootstrap`, :func:`dp_mc_halfwidth` and :func:`dp_estimate` — discriminative power
+* :func:`dp_replicates`, :func:`dp_mc_halfwidth` and :func:`dp_estimate` — discriminative power
   (DP, the sum of p-values over all system pairs) with its interval.
 
 Geometric means floor zeros at :data:`recmeta.metrics.GMEAN_FLOOR` (1e-5, trec_eval's
@@ -22,18 +22,18 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from ...ledger import Estimate
-from ...metaeval import agreement
+from ...metaeval import agreement, bootstrap
 from ...metaeval.significance import bootstrap_dp_t, evaluated_users
 from ...metrics import GMEAN_FLOOR
 from .folds import AGGREGATES
 
 __all__ = [
-    "TauBootstrap",
+    "TauReplicates",
     "cluster_means",
-    "dp_bootstrap",
+    "dp_replicates",
     "dp_estimate",
     "dp_mc_halfwidth",
-    "tau_bootstrap",
+    "tau_replicates",
 ]
 
 
@@ -43,9 +43,9 @@ def cluster_means(
     """System means of a (systems × topics) matrix in bootstrap resamples of units: (B × systems).
 
     ``counts`` (B × units) says how often each unit (user) is drawn in each resample
-    (:func:`recmeta.metaeval.agreement.resample_counts`); every topic of a unit carries the
+    (:func:`recmeta.metaeval.bootstrap.resample_counts`); every topic of a unit carries the
     unit's count, so resampling users keeps all of a user's (fold, user) topics together (a
-    cluster bootstrap), and :func:`recmeta.metaeval.agreement.weighted_means` does the rest.
+    cluster bootstrap), and :func:`recmeta.metaeval.bootstrap.weighted_means` does the rest.
     NaN topics drop out as in :func:`recmeta.metrics.aggregate`; ``how="gmean"`` averages
     ``log(max(x, GMEAN_FLOOR))`` and exponentiates.
     """
@@ -55,12 +55,12 @@ def cluster_means(
     elif how != "mean":
         raise ValueError(f"how must be one of {AGGREGATES}, got {how!r}")
     per_topic = np.asarray(counts, dtype=np.float64)[:, np.asarray(unit_of_topic)]
-    out = agreement.weighted_means(x, per_topic)
+    out = bootstrap.weighted_means(x, per_topic)
     return np.exp(out) if how == "gmean" else out
 
 
 @dataclass(frozen=True)
-class TauBootstrap:
+class TauReplicates:
     """Kendall τ among the metrics' system orderings, with replicates of a bootstrap over users.
 
     ``point[agg]`` and ``reps[agg]`` are (metrics × metrics) and (resamples × metrics × metrics)
@@ -79,20 +79,20 @@ class TauBootstrap:
         return int(self.arith_geo_reps.shape[0])
 
 
-def tau_bootstrap(
+def tau_replicates(
     matrices: Mapping[str, np.ndarray], topics: pd.DataFrame, *, n_boot: int, seed: int
-) -> TauBootstrap:
+) -> TauReplicates:
     """τ among metrics and τ(arithmetic, geometric) with a cluster bootstrap over users.
 
     ``matrices`` maps engine names (``"P@100"``) to (systems × topics) scores; ``topics`` gives
     each topic's user (:attr:`Study.topics`). Each replicate resamples users with replacement
-    (:func:`recmeta.metaeval.agreement.resample_counts`), recomputes every system mean
+    (:func:`recmeta.metaeval.bootstrap.resample_counts`), recomputes every system mean
     (:func:`cluster_means`) and the τ matrices (:func:`recmeta.metaeval.agreement.kendall_tau`).
     """
     names = list(matrices)
     short = tuple(n.split("@", 1)[0] for n in names)
     codes, users = pd.factorize(topics["user"])
-    counts = agreement.resample_counts(len(users), n_boot, seed)
+    counts = bootstrap.resample_counts(len(users), n_boot, seed)
     ones = np.ones((1, len(users)))
     point, reps, means = {}, {}, {}
     for agg in AGGREGATES:
@@ -105,16 +105,16 @@ def tau_bootstrap(
         reps[agg] = agreement.kendall_tau(boot[:, :, None, :], boot[:, None, :, :])
     ag = agreement.kendall_tau(means["mean"][0], means["gmean"][0])
     ag_reps = agreement.kendall_tau(means["mean"][1], means["gmean"][1])
-    return TauBootstrap(short, point, reps, ag, ag_reps)
+    return TauReplicates(short, point, reps, ag, ag_reps)
 
 
-def dp_bootstrap(
+def dp_replicates(
     user_matrices: Mapping[str, np.ndarray], *, n_boot: int, seed: int
 ) -> tuple[pd.DataFrame, pd.Series]:
     """DP in bootstrap resamples of the users: (replicates (B × metrics), base (metrics,)).
 
     Each resample draws the users with replacement
-    (:func:`recmeta.metaeval.agreement.resample_counts`; the same draws for every metric, so the
+    (:func:`recmeta.metaeval.bootstrap.resample_counts`; the same draws for every metric, so the
     replicates are paired across metrics) and sums the paired t-test p-values of all system
     pairs (:func:`recmeta.metaeval.significance.bootstrap_dp_t`, a stand-in for the permutation
     test, close to it with hundreds of users). ``base`` is that
@@ -123,7 +123,7 @@ def dp_bootstrap(
     """
     names = list(user_matrices)
     first = evaluated_users(user_matrices[names[0]])
-    counts = agreement.resample_counts(first.shape[1], n_boot, seed)
+    counts = bootstrap.resample_counts(first.shape[1], n_boot, seed)
     ones = np.ones((1, first.shape[1]))
     reps, base = {}, {}
     for n in names:
@@ -164,7 +164,7 @@ def dp_estimate(
     """DP of ``metric`` (or DP(metric) − DP(minus)) with its interval.
 
     The value is the permutation-test DP. The interval is the percentile interval of the
-    bootstrap replicates over users (:func:`dp_bootstrap`, paired across metrics) placed around
+    bootstrap replicates over users (:func:`dp_replicates`, paired across metrics) placed around
     the value, ``value + (replicate − base)`` (resampling adds noise to a difference near zero,
     which biases replicate p-values low; shifting by the replicates' own base keeps their
     spread and drops that bias), widened by the Monte-Carlo half-width of the permutation
