@@ -100,10 +100,27 @@ def test_metric_value_by_hand():
     assert metric_value("RR", 4, 5) == 0.25 and metric_value("HR@4", 4, 5) == 1.0
 
 
-@pytest.mark.parametrize("bad", ["ndcg", "Recall", "AUC@10", "P@10", "NDCG@0", "MAP"])
+@pytest.mark.parametrize(
+    "bad", ["Recall", "AUC@10", "NDCG@0", "bpref", "nDCG(gain=exp)@10", "F1@10", "foo"]
+)
 def test_metric_names_fail_clearly(bad):
     with pytest.raises(ValueError, match="metric"):
         parse_rank_metric(bad)
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("Recall@10", "R@10", "recall_10", "HR@10", "Success@10"),
+        ("NDCG@10", "nDCG@10", "ndcg_cut_10", "ndcg@10"),
+        ("Precision@5", "P@5", "P_5"),
+        ("AP", "RR", "MRR", "recip_rank", "map"),
+    ],
+)
+def test_one_registry_reads_every_spelling_of_a_measure(names):
+    """The engine's registry names a measure once: its spellings give one metric here."""
+    parsed = {parse_rank_metric(n) for n in names}
+    assert len(parsed) == 1 and parsed.pop().name == names[0]
 
 
 def test_bad_ranks_fail_clearly():

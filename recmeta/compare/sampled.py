@@ -59,29 +59,21 @@ class Sampling:
         ks.parse_estimator(self.estimator)
 
 
-_FAMILIES = {"nDCG": "NDCG", "R": "Recall", "P": "Precision", "AP": "AP", "RR": "AP", "AUC": "AUC"}
-
-
 def rank_metric_name(metric: str) -> str:
     """The name in :mod:`recmeta.sampled` of an engine metric of one relevant item.
 
     nDCG@k → NDCG@k, R@k → Recall@k, P@k → Precision@k, AP@k → AP@k, RR and AP → AP (one
-    relevant item: AP = RR = 1/r), AUC → AUC. Other metrics raise: their corrections are not
+    relevant item: AP = RR = 1/r), AUC → AUC, read by the one measure registry
+    (:func:`recmeta.sampled.parse_rank_metric`). Other metrics raise: their corrections are not
     defined for sampled ranks.
     """
-    spec = parse_metric(metric)
-    family = _FAMILIES.get(spec.name)
-    defaults = parse_metric(spec.name).params
-    if family is None or spec.params != defaults:
+    try:
+        return ks.parse_rank_metric(metric).name
+    except ValueError as exc:
         raise ValueError(
             f"{metric!r} has no correction for sampled candidates; use nDCG@k, R@k, P@k, AP@k, "
-            "RR or AUC (Krichene & Rendle 2020, eqs. 7–13)"
-        )
-    if family == "AP" and spec.name == "RR" and spec.k is not None:
-        return f"AP@{spec.k}"
-    if family == "AUC":
-        return "AUC"
-    return family if spec.k is None else f"{family}@{spec.k}"
+            f"RR or AUC (Krichene & Rendle 2020, eqs. 7–13): {exc}"
+        ) from None
 
 
 def sample_candidates(

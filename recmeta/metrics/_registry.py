@@ -137,7 +137,7 @@ REGISTRY: dict[str, Measure] = {m.name: m for m in (
     Measure("NDCNG", {}, (), None, "Valcarce et al. 2020"),
     Measure("SRecall", {"gamma": Param(1.0, _gamma)}, (), None, "Steck 2011"),
     Measure("Rprec", {"rel": _REL}, ("R-prec",), "Rprec", _TREC),
-    Measure("Success", {"rel": _REL}, (), "success", _TREC),
+    Measure("Success", {"rel": _REL}, ("HR", "Hit"), "success", _TREC),
     Measure("IPrec", {"recall": Param(REQUIRED, _unit), "rel": _REL}, (), "iprec_at_recall",
             _TREC),
     Measure("IPrec11", {}, ("11pt_avg",), "11pt_avg", _TREC),

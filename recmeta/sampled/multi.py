@@ -53,6 +53,7 @@ import re
 
 import numpy as np
 
+from ..metrics import MetricNameError, parse_metric
 from .rank_distribution import check_sampling, rank_pmf
 
 __all__ = [
@@ -67,31 +68,43 @@ __all__ = [
 ]
 
 MULTI_METRIC_NAMES = ("Recall@k", "Precision@k", "AP", "AP@k", "NDCG", "NDCG@k", "AUC", "Hit@k")
-_PATTERN = re.compile(r"^(Recall|Precision|AP|NDCG|Hit|AUC)(?:@(\d+))?$")
+
+#: the metric engine's measures defined here for several relevant items, and their family
+_FAMILIES = {
+    "R": "Recall",
+    "P": "Precision",
+    "AP": "AP",
+    "nDCG": "NDCG",
+    "Success": "Hit",
+    "AUC": "AUC",
+}
 
 
 def _parse(metric: str) -> tuple[str, int | None]:
+    """Family and cut-off of a metric named as the engine's measure registry names it."""
     text = str(metric).strip()
-    if re.match(r"^HR(@\d+)?$", text):
+    if re.match(r"^HR(@\d+)?$", text, re.IGNORECASE):
         raise ValueError(
             f"metric {metric!r} is ambiguous with several relevant items: write 'Recall@k' "
             "(share of relevant items in the top k) or 'Hit@k' (any relevant item in the top k)"
         )
-    match = _PATTERN.match(text)
-    if match is None:
+    try:
+        spec = parse_metric(text)
+    except MetricNameError:
+        spec = None
+    family = None if spec is None else _FAMILIES.get(spec.name)
+    if spec is None or family is None or spec.params != parse_metric(spec.name).params:
         raise ValueError(
             f"unknown metric {metric!r}: use one of {', '.join(MULTI_METRIC_NAMES)} "
-            "(e.g. 'Recall@10')"
+            "(e.g. 'Recall@10'; the engine's names such as 'R@10' or 'nDCG@10' are read too)"
         )
-    family, k = match.group(1), match.group(2)
-    if family in ("Recall", "Precision", "Hit") and k is None:
+    if family in ("Recall", "Precision", "Hit") and spec.k is None:
         raise ValueError(f"metric {metric!r} needs a cut-off: write e.g. '{family}@10'")
-    if family == "AUC" and k is not None:
+    if family == "AUC" and spec.k is not None:
         raise ValueError(f"metric {metric!r}: AUC takes no cut-off, write 'AUC'")
-    k_int = None if k is None else int(k)
-    if k_int is not None and k_int < 1:
+    if spec.k is not None and spec.k < 1:
         raise ValueError(f"metric {metric!r}: the cut-off k must be at least 1")
-    return family, k_int
+    return family, spec.k
 
 
 def _check_relevant(

@@ -11,22 +11,35 @@ rank r (eqs. 7–13):
 * ``AP``           1 / r                                           (eq. 12; = reciprocal rank)
 * ``NDCG``         1 / log2(r + 1)                                 (eq. 13)
 
-Names are case-sensitive as written; ``RR`` and ``HR@k`` are accepted as aliases of ``AP`` and
-``Recall@k``.
+Names are read by the metric engine's one measure registry (:func:`recmeta.metrics.parse_metric`),
+so ``R@10``, ``Recall@10`` and ``recall_10`` are one measure; ``RR`` and ``HR@k`` are ``AP`` and
+``Recall@k`` here.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RankMetric", "parse_rank_metric", "metric_value", "METRIC_NAMES"]
+from ..metrics import MetricNameError, parse_metric
+
+__all__ = ["RankMetric", "parse_rank_metric", "metric_value", "METRIC_NAMES", "ENGINE_FAMILIES"]
 
 METRIC_NAMES = ("AUC", "AP", "NDCG", "Recall@k", "Precision@k", "NDCG@k", "AP@k")
-_ALIASES = {"RR": "AP", "HR": "Recall"}
-_PATTERN = re.compile(r"^(AUC|AP|NDCG|RR|Recall|HR|Precision)(?:@(\d+))?$")
+
+#: the metric engine's measures (:data:`recmeta.metrics.MEASURES`) that are functions of one
+#: relevant item's rank, and their family here: with one relevant item, RR is AP (1/r) and
+#: Success (hit ratio, ``HR@k``) is Recall
+ENGINE_FAMILIES = {
+    "AUC": "AUC",
+    "AP": "AP",
+    "RR": "AP",
+    "nDCG": "NDCG",
+    "R": "Recall",
+    "Success": "Recall",
+    "P": "Precision",
+}
 
 
 @dataclass(frozen=True)
@@ -42,26 +55,40 @@ class RankMetric:
 
 
 def parse_rank_metric(metric: str | RankMetric) -> RankMetric:
-    """Parse ``"AUC"``, ``"AP"``, ``"NDCG"``, ``"Recall@k"``, ``"Precision@k"``, ``"NDCG@k"``,
-    ``"AP@k"`` (k a positive integer)."""
+    """A metric of one relevant item, named as the metric engine names it.
+
+    Any name of :func:`recmeta.metrics.parse_metric` (one measure registry) that is a function
+    of the relevant item's rank: ``AUC``, ``AP[@k]`` / ``RR[@k]`` (the same with one relevant
+    item), ``nDCG[@k]`` (``NDCG@10``, ``ndcg_cut_10``), ``R@k`` (``Recall@10``, ``recall_10``),
+    ``Success@k`` (``HR@k``, ``Hit@k``: equal to Recall@k here) and ``P@k``. Recall and
+    Precision need a cut-off, AUC takes none; parameters other than the defaults are refused.
+    """
     if isinstance(metric, RankMetric):
         return metric
-    match = _PATTERN.match(str(metric).strip())
-    if match is None:
+    text = str(metric).strip()
+    try:
+        spec = parse_metric(text)
+    except MetricNameError:
+        spec = None
+    family = None if spec is None else ENGINE_FAMILIES.get(spec.name)
+    if spec is None or family is None:
         raise ValueError(
             f"unknown metric {metric!r}: use one of {', '.join(METRIC_NAMES)} "
-            "(k a positive integer, e.g. 'Recall@10')"
+            "(k a positive integer, e.g. 'Recall@10'; the engine's names such as 'R@10', "
+            "'nDCG@10' or 'recip_rank' are read too)"
         )
-    family, k = match.group(1), match.group(2)
-    family = _ALIASES.get(family, family)
-    if family in ("Recall", "Precision") and k is None:
+    if spec.params != parse_metric(spec.name).params:
+        raise ValueError(
+            f"metric {metric!r}: its parameters {dict(spec.params)} do not apply to a single "
+            "relevant item's rank; drop them"
+        )
+    if family in ("Recall", "Precision") and spec.k is None:
         raise ValueError(f"metric {metric!r} needs a cut-off: write e.g. '{family}@10'")
-    if family == "AUC" and k is not None:
+    if family == "AUC" and spec.k is not None:
         raise ValueError(f"metric {metric!r}: AUC takes no cut-off, write 'AUC'")
-    k_int = None if k is None else int(k)
-    if k_int is not None and k_int < 1:
+    if spec.k is not None and spec.k < 1:
         raise ValueError(f"metric {metric!r}: the cut-off k must be at least 1")
-    return RankMetric(family, k_int)
+    return RankMetric(family, spec.k)
 
 
 def _check_ranks(rank: np.ndarray | int, n: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
