@@ -101,7 +101,11 @@ class Judgments:
             raise JudgmentsError(
                 f"judgments frame lacks column(s) {missing}; it has {list(df.columns)}. "
                 "Pass user_col=, item_col=, rating_col= to name yours"
-                + ("; for implicit feedback (no ratings) pass threshold=None" if missing == [rating_col] else "")
+                + (
+                    "; for implicit feedback (no ratings) pass threshold=None"
+                    if missing == [rating_col]
+                    else ""
+                )
                 + "."
             )
         threshold = _check_threshold(threshold)
@@ -140,7 +144,9 @@ class Judgments:
         icode = items.get_indexer(df[item_col])
         for codes, name in ((ucode, "user"), (icode, "item")):
             if (codes < 0).any():
-                raise JudgmentsError(f"some {name} ids of the frame are not in the given {name}s index")
+                raise JudgmentsError(
+                    f"some {name} ids of the frame are not in the given {name}s index"
+                )
         if max_grade is None:
             max_grade = max(float(grades.max()), 0.0) if len(grades) else 0.0
         elif len(grades) and grades.max() > max_grade:

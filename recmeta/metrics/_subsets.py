@@ -75,8 +75,10 @@ class Subsets:
         self.specs = [parse_metric(m) for m in metrics]
         gm = [m for m, s in zip(self.metrics, self.specs) if s.aggregate is not None]
         if gm:
-            raise ValueError(f"{gm}: ask for the plain metric and means(..., aggregates="
-                             "('gmean',)) for its geometric mean over users")
+            raise ValueError(
+                f"{gm}: ask for the plain metric and means(..., aggregates="
+                "('gmean',)) for its geometric mean over users"
+            )
         if judgments.item_popularity is None and any(s.name == "SRecall" for s in self.specs):
             raise ValueError(
                 "SRecall weighs items by their relevant ratings, which a subset would change; "
@@ -122,7 +124,7 @@ class Subsets:
                 t = tied[sys]
                 block = np.cumsum(~t, axis=1)
                 if max_cut:
-                    read = read | (block == block[:, max_cut - 1:max_cut])
+                    read = read | (block == block[:, max_cut - 1 : max_cut])
             u, d = np.nonzero(present & read)
             at, found = _lookup(entry_key, u.astype(np.int64) * width + r[u, d])
             u, d, at = u[found], d[found], at[found]
@@ -132,9 +134,12 @@ class Subsets:
                 lo = np.maximum.accumulate(np.where(~t, pos, 0), axis=1)[u, d]
                 is_end = np.ones(r.shape, dtype=bool)
                 is_end[:, :-1] = ~t[:, 1:]
-                hi = np.minimum.accumulate(np.where(is_end, pos, depth)[:, ::-1], axis=1)[:, ::-1][u, d]
-            parts.append((d.astype(np.int32), at.astype(np.int32), lo.astype(np.int32),
-                          hi.astype(np.int32)))
+                hi = np.minimum.accumulate(np.where(is_end, pos, depth)[:, ::-1], axis=1)[:, ::-1][
+                    u, d
+                ]
+            parts.append(
+                (d.astype(np.int32), at.astype(np.int32), lo.astype(np.int32), hi.astype(np.int32))
+            )
             if plan.rmax.size:  # ERR's check reads the whole lists, as the full evaluation does
                 u_all, d_all = np.nonzero(present)
                 at_all, hit = _lookup(entry_key, u_all.astype(np.int64) * width + r[u_all, d_all])
@@ -148,14 +153,17 @@ class Subsets:
         self._hit_lo = np.ascontiguousarray(np.concatenate([p[2] for p in parts]))
         self._hit_hi = np.ascontiguousarray(np.concatenate([p[3] for p in parts]))
         self._max_hits = int(counts.max(initial=0))
-        self._list_len = np.ascontiguousarray(np.minimum((ranks >= 0).sum(axis=2), max_cut),
-                                              dtype=np.int64)
+        self._list_len = np.ascontiguousarray(
+            np.minimum((ranks >= 0).sum(axis=2), max_cut), dtype=np.int64
+        )
         self._shape = (n_sys, n_users)
 
     def __repr__(self) -> str:
-        return (f"Subsets({len(self.metrics)} metrics, {self._shape[0]} systems, "
-                f"{self._shape[1]} users, {self.n_rows} judgment rows, "
-                f"{self._hit_pos.size} judged positions)")
+        return (
+            f"Subsets({len(self.metrics)} metrics, {self._shape[0]} systems, "
+            f"{self._shape[1]} users, {self.n_rows} judgment rows, "
+            f"{self._hit_pos.size} judged positions)"
+        )
 
     @property
     def systems(self) -> list[str]:
@@ -169,12 +177,37 @@ class Subsets:
 
     def _args(self):
         p = self._plan
-        return (self._shape[0], self._shape[1], self._list_ptr, self._hit_pos, self._hit_entry,
-                self._hit_lo, self._hit_hi, self._list_len, p.tie_mode, self._indptr, self._items,
-                self._grades, float(self.judgments.threshold), p.infap_pooled, p.codes, p.cuts,
-                p.kdivs, p.slots, p.need, p.rmax, p.weights, p.recall_levels, p.gain_keys,
-                p.gain_vals, p.ideal_len, _max_entries(self.judgments), self._max_hits,
-                self._max_cut, self._all_users)
+        return (
+            self._shape[0],
+            self._shape[1],
+            self._list_ptr,
+            self._hit_pos,
+            self._hit_entry,
+            self._hit_lo,
+            self._hit_hi,
+            self._list_len,
+            p.tie_mode,
+            self._indptr,
+            self._items,
+            self._grades,
+            float(self.judgments.threshold),
+            p.infap_pooled,
+            p.codes,
+            p.cuts,
+            p.kdivs,
+            p.slots,
+            p.need,
+            p.rmax,
+            p.weights,
+            p.recall_levels,
+            p.gain_keys,
+            p.gain_vals,
+            p.ideal_len,
+            _max_entries(self.judgments),
+            self._max_hits,
+            self._max_cut,
+            self._all_users,
+        )
 
     def _check_keep(self, keep, ndim: int) -> np.ndarray:
         keep = getattr(keep, "keep", keep)  # a recmeta.metaeval.incompleteness.Masks
@@ -198,9 +231,7 @@ class Subsets:
         out = K.subset_scores(keep, *self._args())
         return dict(zip(self.metrics, by_request(self.specs, self._unique, self._plan, out)))
 
-    def means(
-        self, keep, aggregates: Sequence[str] = ("mean",)
-    ) -> dict[str, np.ndarray]:
+    def means(self, keep, aggregates: Sequence[str] = ("mean",)) -> dict[str, np.ndarray]:
         """System means on every subset: {aggregate: masks × metrics × systems}.
 
         ``keep`` is (masks × judgment rows), or a :class:`recmeta.metaeval.incompleteness.Masks`.
@@ -214,16 +245,20 @@ class Subsets:
         if bad:
             raise ValueError(f"aggregates must be among {AGGREGATES}, got {bad}")
         if "gmean" in aggregates and any(s.name == "IPrec11" for s in self.specs):
-            raise ValueError("IPrec11 is a mean of eleven values per user; its geometric mean "
-                             "over users is not computed here (ask for the IPrec levels)")
+            raise ValueError(
+                "IPrec11 is a mean of eleven values per user; its geometric mean "
+                "over users is not computed here (ask for the IPrec levels)"
+            )
         keep = self._check_keep(keep, 2)
         threads = max(1, min(keep.shape[0], numba.get_num_threads()))
-        mean, gmean = K.subset_means(keep, *self._args(), GMEAN_FLOOR, "gmean" in aggregates,
-                                     threads)
+        mean, gmean = K.subset_means(
+            keep, *self._args(), GMEAN_FLOOR, "gmean" in aggregates, threads
+        )
         out = {}
         for agg, values in (("mean", mean), ("gmean", gmean)):
             if agg in aggregates:
-                per = by_request(self.specs, self._unique, self._plan,
-                                 np.moveaxis(values, 0, -1))  # each: systems × masks
+                per = by_request(
+                    self.specs, self._unique, self._plan, np.moveaxis(values, 0, -1)
+                )  # each: systems × masks
                 out[agg] = np.stack([np.moveaxis(v, -1, 0) for v in per], axis=1)
         return out
