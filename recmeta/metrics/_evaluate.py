@@ -71,7 +71,10 @@ def score_matrices(
     empty = runs.ranks[:, :, 0] < 0
     out = {}
     for text, spec, values in zip(
-        metrics, specs, run_plan(judgments, runs, specs, all_users=users == "all", opts=opts)
+        metrics,
+        specs,
+        run_plan(judgments, runs, specs, all_users=users == "all", opts=opts),
+        strict=True,
     ):
         if spec.name not in _KEEP_WHEN_EMPTY:
             values[empty] = 0.0

@@ -208,7 +208,7 @@ class Judgments:
         return int(self._entries.grades.size if self._mask is None else self._mask.sum())
 
     def subset(self, mask: np.ndarray) -> Judgments:
-        """Keep the judged entries where ``mask`` is True (mask in the row order of :meth:`to_frame`).
+        """Keep the judged entries where ``mask`` is True (in the row order of :meth:`to_frame`).
 
         Users, items and ``max_grade`` are kept, so runs built for ``self`` stay valid; a user
         whose relevant entries are all removed is then excluded from evaluation.

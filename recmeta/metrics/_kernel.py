@@ -893,7 +893,8 @@ def _need_kinds(need):
 @njit(cache=True, nogil=True)
 def _workspace(size, disc_len, ideal_len, rmax, n_w, n_sys, width):
     """Scratch arrays of one pass: a user's judgments (``size`` entries), the discounts up to
-    ``disc_len``, ERR's scale per r_max, and each of ``n_sys`` lists' judged positions (``width``)."""
+    ``disc_len``, ERR's scale per r_max, and each of ``n_sys`` lists' judged positions
+    (``width``)."""
     n_err = rmax.shape[0]
     err_scale = np.empty(n_err)
     for e in range(n_err):

@@ -29,7 +29,8 @@ class _Required:
 
 
 class _FromOption:
-    """Default of nDCG's gain: the evaluation's ``gain=`` option (linear unless it says otherwise)."""
+    """Default of nDCG's gain: the evaluation's ``gain=`` option (linear unless it says
+    otherwise)."""
 
     def __repr__(self) -> str:
         return "linear"

@@ -164,10 +164,8 @@ class Runs:
         items = judgments.items.append(extra)
         item_code_of_distinct = items.get_indexer(distinct)
         icode = item_code_of_distinct[dcode]
-        if ties == "item_id":
-            tkey = -id_order(distinct)[dcode]  # sorted descending below: ids ascending
-        else:
-            tkey = text_order(distinct)[dcode]
+        # the key is sorted descending below, so item ids (negated) come out ascending
+        tkey = -id_order(distinct)[dcode] if ties == "item_id" else text_order(distinct)[dcode]
 
         scode, ucode, icode, tkey, key = (a[known] for a in (scode, ucode, icode, tkey, key))
         order = np.lexsort((-tkey, sign * key, ucode, scode))

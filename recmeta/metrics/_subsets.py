@@ -1,8 +1,8 @@
 """Metrics on many subsets of one set of judgments: the incomplete test sets of meta-evaluation.
 
-Robustness studies (Valcarce et al. 2018, 2020; :mod:`recmeta.metaeval.incompleteness`) score the same
-runs against hundreds of incomplete versions of one test set. Only the ranked items that carry
-a judgment change a metric, so :class:`Subsets` finds once, for every (system, user) list, its
+Robustness studies (Valcarce et al. 2018, 2020; :mod:`recmeta.metaeval.incompleteness`) score
+the same runs against hundreds of incomplete versions of one test set. Only the ranked items that
+carry a judgment change a metric, so :class:`Subsets` finds once, for every (system, user) list, its
 *hits*: the positions of the list that hold a judged item, each with its judgment row. A subset
 is a ``keep`` mask over the judgment rows (those of ``judgments.to_frame()``); evaluating it is
 one compiled pass that reads the kept hits and the kept judgments of each user
@@ -10,9 +10,11 @@ one compiled pass that reads the kept hits and the kept judgments of each user
 values are those of :func:`recmeta.metrics.score_matrices` on ``judgments.subset(keep)`` —
 definitions in :mod:`recmeta.metrics._plan`, options in :mod:`recmeta.metrics._options`.
 
->>> sub = Subsets(judgments, runs, ["P@10", "nDCG@100", "infAP@100"], infap="pooled")  # doctest: +SKIP
->>> sub.score(keep)["P@10"]                  # systems × users on one incomplete test set  # doctest: +SKIP
->>> sub.means(masks.keep)["mean"]           # masks × metrics × systems                   # doctest: +SKIP
+>>> sub = Subsets(
+...     judgments, runs, ["P@10", "nDCG@100", "infAP@100"], infap="pooled"
+... )  # doctest: +SKIP
+>>> sub.score(keep)["P@10"]  # systems × users on one incomplete test set  # doctest: +SKIP
+>>> sub.means(masks.keep)["mean"]  # masks × metrics × systems  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class Subsets:
         if len(set(self.metrics)) != len(self.metrics):
             raise ValueError("a metric is listed twice")
         self.specs = [parse_metric(m) for m in metrics]
-        gm = [m for m, s in zip(self.metrics, self.specs) if s.aggregate is not None]
+        gm = [m for m, s in zip(self.metrics, self.specs, strict=True) if s.aggregate is not None]
         if gm:
             raise ValueError(
                 f"{gm}: ask for the plain metric and means(..., aggregates="
@@ -229,7 +231,8 @@ class Subsets:
         """
         keep = self._check_keep(keep, 1)
         out = K.subset_scores(keep, *self._args())
-        return dict(zip(self.metrics, by_request(self.specs, self._unique, self._plan, out)))
+        values = by_request(self.specs, self._unique, self._plan, out)
+        return dict(zip(self.metrics, values, strict=True))
 
     def means(self, keep, aggregates: Sequence[str] = ("mean",)) -> dict[str, np.ndarray]:
         """System means on every subset: {aggregate: masks × metrics × systems}.

@@ -109,7 +109,7 @@ class TrecEvaluation:
             cells = [_cells(row, self.values[row.name]) for row in rows]
             for q, qid in enumerate(self.queries):
                 tail = f"{qid}\t"
-                out.extend(head + tail + col[q] for head, col in zip(heads, cells))
+                out.extend(head + tail + col[q] for head, col in zip(heads, cells, strict=True))
         if summary:
             for row in self.rows:
                 if row.kind != "relstring":

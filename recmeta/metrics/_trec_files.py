@@ -239,7 +239,7 @@ def read_runs(paths: Sequence[str | PathLike]) -> pd.DataFrame:
                 "two run files share a run tag and their file names cannot tell them apart; "
                 "give each run a distinct tag (6th column)"
             )
-        frames = [f.assign(system=s) for f, s in zip(frames, stems)]
+        frames = [f.assign(system=s) for f, s in zip(frames, stems, strict=True)]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -275,7 +275,7 @@ def write_qrels(
         )
     lines = [
         f"{u} 0 {i} {int(g)}\n"
-        for u, i, g in zip(df[user_col].astype(str), df[item_col].astype(str), grades)
+        for u, i, g in zip(df[user_col].astype(str), df[item_col].astype(str), grades, strict=True)
     ]
     _atomic_write(path, "".join(lines))
 
@@ -317,7 +317,12 @@ def write_run(
     lines = [
         f"{u} Q0 {i} {int(r)} {s!r} {t}\n"
         for u, i, r, s, t in zip(
-            df[user_col].astype(str), df[item_col].astype(str), ranks, scores.tolist(), tags
+            df[user_col].astype(str),
+            df[item_col].astype(str),
+            ranks,
+            scores.tolist(),
+            tags,
+            strict=True,
         )
     ]
     _atomic_write(path, "".join(lines))

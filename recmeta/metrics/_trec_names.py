@@ -465,7 +465,7 @@ def _plan(names: Sequence[str], version: str) -> tuple[list[Row], list[_Block], 
                 )
             ]
         blocks.append(_Block(m, values, col, len(shown)))
-        for i, (text, kind) in enumerate(zip(shown, kinds)):
+        for i, (text, kind) in enumerate(zip(shown, kinds, strict=True)):
             rows.append(Row(text, kind, column=col + i, measure=name))
         col += len(shown)
     for text, spec in req.own:
