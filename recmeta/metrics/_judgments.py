@@ -192,7 +192,16 @@ class Judgments:
         )
 
     @classmethod
-    def _from_codes(cls, users, items, ucode, icode, grades, threshold, max_grade) -> Judgments:
+    def _from_codes(
+        cls,
+        users: pd.Index,
+        items: pd.Index,
+        ucode: np.ndarray,
+        icode: np.ndarray,
+        grades: np.ndarray,
+        threshold: float,
+        max_grade: float,
+    ) -> Judgments:
         order = np.lexsort((icode, ucode))
         ucode = ucode[order].astype(np.int64)
         icode = icode[order].astype(np.int64)

@@ -24,7 +24,9 @@ the only place that parses single names.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ._registry import GAIN_FROM_OPTION, REGISTRY, REQUIRED, lookup
 
@@ -45,7 +47,7 @@ class MetricNameError(ValueError):
 
 
 # canonical name -> {parameter: (default, reader)}, from the registry (kept for callers)
-PARAMS: dict[str, dict[str, tuple[object, object]]] = {
+PARAMS: dict[str, dict[str, tuple[object, Callable[[str], object]]]] = {
     name: {key: (p.default, p.read) for key, p in m.params.items()} for name, m in REGISTRY.items()
 }
 
@@ -84,7 +86,9 @@ class MetricSpec:
     params: tuple[tuple[str, object], ...] = field(default=())
     aggregate: str | None = None
 
-    def param(self, key: str):
+    def param(self, key: str) -> Any:
+        """The value of parameter ``key``; its type is the one the registry's reader gives
+        (a number, a gain name, a gain table or None), hence ``Any``."""
         return dict(self.params)[key]
 
     def __str__(self) -> str:

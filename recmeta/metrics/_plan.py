@@ -188,7 +188,7 @@ def make_plan(
     need = np.zeros(K.N_CODES, dtype=np.bool_)
     need[codes_a] = True
     ndcg = np.isin(codes_a, _NDCG_CODES)
-    ideal_len = int(min(kdivs_a[ndcg].max(), largest)) if ndcg.any() else 0
+    ideal_len = min(int(kdivs_a[ndcg].max()), largest) if ndcg.any() else 0
     gain_keys, gain_vals = opts.gain_table
     if need[K.NDCG_MAP]:
         _check_gain_table(judgments, gain_keys)

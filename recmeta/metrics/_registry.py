@@ -16,6 +16,7 @@ the judgments' own relevance level); ``P(rel=2)@5`` is computed by trec_eval's p
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["Param", "Measure", "REGISTRY", "REQUIRED", "GAIN_FROM_OPTION", "lookup"]
@@ -100,7 +101,7 @@ class Param:
     out of the parsed name (``optional``)."""
 
     default: object
-    read: object
+    read: Callable[[str], object]
     optional: bool = False
 
 

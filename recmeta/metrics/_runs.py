@@ -28,11 +28,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ._judgments import Judgments
+
+if TYPE_CHECKING:
+    from lenskit.data import ItemListCollection
 
 __all__ = ["Runs", "RunsError", "text_order", "id_order"]
 
@@ -223,7 +227,7 @@ class Runs:
     @classmethod
     def from_lenskit(
         cls,
-        collections: Mapping[str, object],
+        collections: Mapping[str, ItemListCollection],
         judgments: Judgments,
         depth: int | None = None,
     ) -> Runs:

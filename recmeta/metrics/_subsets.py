@@ -20,9 +20,11 @@ definitions in :mod:`recmeta.metrics._plan`, options in :mod:`recmeta.metrics._o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from . import _kernel as K
 from ._evaluate import GMEAN_FLOOR
@@ -31,6 +33,14 @@ from ._names import parse_metric
 from ._options import options
 from ._plan import _max_entries, by_request, check_err, make_plan, tie_lists, unique_specs
 from ._runs import Runs
+
+
+class _HasKeep(Protocol):
+    """A stack of masks, as :class:`recmeta.metaeval.incompleteness.Masks`."""
+
+    @property
+    def keep(self) -> np.ndarray: ...
+
 
 __all__ = ["Subsets"]
 
@@ -111,7 +121,7 @@ class Subsets:
         # tie block that holds it) that carry a judged item; found one system at a time
         n_sys, _, depth = ranks.shape
         self._max_cut = max_cut = int(plan.cuts.max()) if plan.cuts.size else 0
-        ties = plan.tie_mode != K.TIE_STORED
+        tie_blocks = plan.tie_mode != K.TIE_STORED
         width = np.int64(len(runs.items) + 1)
         entry_key = entry_user.astype(np.int64) * width + self._items
         pos = np.arange(depth)
@@ -122,7 +132,7 @@ class Subsets:
             r = ranks[sys]
             present = r >= 0
             read = np.broadcast_to(pos < max_cut, r.shape)
-            if ties:
+            if tie_blocks:
                 t = tied[sys]
                 block = np.cumsum(~t, axis=1)
                 if max_cut:
@@ -132,7 +142,7 @@ class Subsets:
             u, d, at = u[found], d[found], at[found]
             counts[sys] = np.bincount(u, minlength=n_users)
             lo = hi = np.zeros(0, dtype=np.int32)
-            if ties:
+            if tie_blocks:
                 lo = np.maximum.accumulate(np.where(~t, pos, 0), axis=1)[u, d]
                 is_end = np.ones(r.shape, dtype=bool)
                 is_end[:, :-1] = ~t[:, 1:]
@@ -211,7 +221,7 @@ class Subsets:
             self._all_users,
         )
 
-    def _check_keep(self, keep, ndim: int) -> np.ndarray:
+    def _check_keep(self, keep: npt.ArrayLike | _HasKeep | None, ndim: int) -> np.ndarray:
         keep = getattr(keep, "keep", keep)  # a recmeta.metaeval.incompleteness.Masks
         if keep is None:
             keep = np.ones((self.n_rows,) if ndim == 1 else (1, self.n_rows), dtype=bool)
@@ -234,7 +244,9 @@ class Subsets:
         values = by_request(self.specs, self._unique, self._plan, out)
         return dict(zip(self.metrics, values, strict=True))
 
-    def means(self, keep, aggregates: Sequence[str] = ("mean",)) -> dict[str, np.ndarray]:
+    def means(
+        self, keep: npt.ArrayLike | _HasKeep, aggregates: Sequence[str] = ("mean",)
+    ) -> dict[str, np.ndarray]:
         """System means on every subset: {aggregate: masks × metrics × systems}.
 
         ``keep`` is (masks × judgment rows), or a :class:`recmeta.metaeval.incompleteness.Masks`.
@@ -254,9 +266,8 @@ class Subsets:
             )
         keep = self._check_keep(keep, 2)
         threads = max(1, min(keep.shape[0], numba.get_num_threads()))
-        mean, gmean = K.subset_means(
-            keep, *self._args(), GMEAN_FLOOR, "gmean" in aggregates, threads
-        )
+        args = (keep, *self._args(), GMEAN_FLOOR, "gmean" in aggregates, threads)
+        mean, gmean = K.subset_means(*args)
         out = {}
         for agg, values in (("mean", mean), ("gmean", gmean)):
             if agg in aggregates:

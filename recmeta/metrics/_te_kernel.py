@@ -151,8 +151,8 @@ def _topic(
                 out[o] = float(so_far) / float(num_rel)
         elif c == BPREF or c == GM_BPREF:
             num_nonrel = 0
-            for g in range(min(level, n_lev)):
-                num_nonrel += levels[g]
+            for lv in range(min(level, n_lev)):
+                num_nonrel += levels[lv]
             nonrel = 0
             v = 0.0
             for i in range(num_ret):

@@ -3,6 +3,8 @@ gain tables, the DCG family, RBP and interpolated precision, each as its ``m_*.c
 
 from __future__ import annotations
 
+from typing import Literal, TypedDict
+
 import numpy as np
 from numba import njit
 
@@ -52,7 +54,15 @@ UNJUDGED = -2  # RELVALUE_UNJUDGED: in the qrels with a negative grade
 MIN_GEO_MEAN = 1e-5
 INFAP_EPSILON = 1e-5
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+
+class _JitOptions(TypedDict):
+    cache: bool
+    nogil: bool
+    error_model: Literal["python", "numpy"]
+
+
+# numba's options for every function of the pass (numpy's error model: 1/0 gives inf, as in C)
+_JIT: _JitOptions = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 
 @njit(**_JIT)

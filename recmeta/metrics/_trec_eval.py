@@ -44,11 +44,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from . import _te_kernel as K
+from ._names import MetricSpec
 from ._trec_names import (
     _BOGUS_DOCNO,
     _CLEARED,
@@ -90,7 +92,7 @@ class TrecEvaluation:
 
     rows: list[Row]
     queries: list[str]  # evaluated topics, in trec_eval's order
-    values: dict[str, np.ndarray]  # row name -> value per evaluated topic (relstring: strings)
+    values: dict[str, np.ndarray | list[str]]  # row name -> value per evaluated topic
     summary: dict[str, float | str]  # row name -> summary value (relstring has none)
     run_id: str
     skipped: list[str] = field(default_factory=list)
@@ -102,7 +104,7 @@ class TrecEvaluation:
 
     def lines(self, query: bool = False, summary: bool = True) -> list[str]:
         """trec_eval's output lines (without newlines): per topic if ``query``, then summary."""
-        out = []
+        out: list[str] = []
         if query:
             rows = self._per_topic()
             heads = [f"{row.name:<22}\t" for row in rows]
@@ -117,6 +119,7 @@ class TrecEvaluation:
         return out
 
     def text(self, query: bool = False, summary: bool = True) -> str:
+        """The output of trec_eval: :meth:`lines`, each ended by a newline."""
         return "".join(line + "\n" for line in self.lines(query, summary))
 
     def records(self, query: bool = False, summary: bool = True) -> list[dict]:
@@ -146,12 +149,13 @@ class TrecEvaluation:
         return out
 
 
-def _plain(row: Row, value):
+def _plain(row: Row, value: float | str) -> float | int | str | None:
     if row.kind in ("runid", "relstring"):
         return value
     if row.kind in ("count", "num_q"):
         return int(value)
-    return None if math.isnan(value) else float(value)
+    x = float(value)
+    return None if math.isnan(x) else x
 
 
 def _float(value: float) -> str:
@@ -161,7 +165,7 @@ def _float(value: float) -> str:
     return f"{value:6.4f}"
 
 
-def _cells(row: Row, values) -> list[str]:
+def _cells(row: Row, values: np.ndarray | list[str]) -> list[str]:
     """The printed values of one row for every topic (as :func:`_line` prints them)."""
     if row.kind == "relstring":
         return [f"'{v}'" for v in values]
@@ -170,14 +174,14 @@ def _cells(row: Row, values) -> list[str]:
     return ["  -nan" if math.isnan(v) else f"{v:6.4f}" for v in np.asarray(values).tolist()]
 
 
-def _line(row: Row, qid: str, value) -> str:
+def _line(row: Row, qid: str, value: float | str) -> str:
     if row.kind == "runid":
         return f"{'runid':<22}\t{qid}\t{value}"
     if row.kind == "relstring":
         return f"{row.name:<22}\t{qid}\t'{value}'"
     if row.kind in ("count", "num_q"):
         return f"{row.name:<22}\t{qid}\t{int(value)}"
-    return f"{row.name:<22}\t{qid}\t{_float(value)}"
+    return f"{row.name:<22}\t{qid}\t{_float(float(value))}"
 
 
 _RELCHARS = np.array(list("<.-0123456789>"))  # grade + 3 -> character (relstring)
@@ -325,8 +329,30 @@ def _topics(
     )
 
 
-def _kernel_arrays(blocks: list[_Block]):
-    codes, col0, blevel, pptr, params, gptr, gkey, gval = [], [], [], [0], [], [0], [], []
+class _KernelArrays(NamedTuple):
+    """The blocks of output columns as :func:`recmeta.metrics._te_kernel.topic_values` reads
+    them: measure code, first column and relevance level of each block; its parameters
+    (``params[pptr[b]:pptr[b + 1]]``) and its ``grade=gain`` pairs (``gptr``)."""
+
+    codes: np.ndarray
+    col0: np.ndarray
+    blevel: np.ndarray
+    pptr: np.ndarray
+    params: np.ndarray
+    gptr: np.ndarray
+    gkey: np.ndarray
+    gval: np.ndarray
+
+
+def _kernel_arrays(blocks: list[_Block]) -> _KernelArrays:
+    codes: list[int] = []
+    col0: list[int] = []
+    blevel: list[int] = []
+    pptr = [0]
+    params: list[float] = []
+    gptr = [0]
+    gkey: list[int] = []
+    gval: list[float] = []
     for b in blocks:
         m = b.measure
         codes.append(m.code)
@@ -343,7 +369,7 @@ def _kernel_arrays(blocks: list[_Block]):
             params.extend(float(v) for v in b.params)
         pptr.append(len(params))
         gptr.append(len(gkey))
-    return (
+    return _KernelArrays(
         np.asarray(codes, dtype=np.int64),
         np.asarray(col0, dtype=np.int64),
         np.asarray(blevel, dtype=np.int64),
@@ -406,11 +432,15 @@ def trec_eval(
         topics.nonpool,
         topics.unjudged,
         int(level),
-        arrays[0],
-        arrays[1],
-        arrays[2],
+        arrays.codes,
+        arrays.col0,
+        arrays.blevel,
         n_cols,
-        *arrays[3:],
+        arrays.pptr,
+        arrays.params,
+        arrays.gptr,
+        arrays.gkey,
+        arrays.gval,
         version == "10.0",
         int(num_docs),
     )
@@ -423,7 +453,7 @@ def trec_eval(
     sums = _sequential_sums(values)
     queries = [str(q) for q in topics.names]
 
-    per: dict[str, np.ndarray] = {}
+    per: dict[str, np.ndarray | list[str]] = {}
     summary: dict[str, float | str] = {}
     own = [row for row in rows if row.specs and row.column < 0]
     if own:
@@ -488,7 +518,16 @@ def _summary(
     return total / n_q
 
 
-def _own_values(qrels, run, specs, queries, *, level, max_ret, judged_only) -> dict:
+def _own_values(
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    specs: list[MetricSpec],
+    queries: list[str],
+    *,
+    level: float,
+    max_ret: int | None,
+    judged_only: bool,
+) -> dict[str, np.ndarray]:
     """This engine's metrics named in ``-m``, per evaluated topic (0 for an empty list)."""
     from ._evaluate import score_matrices
     from ._judgments import Judgments

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 
@@ -51,7 +51,14 @@ def _existing(path: str | PathLike, what: str) -> Path:
     return path
 
 
-def _parse_lines(lines, path, ncols: int, what: str, layout: str, numeric: dict) -> pd.DataFrame:
+def _parse_lines(
+    lines: Iterable[str],
+    path: str | PathLike,
+    ncols: int,
+    what: str,
+    layout: str,
+    numeric: Mapping[int, str],
+) -> pd.DataFrame:
     rows = []
     numbers = []
     more = what == "run"

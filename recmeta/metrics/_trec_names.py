@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import SupportsInt
 
 from . import _te_kernel as K
 from ._names import GAIN_FROM_OPTION, SUMMED, MetricNameError, MetricSpec, parse_metric
@@ -273,7 +274,7 @@ def _pairs(measure: str, text: str) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
-def _params(m: _Measure, text: str | None):
+def _params(m: _Measure, text: str | None) -> tuple:
     """The parameters of measure ``m`` from its ``-m`` text (None: its defaults)."""
     if text is None:
         return m.defaults
@@ -392,14 +393,20 @@ def _trec_block(spec: MetricSpec) -> tuple[_Measure, tuple, int] | None:
     """The trec_eval pass's measure, parameters and relevance level computing ``spec`` (an
     engine or ir_measures name), or None when only the engine's passes have it."""
     params = dict(spec.params)
-    level = params.get("rel")
-    level = -1 if level is None else int(level)
+    rel = params.get("rel")
+    if rel is None:
+        level = -1
+    elif isinstance(rel, str | SupportsInt):
+        level = int(rel)
+    else:
+        raise TrecEvalError(f"{spec}: rel must be an integer grade, got {rel!r}")
     k = spec.k
     gm = spec.aggregate == "gmean"
     name = spec.name
     found: tuple[str, tuple] | None = None
     if gm:
-        found = {("AP", None): ("gm_map", ()), ("bpref", None): ("gm_bpref", ())}.get((name, k))
+        if k is None:
+            found = {"AP": ("gm_map", ()), "bpref": ("gm_bpref", ())}.get(name)
     elif name == "nDCG":
         if params.get("gain") in (GAIN_FROM_OPTION, "linear"):
             found = ("ndcg", ()) if k is None else ("ndcg_cut", (k,))
