@@ -192,14 +192,15 @@ def run(args: argparse.Namespace) -> int:
 def _run_trec(args: argparse.Namespace) -> int:
     from recmeta.metrics import last_tag, qrels_frame, run_frame, trec_eval
 
-    qrels_path, run_path = args.files if args.files else (args.qrels, None)
-    if not args.files:
+    if args.files:
+        qrels_path, run_path = args.files
+    else:
         if len(args.run) != 1:
             raise ValueError(
                 "trec_eval's layout scores one run per call; give one --run "
                 "(or drop the trec_eval flags for the recmeta table)"
             )
-        run_path = args.run[0]
+        qrels_path, run_path = args.qrels, args.run[0]
     if args.format == "table":
         raise ValueError(
             "--format table is for --qrels/--run with recmeta's names; with "
