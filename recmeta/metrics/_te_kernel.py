@@ -389,25 +389,25 @@ def _topic(
 
 @njit(**_JIT)
 def topic_values(
-    rels,
-    ptr,
-    levels,
-    n_lev,
-    nonpool,
-    unjudged,
-    level,
-    codes,
-    col0,
-    blevel,
-    n_cols,
-    pptr,
-    params,
-    gptr,
-    gkey,
-    gval,
-    v10,
-    n_docs,
-):
+    rels: np.ndarray,
+    ptr: np.ndarray,
+    levels: np.ndarray,
+    n_lev: np.ndarray,
+    nonpool: np.ndarray,
+    unjudged: np.ndarray,
+    level: int,
+    codes: np.ndarray,
+    col0: np.ndarray,
+    blevel: np.ndarray,
+    n_cols: int,
+    pptr: np.ndarray,
+    params: np.ndarray,
+    gptr: np.ndarray,
+    gkey: np.ndarray,
+    gval: np.ndarray,
+    v10: bool,
+    n_docs: int,
+) -> np.ndarray:
     """Every requested measure of every topic: topics × columns (gm measures hold the log of
     their value, floored at 1e-5, as trec_eval accumulates them)."""
     n_t = ptr.shape[0] - 1
@@ -451,7 +451,18 @@ def topic_values(
 
 
 @njit(cache=True, nogil=True)
-def res_rels(q_t, q_d, q_rel, r_t, r_d, sim, n_t, n_d, max_ret, judged_only):
+def res_rels(
+    q_t: np.ndarray,
+    q_d: np.ndarray,
+    q_rel: np.ndarray,
+    r_t: np.ndarray,
+    r_d: np.ndarray,
+    sim: np.ndarray,
+    n_t: int,
+    n_d: int,
+    max_ret: int,
+    judged_only: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """``form_res_rels.c`` for every topic at once: each topic's results ordered by score, ties
     by docno descending (doc codes follow the docnos' byte order), cut at ``max_ret``, graded
     from the qrels (-1 outside the pool, -2 pooled without a grade) and, with ``judged_only``,
