@@ -18,11 +18,15 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Unpack
 
 import pandas as pd
 
 from ..ledger import PROFILES
 from .execution import PROFILE_TEXT, Execution, start
+
+if TYPE_CHECKING:
+    from ..data import ColumnNames, Columns
 
 __all__ = [
     "PROFILES",
@@ -70,8 +74,8 @@ def ratings(
     dataset: str | os.PathLike,
     *,
     needs: str | None = None,
-    columns: object = None,
-    **named: str | None,
+    columns: Columns = None,
+    **named: Unpack[ColumnNames],
 ) -> pd.DataFrame:
     """Ratings frame of a chapter's ``dataset`` parameter (see :func:`recmeta.data.load`).
 

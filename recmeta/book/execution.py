@@ -7,18 +7,36 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 
 import pandas as pd
 
 from . import costs
 
-__all__ = ["PROFILE_TEXT", "Execution", "start"]
+__all__ = ["PROFILE_TEXT", "Execution", "Facts", "start"]
 
 #: what each profile is, as ``recmeta run --list`` and the pages say it
 PROFILE_TEXT = {
     "full": "the book's sizes, close to the papers'",
     "quick": "smaller sizes, for a first look",
 }
+
+
+class Facts(TypedDict):
+    """The record of :class:`Execution` as a plain mapping (:meth:`Execution.facts`)."""
+
+    chapter: str
+    profile: str
+    dataset: str | None
+    seed: object
+    recmeta: str
+    lenskit: str
+    executed: str
+    seconds: float
+    runs_cached: int
+    runs_made: int
+    estimated: float | None
+    estimated_runs: float
 
 
 @dataclass
@@ -67,7 +85,7 @@ class Execution:
         self.estimated_runs = float(here.loc[here["kind"].str.startswith("run:"), "seconds"].sum())
         return est
 
-    def facts(self) -> dict[str, object]:
+    def facts(self) -> Facts:
         """The record as a plain mapping (also what :meth:`finish` renders)."""
         import importlib.metadata as md
         import time
@@ -93,9 +111,9 @@ class Execution:
 
     def markdown(self) -> str:
         f = self.facts()
-        secs = float(f["seconds"])  # type: ignore[arg-type]
+        secs = float(f["seconds"])
         wall = f"{secs:.0f} s" if secs < 90 else f"{int(secs // 60)} min {secs % 60:.0f} s"
-        total = int(f["runs_cached"]) + int(f["runs_made"])  # type: ignore[arg-type]
+        total = int(f["runs_cached"]) + int(f["runs_made"])
         if total == 0:
             runs_text = "no recommender runs"
         else:
@@ -119,7 +137,7 @@ class Execution:
             from .costs import duration
 
             est = f"estimated beforehand: {duration(self.estimated)} of CPU for the steps it models"
-            if self.estimated_runs and int(f["runs_cached"]) > 0:  # type: ignore[arg-type]
+            if self.estimated_runs and int(f["runs_cached"]) > 0:
                 est += (
                     f" ({duration(self.estimated - self.estimated_runs)} without the "
                     "recommender runs, which the cache may have served)"
@@ -142,7 +160,13 @@ class Execution:
         return None
 
 
-def start(chapter: str, *, profile: str, dataset: object = None, seed: object = None) -> Execution:
+def start(
+    chapter: str,
+    *,
+    profile: str,
+    dataset: str | os.PathLike | None = None,
+    seed: object = None,
+) -> Execution:
     """Begin the record of a chapter's execution (call it in the set-up cell)."""
     import datetime
     import time

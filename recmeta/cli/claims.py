@@ -60,7 +60,8 @@ def _command(chapter: str | None, dataset: str | None, quick: bool) -> str:
 def _missing_message(chapters: list[str], dataset: str | None, profile: str, quick: bool) -> str:
     where = f"profile {profile}" + (f", dataset {dataset}" if dataset else "")
     book = "make quick-book" if quick else "make book"
-    cmds = " or ".join(f"`{_command(c, dataset, quick)}`" for c in (chapters or [None]))
+    targets: list[str | None] = list(chapters) if chapters else [None]
+    cmds = " or ".join(f"`{_command(c, dataset, quick)}`" for c in targets)
     what = f"for {', '.join(chapters)} " if chapters else ""
     return (
         f"no stored ledger {what}({where}). A chapter stores its ledger when it runs: {cmds}; "

@@ -16,8 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from .data import add_columns_option, notices
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -182,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _records(frame) -> list[dict]:
+def _records(frame: pd.DataFrame) -> list[dict]:
     """Rows of a frame as JSON-ready dicts (NaN becomes null)."""
     return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
 

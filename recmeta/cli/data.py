@@ -18,6 +18,7 @@ import json
 import sys
 import warnings
 from collections.abc import Iterator
+from typing import TextIO
 
 NAMES_HELP = "registered release, or path of a ratings file (CSV, TSV, .dat, Parquet)"
 COLUMNS_HELP = (
@@ -41,7 +42,14 @@ def notices() -> Iterator[None]:
 
     shown = warnings.showwarning
 
-    def show(message, category, filename, lineno, file=None, line=None):
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
         if issubclass(category, ColumnsRecognised):
             print(f"recmeta: note: {message}", file=sys.stderr, flush=True)
         else:

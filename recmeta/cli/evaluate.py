@@ -42,43 +42,112 @@ def register(sub: argparse._SubParsersAction) -> None:
         "such as P@10, R@100, AP@100, nDCG@10, RR, ERR@20, bpref@100, infAP@100, AUC, muAP, "
         "NDCNG@10, SRecall(gamma=1)@10; quote names with parentheses in the shell.",
     )
-    p.add_argument("files", nargs="*", metavar="QRELS RUN",
-                   help="as trec_eval: the qrels file, then the run file ('-' = stdin)")
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="QRELS RUN",
+        help="as trec_eval: the qrels file, then the run file ('-' = stdin)",
+    )
     p.add_argument("--qrels", metavar="FILE", help="qrels: qid iter docno rel")
-    p.add_argument("--run", action="append", metavar="FILE",
-                   help="run file: qid Q0 docno rank score tag (repeat for several runs)")
-    p.add_argument("-m", "--metric", "--measure", action="append", metavar="NAME", dest="metric",
-                   help="metric or trec_eval measure (repeat for several); trec_eval's default "
-                   "is 'official'")
-    p.add_argument("-q", "--query_eval_wanted", action="store_true", dest="query",
-                   help="trec_eval -q: values per topic too")
-    p.add_argument("-c", "--complete_rel_info_wanted", action="store_true", dest="complete",
-                   help="trec_eval -c: average over every topic of the qrels (missing = 0)")
-    p.add_argument("-n", "--nosummary", action="store_true", dest="nosummary",
-                   help="trec_eval -n: no summary lines")
-    p.add_argument("-J", "--Judged_docs_only", action="store_true", dest="judged_only",
-                   help="trec_eval -J: drop unjudged documents before evaluating")
-    p.add_argument("-M", "--Max_retrieved_per_topic", type=int, default=None, metavar="N",
-                   dest="max_ret", help="trec_eval -M: evaluate the first N documents per topic")
-    p.add_argument("-l", "--level_for_rel", type=int, default=None, metavar="N", dest="level",
-                   help="trec_eval -l: grade >= N is relevant (default 1)")
-    p.add_argument("-N", "--Number_docs_in_coll", type=int, default=0, metavar="N",
-                   dest="num_docs", help="trec_eval -N: number of documents in the collection "
-                   "(read by utility)")
-    p.add_argument("--trec-eval", choices=["10.0", "9.0.8"], default="10.0", dest="trec_version",
-                   help="the trec_eval release whose rules to follow (default 10.0; 9.0.8 is "
-                   "pytrec_eval's)")
-    p.add_argument("--threshold", type=float, default=None,
-                   help="relevance threshold: grade >= threshold is relevant (trec_eval -l; "
-                   "default 1)")
-    p.add_argument("--aggregate", choices=["mean", "gmean"], default="mean",
-                   help="average over users: arithmetic or geometric (zeros floored at 1e-5)")
+    p.add_argument(
+        "--run",
+        action="append",
+        metavar="FILE",
+        help="run file: qid Q0 docno rank score tag (repeat for several runs)",
+    )
+    p.add_argument(
+        "-m",
+        "--metric",
+        "--measure",
+        action="append",
+        metavar="NAME",
+        dest="metric",
+        help="metric or trec_eval measure (repeat for several); trec_eval's default is 'official'",
+    )
+    p.add_argument(
+        "-q",
+        "--query_eval_wanted",
+        action="store_true",
+        dest="query",
+        help="trec_eval -q: values per topic too",
+    )
+    p.add_argument(
+        "-c",
+        "--complete_rel_info_wanted",
+        action="store_true",
+        dest="complete",
+        help="trec_eval -c: average over every topic of the qrels (missing = 0)",
+    )
+    p.add_argument(
+        "-n",
+        "--nosummary",
+        action="store_true",
+        dest="nosummary",
+        help="trec_eval -n: no summary lines",
+    )
+    p.add_argument(
+        "-J",
+        "--Judged_docs_only",
+        action="store_true",
+        dest="judged_only",
+        help="trec_eval -J: drop unjudged documents before evaluating",
+    )
+    p.add_argument(
+        "-M",
+        "--Max_retrieved_per_topic",
+        type=int,
+        default=None,
+        metavar="N",
+        dest="max_ret",
+        help="trec_eval -M: evaluate the first N documents per topic",
+    )
+    p.add_argument(
+        "-l",
+        "--level_for_rel",
+        type=int,
+        default=None,
+        metavar="N",
+        dest="level",
+        help="trec_eval -l: grade >= N is relevant (default 1)",
+    )
+    p.add_argument(
+        "-N",
+        "--Number_docs_in_coll",
+        type=int,
+        default=0,
+        metavar="N",
+        dest="num_docs",
+        help="trec_eval -N: number of documents in the collection (read by utility)",
+    )
+    p.add_argument(
+        "--trec-eval",
+        choices=["10.0", "9.0.8"],
+        default="10.0",
+        dest="trec_version",
+        help="the trec_eval release whose rules to follow (default 10.0; 9.0.8 is pytrec_eval's)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="relevance threshold: grade >= threshold is relevant (trec_eval -l; default 1)",
+    )
+    p.add_argument(
+        "--aggregate",
+        choices=["mean", "gmean"],
+        default="mean",
+        help="average over users: arithmetic or geometric (zeros floored at 1e-5)",
+    )
     p.add_argument("--depth", type=int, default=None, help="truncate runs at this depth (-M)")
     p.add_argument("--per-user", action="store_true", help="one value per user as well (-q)")
     p.add_argument("--json", action="store_true", help="JSON records (same as --format json)")
-    p.add_argument("--format", choices=["trec_eval", "table", "json"], default=None,
-                   help="output layout; trec_eval's is the default when its files, flags or "
-                   "measure names are used, else table")
+    p.add_argument(
+        "--format",
+        choices=["trec_eval", "table", "json"],
+        default=None,
+        help="output layout; trec_eval's is the default when its files, flags or "
+        "measure names are used, else table",
+    )
     p.set_defaults(func=run)
 
 
@@ -108,11 +177,13 @@ def run(args: argparse.Namespace) -> int:
     if args.files and (args.qrels or args.run):
         raise ValueError("give the files either as QRELS RUN or with --qrels/--run, not both")
     if args.files and len(args.files) != 2:
-        raise ValueError(f"expected two files, QRELS then RUN; got {len(args.files)}: "
-                         f"{' '.join(args.files)}")
+        raise ValueError(
+            f"expected two files, QRELS then RUN; got {len(args.files)}: {' '.join(args.files)}"
+        )
     if not args.files and not (args.qrels and args.run):
-        raise ValueError("name the qrels and the run: `recmeta evaluate QRELS RUN` or "
-                         "--qrels FILE --run FILE")
+        raise ValueError(
+            "name the qrels and the run: `recmeta evaluate QRELS RUN` or --qrels FILE --run FILE"
+        )
     if args.json:
         args.format = "json"
     return _run_trec(args) if _trec_mode(args) else _run_table(args)
@@ -121,37 +192,62 @@ def run(args: argparse.Namespace) -> int:
 def _run_trec(args: argparse.Namespace) -> int:
     from recmeta.metrics import last_tag, qrels_frame, run_frame, trec_eval
 
-    qrels_path, run_path = args.files if args.files else (args.qrels, None)
-    if not args.files:
+    if args.files:
+        qrels_path, run_path = args.files
+    else:
         if len(args.run) != 1:
-            raise ValueError("trec_eval's layout scores one run per call; give one --run "
-                             "(or drop the trec_eval flags for the recmeta table)")
-        run_path = args.run[0]
+            raise ValueError(
+                "trec_eval's layout scores one run per call; give one --run "
+                "(or drop the trec_eval flags for the recmeta table)"
+            )
+        qrels_path, run_path = args.qrels, args.run[0]
     if args.format == "table":
-        raise ValueError("--format table is for --qrels/--run with recmeta's names; with "
-                         "trec_eval's files, flags or names use --format trec_eval or json")
+        raise ValueError(
+            "--format table is for --qrels/--run with recmeta's names; with "
+            "trec_eval's files, flags or names use --format trec_eval or json"
+        )
     if args.level is not None and args.threshold is not None:
         raise ValueError("give the relevance level once: -l or --threshold")
-    level = args.level if args.level is not None else (
-        args.threshold if args.threshold is not None else 1)
+    level = (
+        args.level
+        if args.level is not None
+        else (args.threshold if args.threshold is not None else 1)
+    )
     if args.max_ret is not None and args.depth is not None:
         raise ValueError("give the depth once: -M or --depth")
     max_ret = args.max_ret if args.max_ret is not None else args.depth
     if args.aggregate != "mean":
-        raise ValueError("--aggregate is for the recmeta table; with trec_eval's names ask for "
-                         "gm_map, gm_bpref or gm_NAME")
+        raise ValueError(
+            "--aggregate is for the recmeta table; with trec_eval's names ask for "
+            "gm_map, gm_bpref or gm_NAME"
+        )
     qrels = qrels_frame(qrels_path)  # ids as categoricals; trec_eval checks duplicates
     run = run_frame(run_path, rank=False, tags=False)
     run_id = str(run["system"].iloc[-1]) if "system" in run.columns else last_tag(run_path)
-    result = trec_eval(qrels, run, args.metric or ["official"], level=level,
-                       complete=args.complete, max_ret=max_ret, judged_only=args.judged_only,
-                       num_docs=args.num_docs, run_id=run_id, version=args.trec_version)
+    result = trec_eval(
+        qrels,
+        run,
+        args.metric or ["official"],
+        level=level,
+        complete=args.complete,
+        max_ret=max_ret,
+        judged_only=args.judged_only,
+        num_docs=args.num_docs,
+        run_id=run_id,
+        version=args.trec_version,
+    )
     if result.skipped:
-        print("recmeta: note: not computed (no implementation in recmeta): "
-              + ", ".join(result.skipped), file=sys.stderr)
+        print(
+            "recmeta: note: not computed (no implementation in recmeta): "
+            + ", ".join(result.skipped),
+            file=sys.stderr,
+        )
     if result.ignored:
-        print("recmeta: note: ignored, as trec_eval does (an earlier -m gave that measure's "
-              "parameters): " + ", ".join(result.ignored), file=sys.stderr)
+        print(
+            "recmeta: note: ignored, as trec_eval does (an earlier -m gave that measure's "
+            "parameters): " + ", ".join(result.ignored),
+            file=sys.stderr,
+        )
     query = args.query or args.per_user
     if args.format == "json":
         json.dump(result.records(query, not args.nosummary), sys.stdout, indent=1)
@@ -173,8 +269,7 @@ def _run_table(args: argparse.Namespace) -> int:
     threshold = args.threshold if args.threshold is not None else 1.0
     judgments = Judgments.from_qrels(args.qrels, threshold=threshold)
     runs = Runs.from_trec(args.run, judgments, depth=args.depth)
-    frames = [evaluate(judgments, runs, args.metric, aggregate=args.aggregate)
-              .assign(user="all")]
+    frames = [evaluate(judgments, runs, args.metric, aggregate=args.aggregate).assign(user="all")]
     if args.per_user:
         frames.insert(0, evaluate(judgments, runs, args.metric, per_user=True))
     table = pd.concat(frames, ignore_index=True)[["system", "metric", "user", "value"]]
@@ -188,6 +283,8 @@ def _run_table(args: argparse.Namespace) -> int:
         cells = ([row.system] if several else []) + [row.metric, row.user, f"{row.value:.4f}"]
         print("\t".join(cells))
     if runs.dropped_users:
-        print(f"recmeta: note: {runs.dropped_users} run user(s) without qrels were not "
-              "evaluated", file=sys.stderr)
+        print(
+            f"recmeta: note: {runs.dropped_users} run user(s) without qrels were not evaluated",
+            file=sys.stderr,
+        )
     return 0

@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from .data import add_columns_option, notices
+
+if TYPE_CHECKING:
+    from recmeta.data.splits import Split
 
 SPLITS = ("holdout", "coin-flip", "leave-last-out", "kfold")
 
@@ -76,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=_clear)
 
 
-def _split(args: argparse.Namespace):
+def _split(args: argparse.Namespace) -> tuple[Split, str]:
     from recmeta import data
     from recmeta.data import splits
 

@@ -10,6 +10,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import pandas as pd
 
@@ -36,6 +37,16 @@ FILE_SUFFIXES = {".csv", ".tsv", ".txt", ".dat", ".data", ".parquet", ".pq"}
 #: what ``columns=`` accepts: ``"user=userId,item=movieId"``, ``{"user": "userId"}``, or the
 #: columns of a file without a header row in order, ``"user,item,rating,timestamp"``
 Columns = str | Mapping[str, "str | None"] | Sequence[str] | None
+
+
+class ColumnNames(TypedDict, total=False):
+    """The columns named one by one (``user=``, ``item=``, ``rating=``, ``timestamp=``), as
+    :func:`from_frame` takes them; ``rating=None`` or ``timestamp=None``: the data has none."""
+
+    user: str
+    item: str
+    rating: str | None
+    timestamp: str | None
 
 
 _SKIP = {"-", "_"}
@@ -258,7 +269,7 @@ def from_csv(
     *,
     columns: Columns = None,
     sep: str | None = None,
-    **named: str | None,
+    **named: Unpack[ColumnNames],
 ) -> pd.DataFrame:
     """Tidy ratings frame of a ratings file: CSV, TSV, MovieLens ``.dat`` (``::``) or Parquet.
 
@@ -282,7 +293,7 @@ def from_csv(
     spec = parse_columns(columns)
     if p.suffix.lower() in (".parquet", ".pq"):
         table = pd.read_parquet(p)
-        return from_frame(table, spec, source=str(p), **named)  # type: ignore[arg-type]
+        return from_frame(table, spec, source=str(p), **named)
     line = _first_line(p)
     if not line.strip():
         raise DataError(
@@ -342,4 +353,4 @@ def from_csv(
             f"({len(fields)}, separated by {sep!r})."
         ) from None
     first = 2 if header else 1
-    return from_frame(df, spec, source=str(p), first_line=first, **named)  # type: ignore[arg-type]
+    return from_frame(df, spec, source=str(p), first_line=first, **named)

@@ -81,7 +81,10 @@ def to_lenskit(df: pd.DataFrame) -> Dataset:
     """LensKit :class:`~lenskit.data.Dataset` of a tidy ratings or interaction frame."""
     from lenskit.data import from_interactions_df
 
-    kw = {"timestamp_col": "timestamp"} if "timestamp" in df.columns else {}
-    if not is_implicit(df):
-        kw["rating_col"] = "rating"
-    return from_interactions_df(df, user_col="user", item_col="item", **kw)
+    return from_interactions_df(
+        df,
+        user_col="user",
+        item_col="item",
+        rating_col=None if is_implicit(df) else "rating",
+        timestamp_col="timestamp" if "timestamp" in df.columns else None,
+    )

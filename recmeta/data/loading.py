@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TypeGuard, Unpack
 
 import pandas as pd
 
-from .columns import FILE_SUFFIXES, Columns, from_csv, from_frame
+from .columns import FILE_SUFFIXES, ColumnNames, Columns, from_csv, from_frame
 from .lenskit_objects import from_lenskit, is_lenskit
 from .registry import REGISTRY, load_release
 
 
-def is_path(dataset: object) -> bool:
+def is_path(dataset: object) -> TypeGuard[str | os.PathLike]:
     """Whether ``dataset`` names a file of one's own rather than a registered release."""
     if not isinstance(dataset, (str, os.PathLike)):
         return False
@@ -27,7 +28,7 @@ def load(
     *,
     columns: Columns = None,
     download: bool = True,
-    **named: str | None,
+    **named: Unpack[ColumnNames],
 ) -> pd.DataFrame:
     """Tidy ratings frame of a registered release, a file, a frame or a LensKit object.
 
@@ -40,7 +41,7 @@ def load(
     names the columns, see :func:`parse_columns`.
     """
     if isinstance(dataset, pd.DataFrame):
-        return from_frame(dataset, columns, **named)  # type: ignore[arg-type]
+        return from_frame(dataset, columns, **named)
     if is_lenskit(dataset):
         if columns or named:
             raise ValueError("LensKit objects name their own columns: drop columns=")
@@ -50,7 +51,7 @@ def load(
             raise ValueError(f"column mappings apply to files, not to the release {dataset!r}")
         return load_release(dataset, download=download)
     if is_path(dataset):
-        path = Path(os.fspath(dataset))  # type: ignore[arg-type]
+        path = Path(os.fspath(dataset))
         return from_csv(path, columns=columns, **named)
     known = ", ".join(sorted(REGISTRY))
     if not isinstance(dataset, (str, os.PathLike)):

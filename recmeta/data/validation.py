@@ -3,7 +3,7 @@ timestamps, each refused with the file, line, column and value, and the fix."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -133,14 +133,16 @@ def validate_ratings(
     return out
 
 
-def _others(bad: np.ndarray, unit: str, where) -> str:
+def _others(bad: np.ndarray, unit: str, where: Callable[[np.ndarray], str]) -> str:
     """``"; 3 such values (lines 4, 9, 12)"`` after the first bad value, or nothing."""
     if len(bad) < 2:
         return ""
     return f"; {len(bad)} such values ({unit}s {where(bad)}{', ...' if len(bad) > 5 else ''})"
 
 
-def _seconds(ts: pd.Series, source: str, unit: str, where, label: str) -> pd.Series:
+def _seconds(
+    ts: pd.Series, source: str, unit: str, where: Callable[[np.ndarray], str], label: str
+) -> pd.Series:
     """Timestamps as int64 seconds; dates are converted, fractions of a second refused."""
     if pd.api.types.is_datetime64_any_dtype(ts):
         if getattr(ts.dt, "tz", None) is not None:

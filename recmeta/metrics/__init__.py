@@ -15,8 +15,8 @@ ir_measures' (``P(rel=2)@5``, ``RBP(p=0.8)``, ``Judged@10``): one registry
 (:mod:`recmeta.metrics._registry`) holds every name. Where trec_eval has a metric, values equal
 trec_eval's (tested against pytrec_eval), and :func:`trec_eval` evaluates a run as trec_eval
 10.0 does — every measure of its ``all_trec``, its options and output layout, tested byte for
-byte against the binary — or, with ``version="9.0.8"``, as 9.0.8 does. TREC files are read and written
-here too (:func:`read_qrels`, :func:`read_run`, :func:`read_runs`, :func:`write_qrels`,
+byte against the binary — or, with ``version="9.0.8"``, as 9.0.8 does. TREC files are read and
+written here too (:func:`read_qrels`, :func:`read_run`, :func:`read_runs`, :func:`write_qrels`,
 :func:`write_run`). Every metric at every cut-off comes from one compiled pass over the lists
 (numba, cached on disk after the first compile).
 

@@ -70,8 +70,12 @@ def score_matrices(
         excluded = np.bincount(e.users[judgments.active()], minlength=len(judgments.users)) == 0
     empty = runs.ranks[:, :, 0] < 0
     out = {}
-    for text, spec, values in zip(metrics, specs, run_plan(judgments, runs, specs,
-                                                           all_users=users == "all", opts=opts)):
+    for text, spec, values in zip(
+        metrics,
+        specs,
+        run_plan(judgments, runs, specs, all_users=users == "all", opts=opts),
+        strict=True,
+    ):
         if spec.name not in _KEEP_WHEN_EMPTY:
             values[empty] = 0.0
         values[:, excluded] = np.nan
@@ -80,8 +84,13 @@ def score_matrices(
 
 
 def score_matrix(
-    judgments: Judgments, runs: Runs, metric: str | MetricSpec, *, users: str = "relevant",
-    infap: str = "trec_eval", gain: str | Mapping[float, float] = "linear",
+    judgments: Judgments,
+    runs: Runs,
+    metric: str | MetricSpec,
+    *,
+    users: str = "relevant",
+    infap: str = "trec_eval",
+    gain: str | Mapping[float, float] = "linear",
     ties: str | None = None,
 ) -> np.ndarray:
     """Per-user scores of one metric: systems × users (in ``judgments.users`` order).
@@ -89,8 +98,9 @@ def score_matrix(
     Users without a relevant item are NaN (unless ``users="all"``); empty lists score 0. The
     options are those of :func:`score_matrices`.
     """
-    return score_matrices(judgments, runs, [metric], users=users, infap=infap, gain=gain,
-                          ties=ties)[str(metric)]
+    return score_matrices(
+        judgments, runs, [metric], users=users, infap=infap, gain=gain, ties=ties
+    )[str(metric)]
 
 
 def aggregate(matrix: np.ndarray, how: str = "mean") -> np.ndarray:
@@ -159,8 +169,13 @@ def evaluate(
         values = globals()["aggregate"](stack, how[0])  # metrics × systems
     else:
         values = np.stack([globals()["aggregate"](stack[i], h) for i, h in enumerate(how)])
-    return pd.DataFrame({"system": np.tile(systems, names.size),
-                         "metric": np.repeat(names, systems.size), "value": values.ravel()})
+    return pd.DataFrame(
+        {
+            "system": np.tile(systems, names.size),
+            "metric": np.repeat(names, systems.size),
+            "value": values.ravel(),
+        }
+    )
 
 
 def pivot(results: pd.DataFrame) -> pd.DataFrame:
@@ -168,8 +183,9 @@ def pivot(results: pd.DataFrame) -> pd.DataFrame:
     per metric, in the order the metrics were listed."""
     index = ["system", "user"] if "user" in results.columns else ["system"]
     order = list(pd.unique(results["metric"]))
-    wide = results.pivot_table(index=index, columns="metric", values="value", sort=False,
-                               aggfunc="first")
+    wide = results.pivot_table(
+        index=index, columns="metric", values="value", sort=False, aggfunc="first"
+    )
     wide = wide[order]
     wide.columns.name = None
     return wide

@@ -101,7 +101,11 @@ class Judgments:
             raise JudgmentsError(
                 f"judgments frame lacks column(s) {missing}; it has {list(df.columns)}. "
                 "Pass user_col=, item_col=, rating_col= to name yours"
-                + ("; for implicit feedback (no ratings) pass threshold=None" if missing == [rating_col] else "")
+                + (
+                    "; for implicit feedback (no ratings) pass threshold=None"
+                    if missing == [rating_col]
+                    else ""
+                )
                 + "."
             )
         threshold = _check_threshold(threshold)
@@ -140,7 +144,9 @@ class Judgments:
         icode = items.get_indexer(df[item_col])
         for codes, name in ((ucode, "user"), (icode, "item")):
             if (codes < 0).any():
-                raise JudgmentsError(f"some {name} ids of the frame are not in the given {name}s index")
+                raise JudgmentsError(
+                    f"some {name} ids of the frame are not in the given {name}s index"
+                )
         if max_grade is None:
             max_grade = max(float(grades.max()), 0.0) if len(grades) else 0.0
         elif len(grades) and grades.max() > max_grade:
@@ -186,7 +192,16 @@ class Judgments:
         )
 
     @classmethod
-    def _from_codes(cls, users, items, ucode, icode, grades, threshold, max_grade) -> Judgments:
+    def _from_codes(
+        cls,
+        users: pd.Index,
+        items: pd.Index,
+        ucode: np.ndarray,
+        icode: np.ndarray,
+        grades: np.ndarray,
+        threshold: float,
+        max_grade: float,
+    ) -> Judgments:
         order = np.lexsort((icode, ucode))
         ucode = ucode[order].astype(np.int64)
         icode = icode[order].astype(np.int64)
@@ -202,7 +217,7 @@ class Judgments:
         return int(self._entries.grades.size if self._mask is None else self._mask.sum())
 
     def subset(self, mask: np.ndarray) -> Judgments:
-        """Keep the judged entries where ``mask`` is True (mask in the row order of :meth:`to_frame`).
+        """Keep the judged entries where ``mask`` is True (in the row order of :meth:`to_frame`).
 
         Users, items and ``max_grade`` are kept, so runs built for ``self`` stay valid; a user
         whose relevant entries are all removed is then excluded from evaluation.

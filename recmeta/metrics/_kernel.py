@@ -32,8 +32,31 @@ import numpy as np
 from numba import njit, prange
 
 # metric codes (the plan's ``codes``); module-level ints are compile-time constants in numba
-(P, R, F1, AP, NDCG_LIN, NDCG_EXP, NDCG_BIN, NDCNG, RR, ERR, BPREF, INFAP, AUC, MUAP, SRECALL,
- RPREC, SUCCESS, IPREC, NUM_Q, NUM_RET, NUM_REL, NUM_REL_RET, NDCG_MAP) = range(23)
+(
+    P,
+    R,
+    F1,
+    AP,
+    NDCG_LIN,
+    NDCG_EXP,
+    NDCG_BIN,
+    NDCNG,
+    RR,
+    ERR,
+    BPREF,
+    INFAP,
+    AUC,
+    MUAP,
+    SRECALL,
+    RPREC,
+    SUCCESS,
+    IPREC,
+    NUM_Q,
+    NUM_RET,
+    NUM_REL,
+    NUM_REL_RET,
+    NDCG_MAP,
+) = range(23)
 N_CODES = 23
 # gain kinds of the DCG sums: linear, exponential, binary, normalised (NDCNG), mapped
 N_KINDS = 5
@@ -41,7 +64,6 @@ N_KINDS = 5
 TIE_STORED, TIE_PESSIMISTIC, TIE_OPTIMISTIC, TIE_EXPECTED = range(4)
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 USERS_PER_BLOCK = 64
-
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -63,7 +85,7 @@ def _gain(kind, g, top, threshold, gain_keys, gain_vals):
     if kind == 0:
         return g
     if kind == 1:
-        return 2.0 ** g - 1.0
+        return 2.0**g - 1.0
     if kind == 2:
         return 1.0 if g >= threshold and g > 0 else 0.0
     if kind == 3:
@@ -72,9 +94,29 @@ def _gain(kind, g, top, threshold, gain_keys, gain_vals):
 
 
 @njit(cache=True, nogil=True)
-def _setup_user(u, indptr, ent_items, ent_grades, keep, threshold, need_kind, need_muap,
-                ideal_len, disc, weights, gain_keys, gain_vals, buf, gbuf, ideal, levels,
-                lev_count, lev_dist, sw_total, us):
+def _setup_user(
+    u,
+    indptr,
+    ent_items,
+    ent_grades,
+    keep,
+    threshold,
+    need_kind,
+    need_muap,
+    ideal_len,
+    disc,
+    weights,
+    gain_keys,
+    gain_vals,
+    buf,
+    gbuf,
+    ideal,
+    levels,
+    lev_count,
+    lev_dist,
+    sw_total,
+    us,
+):
     """The user's kept judgments: ``us`` = (|R|, judged, top grade, bpref divisor, levels, entries).
 
     Fills ``ideal[kind, i]`` (cumulative ideal DCG of each needed gain), the µAP grade levels and
@@ -116,7 +158,9 @@ def _setup_user(u, indptr, ent_items, ent_grades, keep, threshold, need_kind, ne
         if need_kind[kind]:
             acc = 0.0
             for i in range(n_id):
-                acc += _gain(kind, grades[n_e - 1 - i], top, threshold, gain_keys, gain_vals) * disc[i]
+                acc += (
+                    _gain(kind, grades[n_e - 1 - i], top, threshold, gain_keys, gain_vals) * disc[i]
+                )
                 ideal[kind, i] = acc
     if need_kind[4]:  # a mapped gain need not grow with the grade: sort the gains
         for i in range(n_e):
@@ -141,9 +185,38 @@ def _setup_user(u, indptr, ent_items, ent_grades, keep, threshold, need_kind, ne
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _value(c, kd, cut, slot, hits, ap_sum, dcg, first, bpref_sum, infap_sum, rank_sum, hits_r,
-           rr, succ, num_rel, n_e, n_lev, list_len, expected, ideal, ideal_len, err_sum, sw,
-           sw_total, mu_sum, levels, lev_count, lev_dist, hit_prec, recall_levels):
+def _value(
+    c,
+    kd,
+    cut,
+    slot,
+    hits,
+    ap_sum,
+    dcg,
+    first,
+    bpref_sum,
+    infap_sum,
+    rank_sum,
+    hits_r,
+    rr,
+    succ,
+    num_rel,
+    n_e,
+    n_lev,
+    list_len,
+    expected,
+    ideal,
+    ideal_len,
+    err_sum,
+    sw,
+    sw_total,
+    mu_sum,
+    levels,
+    lev_count,
+    lev_dist,
+    hit_prec,
+    recall_levels,
+):
     """The value of metric ``c`` at the cut-off reading ``cut`` positions, from the running sums
     (``dcg`` is the sum of the gain of ``c``; ``rr`` and ``succ`` are read when ``expected``)."""
     if c == P:
@@ -220,14 +293,71 @@ def _value(c, kd, cut, slot, hits, ap_sum, dcg, first, bpref_sum, infap_sum, ran
 
 
 @njit(cache=True, nogil=True)
-def _value_call(c, kd, cut, slot, hits, ap_sum, dcg, first, bpref_sum, infap_sum, rank_sum, hits_r,
-                rr, succ, num_rel, n_e, n_lev, list_len, expected, ideal, ideal_len, err_sum, sw,
-                sw_total, mu_sum, levels, lev_count, lev_dist, hit_prec, recall_levels):
+def _value_call(
+    c,
+    kd,
+    cut,
+    slot,
+    hits,
+    ap_sum,
+    dcg,
+    first,
+    bpref_sum,
+    infap_sum,
+    rank_sum,
+    hits_r,
+    rr,
+    succ,
+    num_rel,
+    n_e,
+    n_lev,
+    list_len,
+    expected,
+    ideal,
+    ideal_len,
+    err_sum,
+    sw,
+    sw_total,
+    mu_sum,
+    levels,
+    lev_count,
+    lev_dist,
+    hit_prec,
+    recall_levels,
+):
     """:func:`_value` as a call, for the metrics the scorers do not write out themselves."""
-    return _value(c, kd, cut, slot, hits, ap_sum, dcg, first, bpref_sum, infap_sum, rank_sum,
-                  hits_r, rr, succ, num_rel, n_e, n_lev, list_len, expected, ideal, ideal_len,
-                  err_sum, sw, sw_total, mu_sum, levels, lev_count, lev_dist, hit_prec,
-                  recall_levels)
+    return _value(
+        c,
+        kd,
+        cut,
+        slot,
+        hits,
+        ap_sum,
+        dcg,
+        first,
+        bpref_sum,
+        infap_sum,
+        rank_sum,
+        hits_r,
+        rr,
+        succ,
+        num_rel,
+        n_e,
+        n_lev,
+        list_len,
+        expected,
+        ideal,
+        ideal_len,
+        err_sum,
+        sw,
+        sw_total,
+        mu_sum,
+        levels,
+        lev_count,
+        lev_dist,
+        hit_prec,
+        recall_levels,
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -243,10 +373,45 @@ def _reset(err_sum, err_reach, sw, mu_hits, mu_sum):
 
 
 @njit(cache=True, nogil=True)
-def _score_expected(s, u, hpos, hg, hitem, hlo, hhi, n_hits, list_len, max_cut, us, threshold,
-                    codes, cuts, kdivs, slots, need_kind, weights, gain_keys, gain_vals, disc,
-                    ideal, ideal_len, recall_levels, levels, lev_count, lev_dist, err_sum,
-                    err_reach, sw, sw_total, mu_hits, mu_sum, hit_prec, wbuf, gsum, out):
+def _score_expected(
+    s,
+    u,
+    hpos,
+    hg,
+    hitem,
+    hlo,
+    hhi,
+    n_hits,
+    list_len,
+    max_cut,
+    us,
+    threshold,
+    codes,
+    cuts,
+    kdivs,
+    slots,
+    need_kind,
+    weights,
+    gain_keys,
+    gain_vals,
+    disc,
+    ideal,
+    ideal_len,
+    recall_levels,
+    levels,
+    lev_count,
+    lev_dist,
+    err_sum,
+    err_reach,
+    sw,
+    sw_total,
+    mu_hits,
+    mu_sum,
+    hit_prec,
+    wbuf,
+    gsum,
+    out,
+):
     """The metrics averaged over every ordering of every tie block (McSherry & Najork 2008).
 
     Hits come grouped by tie block (``hlo``/``hhi``: first and last position of the hit's
@@ -291,11 +456,38 @@ def _score_expected(s, u, hpos, hg, hitem, hlo, hhi, n_hits, list_len, max_cut, 
             d = min(lo + t, max_cut)
             while req < n_req and cuts[req] <= d:
                 c = codes[req]
-                out[req, s, u] = _value(c, kdivs[req], cuts[req], slots[req], hits, ap_sum,
-                                        dcg[_kind_of(c)], 0.0, 0.0, 0.0, 0.0, hits_r, rr, succ,
-                                        num_rel, n_e, 0, list_len, True, ideal, ideal_len,
-                                        err_sum, sw, sw_total, mu_sum, levels, lev_count,
-                                        lev_dist, hit_prec, recall_levels)
+                out[req, s, u] = _value(
+                    c,
+                    kdivs[req],
+                    cuts[req],
+                    slots[req],
+                    hits,
+                    ap_sum,
+                    dcg[_kind_of(c)],
+                    0.0,
+                    0.0,
+                    0.0,
+                    0.0,
+                    hits_r,
+                    rr,
+                    succ,
+                    num_rel,
+                    n_e,
+                    0,
+                    list_len,
+                    True,
+                    ideal,
+                    ideal_len,
+                    err_sum,
+                    sw,
+                    sw_total,
+                    mu_sum,
+                    levels,
+                    lev_count,
+                    lev_dist,
+                    hit_prec,
+                    recall_levels,
+                )
                 req += 1
             if d >= max_cut:
                 break
@@ -384,11 +576,53 @@ def _reassign(hpos, hg, hitem, hlo, hhi, n_hits, pessimistic, tpos, tg, titem, o
 
 
 @njit(cache=True, nogil=True)
-def _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, threshold,
-                infap_pooled, codes, cuts, kdivs, slots, need, need_kind, err_scale, weights,
-                gain_keys, gain_vals, disc, ideal, ideal_len, recall_levels, levels, lev_count,
-                lev_dist, err_sum, err_reach, sw, sw_total, mu_hits, mu_sum, hit_prec, tpos, tg,
-                titem, order, wbuf, gsum, out):
+def _score_user(
+    u,
+    n_sys,
+    tie_mode,
+    HP,
+    HG,
+    HI,
+    HLO,
+    HHI,
+    NH,
+    LL,
+    max_cut,
+    us,
+    threshold,
+    infap_pooled,
+    codes,
+    cuts,
+    kdivs,
+    slots,
+    need,
+    need_kind,
+    err_scale,
+    weights,
+    gain_keys,
+    gain_vals,
+    disc,
+    ideal,
+    ideal_len,
+    recall_levels,
+    levels,
+    lev_count,
+    lev_dist,
+    err_sum,
+    err_reach,
+    sw,
+    sw_total,
+    mu_hits,
+    mu_sum,
+    hit_prec,
+    tpos,
+    tg,
+    titem,
+    order,
+    wbuf,
+    gsum,
+    out,
+):
     """Every requested metric of every system's list for user ``u``, from the lists' hits.
 
     Row ``s`` of ``HP``/``HG``/``HI`` holds the position, grade and item of the ``NH[s]`` hits
@@ -419,15 +653,60 @@ def _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, t
                 out[req, s, u] = 1.0 if c == NUM_Q else num_rel if c == NUM_REL else 0.0
             continue
         if tie_mode == TIE_EXPECTED:
-            _score_expected(s, u, HP[s], HG[s], HI[s], HLO[s], HHI[s], n_hits, list_len, max_cut,
-                            us, threshold, codes, cuts, kdivs, slots, need_kind, weights,
-                            gain_keys, gain_vals, disc, ideal, ideal_len, recall_levels, levels,
-                            lev_count, lev_dist, err_sum, err_reach, sw, sw_total, mu_hits,
-                            mu_sum, hit_prec, wbuf, gsum, out)
+            _score_expected(
+                s,
+                u,
+                HP[s],
+                HG[s],
+                HI[s],
+                HLO[s],
+                HHI[s],
+                n_hits,
+                list_len,
+                max_cut,
+                us,
+                threshold,
+                codes,
+                cuts,
+                kdivs,
+                slots,
+                need_kind,
+                weights,
+                gain_keys,
+                gain_vals,
+                disc,
+                ideal,
+                ideal_len,
+                recall_levels,
+                levels,
+                lev_count,
+                lev_dist,
+                err_sum,
+                err_reach,
+                sw,
+                sw_total,
+                mu_hits,
+                mu_sum,
+                hit_prec,
+                wbuf,
+                gsum,
+                out,
+            )
             continue
         if tie_mode == TIE_PESSIMISTIC or tie_mode == TIE_OPTIMISTIC:
-            _reassign(HP[s], HG[s], HI[s], HLO[s], HHI[s], n_hits, tie_mode == TIE_PESSIMISTIC,
-                      tpos, tg, titem, order)
+            _reassign(
+                HP[s],
+                HG[s],
+                HI[s],
+                HLO[s],
+                HHI[s],
+                n_hits,
+                tie_mode == TIE_PESSIMISTIC,
+                tpos,
+                tg,
+                titem,
+                order,
+            )
         for e in range(n_err):
             err_sum[e] = 0.0
             err_reach[e] = 1.0
@@ -464,8 +743,17 @@ def _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, t
                     v = ap_sum / num_rel if num_rel > 0 else 0.0
                 elif c == NDCG_LIN or c == NDCG_EXP or c == NDCG_BIN or c == NDCNG or c == NDCG_MAP:
                     kind = _kind_of(c)
-                    dcg = dcg0 if kind == 0 else dcg1 if kind == 1 else dcg2 if kind == 2 \
-                        else dcg3 if kind == 3 else dcg4
+                    dcg = (
+                        dcg0
+                        if kind == 0
+                        else dcg1
+                        if kind == 1
+                        else dcg2
+                        if kind == 2
+                        else dcg3
+                        if kind == 3
+                        else dcg4
+                    )
                     n_id = min(kd, n_e, ideal_len)
                     best = ideal[kind, n_id - 1] if n_id > 0 else 0.0
                     v = dcg / best if best > 0 else 0.0
@@ -491,11 +779,38 @@ def _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, t
                 elif c == NUM_Q:
                     v = 1.0
                 else:
-                    v = _value_call(c, kd, cuts[req], slots[req], hits, ap_sum, 0.0, first,
-                                    bpref_sum, infap_sum, rank_sum, hits_r, 0.0, 0.0, num_rel,
-                                    n_e, n_lev, list_len, False, ideal, ideal_len, err_sum, sw,
-                                    sw_total, mu_sum, levels, lev_count, lev_dist, hit_prec,
-                                    recall_levels)
+                    v = _value_call(
+                        c,
+                        kd,
+                        cuts[req],
+                        slots[req],
+                        hits,
+                        ap_sum,
+                        0.0,
+                        first,
+                        bpref_sum,
+                        infap_sum,
+                        rank_sum,
+                        hits_r,
+                        0.0,
+                        0.0,
+                        num_rel,
+                        n_e,
+                        n_lev,
+                        list_len,
+                        False,
+                        ideal,
+                        ideal_len,
+                        err_sum,
+                        sw,
+                        sw_total,
+                        mu_sum,
+                        levels,
+                        lev_count,
+                        lev_dist,
+                        hit_prec,
+                        recall_levels,
+                    )
                 out[req, s, u] = v
                 req += 1
             if d >= max_cut:
@@ -515,7 +830,8 @@ def _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, t
                         a = hits + nonrel_seen
                         above = d if infap_pooled else a + pooled_seen
                         infap_sum += 1.0 / rank + (d / rank) * (above / d) * (
-                            (hits + eps) / (a + 2 * eps))
+                            (hits + eps) / (a + 2 * eps)
+                        )
                 if need_bpref:
                     bpref_sum += 1.0 - min(nonrel_seen, num_rel) / bpref_den
                 hits += 1.0
@@ -537,7 +853,7 @@ def _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, t
                 dcg0 += g * disc[d]
             if need_exp and g != last_g:  # grades repeat along a list: one power per change
                 last_g = g
-                last_exp = 2.0 ** g - 1.0
+                last_exp = 2.0**g - 1.0
             exp_gain = last_exp
             if nk1:
                 dcg1 += exp_gain * disc[d]
@@ -577,27 +893,76 @@ def _need_kinds(need):
 @njit(cache=True, nogil=True)
 def _workspace(size, disc_len, ideal_len, rmax, n_w, n_sys, width):
     """Scratch arrays of one pass: a user's judgments (``size`` entries), the discounts up to
-    ``disc_len``, ERR's scale per r_max, and each of ``n_sys`` lists' judged positions (``width``)."""
+    ``disc_len``, ERR's scale per r_max, and each of ``n_sys`` lists' judged positions
+    (``width``)."""
     n_err = rmax.shape[0]
     err_scale = np.empty(n_err)
     for e in range(n_err):
         err_scale[e] = 2.0 ** rmax[e]
-    return (np.empty(size), np.empty(size), _discounts(disc_len), np.zeros((N_KINDS, max(ideal_len, 1))),
-            np.empty(size), np.empty(size), np.empty(size), np.empty(size), np.empty(size),
-            np.empty(size), np.empty(n_err), np.empty(n_err), err_scale, np.empty(n_w),
-            np.empty(n_w), np.empty(n_w), np.zeros(N_KINDS), np.zeros(6),
-            np.empty((n_sys, width), dtype=np.int64), np.empty((n_sys, width)),
-            np.empty((n_sys, width), dtype=np.int64), np.zeros((n_sys, width), dtype=np.int64),
-            np.zeros((n_sys, width), dtype=np.int64), np.zeros(n_sys, dtype=np.int64),
-            np.zeros(n_sys, dtype=np.int64), np.empty(width, dtype=np.int64), np.empty(width),
-            np.empty(width, dtype=np.int64), np.empty(width, dtype=np.int64))
+    return (
+        np.empty(size),
+        np.empty(size),
+        _discounts(disc_len),
+        np.zeros((N_KINDS, max(ideal_len, 1))),
+        np.empty(size),
+        np.empty(size),
+        np.empty(size),
+        np.empty(size),
+        np.empty(size),
+        np.empty(size),
+        np.empty(n_err),
+        np.empty(n_err),
+        err_scale,
+        np.empty(n_w),
+        np.empty(n_w),
+        np.empty(n_w),
+        np.zeros(N_KINDS),
+        np.zeros(6),
+        np.empty((n_sys, width), dtype=np.int64),
+        np.empty((n_sys, width)),
+        np.empty((n_sys, width), dtype=np.int64),
+        np.zeros((n_sys, width), dtype=np.int64),
+        np.zeros((n_sys, width), dtype=np.int64),
+        np.zeros(n_sys, dtype=np.int64),
+        np.zeros(n_sys, dtype=np.int64),
+        np.empty(width, dtype=np.int64),
+        np.empty(width),
+        np.empty(width, dtype=np.int64),
+        np.empty(width, dtype=np.int64),
+    )
 
 
 @njit(cache=True, nogil=True)
-def _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, active, n_judged,
-                 threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
-                 recall_levels, gain_keys, gain_vals, ideal_len, max_entries, max_cut, all_users,
-                 out, gmax):
+def _table_block(
+    u0,
+    u1,
+    ranks,
+    tied,
+    tie_mode,
+    indptr,
+    ent_items,
+    ent_grades,
+    active,
+    n_judged,
+    threshold,
+    infap_pooled,
+    codes,
+    cuts,
+    kdivs,
+    slots,
+    need,
+    rmax,
+    weights,
+    recall_levels,
+    gain_keys,
+    gain_vals,
+    ideal_len,
+    max_entries,
+    max_cut,
+    all_users,
+    out,
+    gmax,
+):
     """Users ``u0 .. u1 - 1`` of every system from the dense item table; writes ``out``, ``gmax``.
 
     Users without a relevant item are skipped (left NaN) unless ``all_users``; then the metrics
@@ -607,10 +972,39 @@ def _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, a
     n_sys = ranks.shape[0]
     depth = ranks.shape[2]
     table = np.full(max(n_judged, 1), np.nan)  # grade of each judged item for the current user
-    (buf, gbuf, disc, ideal, levels, lev_count, lev_dist, mu_hits, mu_sum, hit_prec, err_sum,
-     err_reach, err_scale, sw, sw_total, wbuf, gsum, us, HP, HG, HI, HLO, HHI, NH, LL, tpos, tg,
-     titem, order) = _workspace(
-        max(max_entries, 1), max(depth, ideal_len), ideal_len, rmax, weights.shape[0], n_sys, depth)
+    (
+        buf,
+        gbuf,
+        disc,
+        ideal,
+        levels,
+        lev_count,
+        lev_dist,
+        mu_hits,
+        mu_sum,
+        hit_prec,
+        err_sum,
+        err_reach,
+        err_scale,
+        sw,
+        sw_total,
+        wbuf,
+        gsum,
+        us,
+        HP,
+        HG,
+        HI,
+        HLO,
+        HHI,
+        NH,
+        LL,
+        tpos,
+        tg,
+        titem,
+        order,
+    ) = _workspace(
+        max(max_entries, 1), max(depth, ideal_len), ideal_len, rmax, weights.shape[0], n_sys, depth
+    )
     need_kind = _need_kinds(need)
     need_muap = need[MUAP]
     need_err = need[ERR]
@@ -620,9 +1014,29 @@ def _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, a
         for e in range(indptr[u], indptr[u + 1]):
             if active[e]:
                 table[ent_items[e]] = ent_grades[e]
-        _setup_user(u, indptr, ent_items, ent_grades, active, threshold, need_kind, need_muap,
-                    ideal_len, disc, weights, gain_keys, gain_vals, buf, gbuf, ideal, levels,
-                    lev_count, lev_dist, sw_total, us)
+        _setup_user(
+            u,
+            indptr,
+            ent_items,
+            ent_grades,
+            active,
+            threshold,
+            need_kind,
+            need_muap,
+            ideal_len,
+            disc,
+            weights,
+            gain_keys,
+            gain_vals,
+            buf,
+            gbuf,
+            ideal,
+            levels,
+            lev_count,
+            lev_dist,
+            sw_total,
+            us,
+        )
         skip = us[0] == 0.0 and not all_users
         for s in range(n_sys):
             if need_err:  # the ERR grade check reads the whole list, beyond the cut-offs
@@ -679,19 +1093,83 @@ def _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, a
             NH[s] = n
             LL[s] = list_len
         if not skip:
-            _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, threshold,
-                        infap_pooled, codes, cuts, kdivs, slots, need, need_kind, err_scale,
-                        weights, gain_keys, gain_vals, disc, ideal, ideal_len, recall_levels,
-                        levels, lev_count, lev_dist, err_sum, err_reach, sw, sw_total, mu_hits,
-                        mu_sum, hit_prec, tpos, tg, titem, order, wbuf, gsum, out)
+            _score_user(
+                u,
+                n_sys,
+                tie_mode,
+                HP,
+                HG,
+                HI,
+                HLO,
+                HHI,
+                NH,
+                LL,
+                max_cut,
+                us,
+                threshold,
+                infap_pooled,
+                codes,
+                cuts,
+                kdivs,
+                slots,
+                need,
+                need_kind,
+                err_scale,
+                weights,
+                gain_keys,
+                gain_vals,
+                disc,
+                ideal,
+                ideal_len,
+                recall_levels,
+                levels,
+                lev_count,
+                lev_dist,
+                err_sum,
+                err_reach,
+                sw,
+                sw_total,
+                mu_hits,
+                mu_sum,
+                hit_prec,
+                tpos,
+                tg,
+                titem,
+                order,
+                wbuf,
+                gsum,
+                out,
+            )
         for e in range(indptr[u], indptr[u + 1]):
             table[ent_items[e]] = np.nan
 
 
 @njit(cache=True, nogil=True)
-def evaluate_lists_serial(ranks, tied, tie_mode, indptr, ent_items, ent_grades, active, n_judged,
-                          threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
-                          recall_levels, gain_keys, gain_vals, ideal_len, max_entries, all_users):
+def evaluate_lists_serial(
+    ranks: np.ndarray,
+    tied: np.ndarray,
+    tie_mode: int,
+    indptr: np.ndarray,
+    ent_items: np.ndarray,
+    ent_grades: np.ndarray,
+    active: np.ndarray,
+    n_judged: int,
+    threshold: float,
+    infap_pooled: bool,
+    codes: np.ndarray,
+    cuts: np.ndarray,
+    kdivs: np.ndarray,
+    slots: np.ndarray,
+    need: np.ndarray,
+    rmax: np.ndarray,
+    weights: np.ndarray,
+    recall_levels: np.ndarray,
+    gain_keys: np.ndarray,
+    gain_vals: np.ndarray,
+    ideal_len: int,
+    max_entries: int,
+    all_users: bool,
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`evaluate_lists` in the calling thread: small inputs skip the thread launch."""
     n_sys, n_users, _ = ranks.shape
     out = np.full((codes.shape[0], n_sys, n_users), np.nan)
@@ -699,17 +1177,65 @@ def evaluate_lists_serial(ranks, tied, tie_mode, indptr, ent_items, ent_grades, 
     max_cut = 0
     for c in cuts:
         max_cut = max(max_cut, c)
-    _table_block(0, n_users, ranks, tied, tie_mode, indptr, ent_items, ent_grades, active,
-                 n_judged, threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
-                 recall_levels, gain_keys, gain_vals, ideal_len, max_entries, max_cut, all_users,
-                 out, gmax)
+    _table_block(
+        0,
+        n_users,
+        ranks,
+        tied,
+        tie_mode,
+        indptr,
+        ent_items,
+        ent_grades,
+        active,
+        n_judged,
+        threshold,
+        infap_pooled,
+        codes,
+        cuts,
+        kdivs,
+        slots,
+        need,
+        rmax,
+        weights,
+        recall_levels,
+        gain_keys,
+        gain_vals,
+        ideal_len,
+        max_entries,
+        max_cut,
+        all_users,
+        out,
+        gmax,
+    )
     return out, gmax
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def evaluate_lists(ranks, tied, tie_mode, indptr, ent_items, ent_grades, active, n_judged,
-                   threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
-                   recall_levels, gain_keys, gain_vals, ideal_len, max_entries, all_users):
+def evaluate_lists(
+    ranks: np.ndarray,
+    tied: np.ndarray,
+    tie_mode: int,
+    indptr: np.ndarray,
+    ent_items: np.ndarray,
+    ent_grades: np.ndarray,
+    active: np.ndarray,
+    n_judged: int,
+    threshold: float,
+    infap_pooled: bool,
+    codes: np.ndarray,
+    cuts: np.ndarray,
+    kdivs: np.ndarray,
+    slots: np.ndarray,
+    need: np.ndarray,
+    rmax: np.ndarray,
+    weights: np.ndarray,
+    recall_levels: np.ndarray,
+    gain_keys: np.ndarray,
+    gain_vals: np.ndarray,
+    ideal_len: int,
+    max_entries: int,
+    all_users: bool,
+) -> tuple[np.ndarray, np.ndarray]:
     """Run the table pass over all users in parallel blocks.
 
     Returns ``out`` (requests × systems × users; requests sorted by cut-off, NaN for users
@@ -725,36 +1251,145 @@ def evaluate_lists(ranks, tied, tie_mode, indptr, ent_items, ent_grades, active,
     for b in prange(n_blocks):
         u0 = b * USERS_PER_BLOCK
         u1 = min(n_users, u0 + USERS_PER_BLOCK)
-        _table_block(u0, u1, ranks, tied, tie_mode, indptr, ent_items, ent_grades, active,
-                     n_judged, threshold, infap_pooled, codes, cuts, kdivs, slots, need, rmax,
-                     weights, recall_levels, gain_keys, gain_vals, ideal_len, max_entries,
-                     max_cut, all_users, out, gmax)
+        _table_block(
+            u0,
+            u1,
+            ranks,
+            tied,
+            tie_mode,
+            indptr,
+            ent_items,
+            ent_grades,
+            active,
+            n_judged,
+            threshold,
+            infap_pooled,
+            codes,
+            cuts,
+            kdivs,
+            slots,
+            need,
+            rmax,
+            weights,
+            recall_levels,
+            gain_keys,
+            gain_vals,
+            ideal_len,
+            max_entries,
+            max_cut,
+            all_users,
+            out,
+            gmax,
+        )
     return out, gmax
 
 
 # ------------------------------------------------------------------------ subsets of judgments
 @njit(cache=True, nogil=True)
-def _subset_pass(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi, list_len,
-                 tie_mode, indptr, ent_items, ent_grades, threshold, infap_pooled, codes, cuts,
-                 kdivs, slots, need, rmax, weights, recall_levels, gain_keys, gain_vals,
-                 ideal_len, max_entries, max_hits, max_cut, all_users, out):
+def _subset_pass(
+    keep,
+    n_sys,
+    n_users,
+    list_ptr,
+    hit_pos,
+    hit_entry,
+    hit_lo,
+    hit_hi,
+    list_len,
+    tie_mode,
+    indptr,
+    ent_items,
+    ent_grades,
+    threshold,
+    infap_pooled,
+    codes,
+    cuts,
+    kdivs,
+    slots,
+    need,
+    rmax,
+    weights,
+    recall_levels,
+    gain_keys,
+    gain_vals,
+    ideal_len,
+    max_entries,
+    max_hits,
+    max_cut,
+    all_users,
+    out,
+):
     """Every metric of every list on the judgments ``keep`` leaves; writes ``out`` (NaN = excluded).
 
     A user is excluded (NaN) when no kept judgment is relevant, or with ``all_users`` when the
     user keeps no judgment at all.
     """
-    (buf, gbuf, disc, ideal, levels, lev_count, lev_dist, mu_hits, mu_sum, hit_prec, err_sum,
-     err_reach, err_scale, sw, sw_total, wbuf, gsum, us, HP, HG, HI, HLO, HHI, NH, LL, tpos, tg,
-     titem, order) = _workspace(
-        max(max_entries, 1), max(max_cut, ideal_len), ideal_len, rmax, weights.shape[0], n_sys,
-        max(max_hits, 1))
+    (
+        buf,
+        gbuf,
+        disc,
+        ideal,
+        levels,
+        lev_count,
+        lev_dist,
+        mu_hits,
+        mu_sum,
+        hit_prec,
+        err_sum,
+        err_reach,
+        err_scale,
+        sw,
+        sw_total,
+        wbuf,
+        gsum,
+        us,
+        HP,
+        HG,
+        HI,
+        HLO,
+        HHI,
+        NH,
+        LL,
+        tpos,
+        tg,
+        titem,
+        order,
+    ) = _workspace(
+        max(max_entries, 1),
+        max(max_cut, ideal_len),
+        ideal_len,
+        rmax,
+        weights.shape[0],
+        n_sys,
+        max(max_hits, 1),
+    )
     need_kind = _need_kinds(need)
     need_muap = need[MUAP]
     ties = tie_mode != TIE_STORED
     for u in range(n_users):
-        _setup_user(u, indptr, ent_items, ent_grades, keep, threshold, need_kind, need_muap,
-                    ideal_len, disc, weights, gain_keys, gain_vals, buf, gbuf, ideal, levels,
-                    lev_count, lev_dist, sw_total, us)
+        _setup_user(
+            u,
+            indptr,
+            ent_items,
+            ent_grades,
+            keep,
+            threshold,
+            need_kind,
+            need_muap,
+            ideal_len,
+            disc,
+            weights,
+            gain_keys,
+            gain_vals,
+            buf,
+            gbuf,
+            ideal,
+            levels,
+            lev_count,
+            lev_dist,
+            sw_total,
+            us,
+        )
         if (us[0] == 0.0 and not all_users) or us[5] == 0.0:
             for req in range(codes.shape[0]):
                 for s in range(n_sys):
@@ -775,33 +1410,162 @@ def _subset_pass(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit
                     n += 1
             NH[s] = n
             LL[s] = list_len[s, u]
-        _score_user(u, n_sys, tie_mode, HP, HG, HI, HLO, HHI, NH, LL, max_cut, us, threshold,
-                    infap_pooled, codes, cuts, kdivs, slots, need, need_kind, err_scale, weights,
-                    gain_keys, gain_vals, disc, ideal, ideal_len, recall_levels, levels, lev_count,
-                    lev_dist, err_sum, err_reach, sw, sw_total, mu_hits, mu_sum, hit_prec, tpos, tg,
-                    titem, order, wbuf, gsum, out)
+        _score_user(
+            u,
+            n_sys,
+            tie_mode,
+            HP,
+            HG,
+            HI,
+            HLO,
+            HHI,
+            NH,
+            LL,
+            max_cut,
+            us,
+            threshold,
+            infap_pooled,
+            codes,
+            cuts,
+            kdivs,
+            slots,
+            need,
+            need_kind,
+            err_scale,
+            weights,
+            gain_keys,
+            gain_vals,
+            disc,
+            ideal,
+            ideal_len,
+            recall_levels,
+            levels,
+            lev_count,
+            lev_dist,
+            err_sum,
+            err_reach,
+            sw,
+            sw_total,
+            mu_hits,
+            mu_sum,
+            hit_prec,
+            tpos,
+            tg,
+            titem,
+            order,
+            wbuf,
+            gsum,
+            out,
+        )
 
 
 @njit(cache=True, nogil=True)
-def subset_scores(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi, list_len,
-                  tie_mode, indptr, ent_items, ent_grades, threshold, infap_pooled, codes, cuts,
-                  kdivs, slots, need, rmax, weights, recall_levels, gain_keys, gain_vals,
-                  ideal_len, max_entries, max_hits, max_cut, all_users):
+def subset_scores(
+    keep: np.ndarray,
+    n_sys: int,
+    n_users: int,
+    list_ptr: np.ndarray,
+    hit_pos: np.ndarray,
+    hit_entry: np.ndarray,
+    hit_lo: np.ndarray,
+    hit_hi: np.ndarray,
+    list_len: np.ndarray,
+    tie_mode: int,
+    indptr: np.ndarray,
+    ent_items: np.ndarray,
+    ent_grades: np.ndarray,
+    threshold: float,
+    infap_pooled: bool,
+    codes: np.ndarray,
+    cuts: np.ndarray,
+    kdivs: np.ndarray,
+    slots: np.ndarray,
+    need: np.ndarray,
+    rmax: np.ndarray,
+    weights: np.ndarray,
+    recall_levels: np.ndarray,
+    gain_keys: np.ndarray,
+    gain_vals: np.ndarray,
+    ideal_len: int,
+    max_entries: int,
+    max_hits: int,
+    max_cut: int,
+    all_users: bool,
+) -> np.ndarray:
     """Per-user values (requests × systems × users) on the judgments one ``keep`` mask leaves."""
     out = np.full((codes.shape[0], n_sys, n_users), np.nan)
-    _subset_pass(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi, list_len,
-                 tie_mode, indptr, ent_items, ent_grades, threshold, infap_pooled, codes, cuts,
-                 kdivs, slots, need, rmax, weights, recall_levels, gain_keys, gain_vals,
-                 ideal_len, max_entries, max_hits, max_cut, all_users, out)
+    _subset_pass(
+        keep,
+        n_sys,
+        n_users,
+        list_ptr,
+        hit_pos,
+        hit_entry,
+        hit_lo,
+        hit_hi,
+        list_len,
+        tie_mode,
+        indptr,
+        ent_items,
+        ent_grades,
+        threshold,
+        infap_pooled,
+        codes,
+        cuts,
+        kdivs,
+        slots,
+        need,
+        rmax,
+        weights,
+        recall_levels,
+        gain_keys,
+        gain_vals,
+        ideal_len,
+        max_entries,
+        max_hits,
+        max_cut,
+        all_users,
+        out,
+    )
     return out
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def subset_means(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi, list_len,
-                 tie_mode, indptr, ent_items, ent_grades, threshold, infap_pooled, codes, cuts,
-                 kdivs, slots, need, rmax, weights, recall_levels, gain_keys, gain_vals,
-                 ideal_len, max_entries, max_hits, max_cut, all_users, floor, with_gmean,
-                 n_chunks):
+def subset_means(
+    keep: np.ndarray,
+    n_sys: int,
+    n_users: int,
+    list_ptr: np.ndarray,
+    hit_pos: np.ndarray,
+    hit_entry: np.ndarray,
+    hit_lo: np.ndarray,
+    hit_hi: np.ndarray,
+    list_len: np.ndarray,
+    tie_mode: int,
+    indptr: np.ndarray,
+    ent_items: np.ndarray,
+    ent_grades: np.ndarray,
+    threshold: float,
+    infap_pooled: bool,
+    codes: np.ndarray,
+    cuts: np.ndarray,
+    kdivs: np.ndarray,
+    slots: np.ndarray,
+    need: np.ndarray,
+    rmax: np.ndarray,
+    weights: np.ndarray,
+    recall_levels: np.ndarray,
+    gain_keys: np.ndarray,
+    gain_vals: np.ndarray,
+    ideal_len: int,
+    max_entries: int,
+    max_hits: int,
+    max_cut: int,
+    all_users: bool,
+    floor: float,
+    with_gmean: bool,
+    n_chunks: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """Arithmetic and geometric means over users (masks × requests × systems) for every mask.
 
     Users left out on a mask (NaN) are left out of its means; the geometric mean (computed
@@ -817,11 +1581,39 @@ def subset_means(keep, n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit
     for c in prange(n_chunks):
         out = np.empty((n_req, n_sys, n_users))
         for k in range(c * per, min(n_masks, (c + 1) * per)):
-            _subset_pass(keep[k], n_sys, n_users, list_ptr, hit_pos, hit_entry, hit_lo, hit_hi,
-                         list_len, tie_mode, indptr, ent_items, ent_grades, threshold,
-                         infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights,
-                         recall_levels, gain_keys, gain_vals, ideal_len, max_entries, max_hits,
-                         max_cut, all_users, out)
+            _subset_pass(
+                keep[k],
+                n_sys,
+                n_users,
+                list_ptr,
+                hit_pos,
+                hit_entry,
+                hit_lo,
+                hit_hi,
+                list_len,
+                tie_mode,
+                indptr,
+                ent_items,
+                ent_grades,
+                threshold,
+                infap_pooled,
+                codes,
+                cuts,
+                kdivs,
+                slots,
+                need,
+                rmax,
+                weights,
+                recall_levels,
+                gain_keys,
+                gain_vals,
+                ideal_len,
+                max_entries,
+                max_hits,
+                max_cut,
+                all_users,
+                out,
+            )
             for req in range(n_req):
                 for s in range(n_sys):
                     # compensated sums (Neumaier 1974): two systems whose means are equal get

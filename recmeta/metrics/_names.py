@@ -24,12 +24,22 @@ the only place that parses single names.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ._registry import GAIN_FROM_OPTION, REGISTRY, REQUIRED, lookup
 
-__all__ = ["MetricSpec", "MetricNameError", "parse_metric", "known_metrics", "PARAMS", "SUMMED",
-           "ELEVEN_POINTS", "GAIN_FROM_OPTION"]
+__all__ = [
+    "MetricSpec",
+    "MetricNameError",
+    "parse_metric",
+    "known_metrics",
+    "PARAMS",
+    "SUMMED",
+    "ELEVEN_POINTS",
+    "GAIN_FROM_OPTION",
+]
 
 
 class MetricNameError(ValueError):
@@ -37,9 +47,8 @@ class MetricNameError(ValueError):
 
 
 # canonical name -> {parameter: (default, reader)}, from the registry (kept for callers)
-PARAMS: dict[str, dict[str, tuple[object, object]]] = {
-    name: {key: (p.default, p.read) for key, p in m.params.items()}
-    for name, m in REGISTRY.items()
+PARAMS: dict[str, dict[str, tuple[object, Callable[[str], object]]]] = {
+    name: {key: (p.default, p.read) for key, p in m.params.items()} for name, m in REGISTRY.items()
 }
 
 
@@ -49,8 +58,13 @@ SUMMED = frozenset({"NumQ", "NumRet", "NumRel", "NumRelRet"})
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 #: trec_eval's measures with cut-offs, and ours: ``P_10`` / ``P.10`` is ``P@10``
-TREC_CUTOFF_NAMES = {"p": "P", "recall": "R", "map_cut": "AP", "ndcg_cut": "nDCG",
-                     "success": "Success"}
+TREC_CUTOFF_NAMES = {
+    "p": "P",
+    "recall": "R",
+    "map_cut": "AP",
+    "ndcg_cut": "nDCG",
+    "success": "Success",
+}
 _TREC_CUT = re.compile(r"^(?P<base>[A-Za-z_]+?)[_.](?P<k>[0-9]+)$")
 _TREC_LEVEL = re.compile(r"^iprec_at_recall[_.](?P<x>[0-9]*\.?[0-9]+)$", re.IGNORECASE)
 
@@ -72,7 +86,9 @@ class MetricSpec:
     params: tuple[tuple[str, object], ...] = field(default=())
     aggregate: str | None = None
 
-    def param(self, key: str):
+    def param(self, key: str) -> Any:
+        """The value of parameter ``key``; its type is the one the registry's reader gives
+        (a number, a gain name, a gain table or None), hence ``Any``."""
         return dict(self.params)[key]
 
     def __str__(self) -> str:
@@ -194,8 +210,9 @@ def parse_metric(text: str | MetricSpec) -> MetricSpec:
         values["recall"] = level
     missing = [key for key, v in values.items() if v is REQUIRED]
     if missing:
-        raise MetricNameError(f"metric {text!r} needs {', '.join(missing)}=..., e.g. "
-                              f"'{name}({missing[0]}=0.5)'")
+        raise MetricNameError(
+            f"metric {text!r} needs {', '.join(missing)}=..., e.g. '{name}({missing[0]}=0.5)'"
+        )
     spec = REGISTRY[name].params
     kept = [(key, v) for key, v in values.items() if not (spec[key].optional and v is None)]
     return MetricSpec(name, k, tuple(sorted(kept)))

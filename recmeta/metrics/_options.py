@@ -93,8 +93,24 @@ GAINS = ("linear", "exponential", "binary")
 #: the tie rules, default first
 TIES = ("trec_eval", "item_id", "pessimistic", "optimistic", "expected")
 #: the metrics ``ties="expected"`` computes; the others are refused by name
-EXPECTED_METRICS = frozenset({"P", "R", "F1", "AP", "nDCG", "NDCNG", "RR", "Success", "SRecall",
-                              "Rprec", "NumQ", "NumRet", "NumRel", "NumRelRet"})
+EXPECTED_METRICS = frozenset(
+    {
+        "P",
+        "R",
+        "F1",
+        "AP",
+        "nDCG",
+        "NDCNG",
+        "RR",
+        "Success",
+        "SRecall",
+        "Rprec",
+        "NumQ",
+        "NumRet",
+        "NumRel",
+        "NumRelRet",
+    }
+)
 
 _GAIN_ALIASES = {"linear": "linear", "exponential": "exp", "exp": "exp", "binary": "binary"}
 # kernel codes of the tie rules ("item_id" is applied to the lists before the pass: code 0)
@@ -128,12 +144,15 @@ def gain_name(value: str) -> str:
     try:
         return _GAIN_ALIASES[value]
     except (KeyError, TypeError):
-        raise OptionError(f"gain must be one of {', '.join(GAINS)} (or 'exp'), or a mapping "
-                          f"grade → gain; got {value!r}") from None
+        raise OptionError(
+            f"gain must be one of {', '.join(GAINS)} (or 'exp'), or a mapping "
+            f"grade → gain; got {value!r}"
+        ) from None
 
 
-def options(infap: str = "trec_eval", gain: str | Mapping[float, float] = "linear",
-            ties: str = "trec_eval") -> Options:
+def options(
+    infap: str = "trec_eval", gain: str | Mapping[float, float] = "linear", ties: str = "trec_eval"
+) -> Options:
     """Check the option values (see the module docstring) and return them as :class:`Options`."""
     if infap not in INFAP:
         raise OptionError(f"infap must be one of {', '.join(map(repr, INFAP))}, got {infap!r}")
@@ -150,4 +169,3 @@ def options(infap: str = "trec_eval", gain: str | Mapping[float, float] = "linea
             raise OptionError("gain mapping holds a NaN or infinite grade or gain")
         return Options(infap, tuple(pairs), ties)
     return Options(infap, gain_name(gain), ties)
-

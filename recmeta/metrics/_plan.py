@@ -79,10 +79,25 @@ from ._registry import REGISTRY
 from ._runs import Runs, id_order, text_order
 
 _CODES = {
-    "P": K.P, "R": K.R, "F1": K.F1, "AP": K.AP, "RR": K.RR, "ERR": K.ERR, "bpref": K.BPREF,
-    "infAP": K.INFAP, "AUC": K.AUC, "muAP": K.MUAP, "NDCNG": K.NDCNG, "SRecall": K.SRECALL,
-    "Rprec": K.RPREC, "Success": K.SUCCESS, "IPrec": K.IPREC, "NumQ": K.NUM_Q,
-    "NumRet": K.NUM_RET, "NumRel": K.NUM_REL, "NumRelRet": K.NUM_REL_RET,
+    "P": K.P,
+    "R": K.R,
+    "F1": K.F1,
+    "AP": K.AP,
+    "RR": K.RR,
+    "ERR": K.ERR,
+    "bpref": K.BPREF,
+    "infAP": K.INFAP,
+    "AUC": K.AUC,
+    "muAP": K.MUAP,
+    "NDCNG": K.NDCNG,
+    "SRecall": K.SRECALL,
+    "Rprec": K.RPREC,
+    "Success": K.SUCCESS,
+    "IPrec": K.IPREC,
+    "NumQ": K.NUM_Q,
+    "NumRet": K.NUM_RET,
+    "NumRel": K.NUM_REL,
+    "NumRelRet": K.NUM_REL_RET,
 }
 _NDCG_CODES = (K.NDCG_LIN, K.NDCG_EXP, K.NDCG_BIN, K.NDCNG, K.NDCG_MAP)
 #: Inputs with fewer ranked positions to read (systems × users × largest cut-off) run in the
@@ -115,8 +130,9 @@ class Plan:
     tie_mode: int
 
 
-def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec],
-              opts: Options | None = None) -> Plan:
+def make_plan(
+    judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec], opts: Options | None = None
+) -> Plan:
     """Kernel inputs for ``specs`` under the options ``opts`` (trec_eval's readings if None)."""
     opts = opts or options()
     if opts.ties == "expected":
@@ -172,15 +188,26 @@ def make_plan(judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec],
     need = np.zeros(K.N_CODES, dtype=np.bool_)
     need[codes_a] = True
     ndcg = np.isin(codes_a, _NDCG_CODES)
-    ideal_len = int(min(kdivs_a[ndcg].max(), largest)) if ndcg.any() else 0
+    ideal_len = min(int(kdivs_a[ndcg].max()), largest) if ndcg.any() else 0
     gain_keys, gain_vals = opts.gain_table
     if need[K.NDCG_MAP]:
         _check_gain_table(judgments, gain_keys)
-    return Plan(order, codes_a[order], cuts_a[order], kdivs_a[order],
-                np.asarray(slots, dtype=np.int64)[order], need,
-                np.asarray(rmaxes, dtype=np.float64), _srecall_weights(judgments, gammas),
-                np.asarray(levels, dtype=np.float64), ideal_len, gain_keys, gain_vals,
-                opts.infap == "pooled", TIE_CODES[opts.ties])
+    return Plan(
+        order,
+        codes_a[order],
+        cuts_a[order],
+        kdivs_a[order],
+        np.asarray(slots, dtype=np.int64)[order],
+        need,
+        np.asarray(rmaxes, dtype=np.float64),
+        _srecall_weights(judgments, gammas),
+        np.asarray(levels, dtype=np.float64),
+        ideal_len,
+        gain_keys,
+        gain_vals,
+        opts.infap == "pooled",
+        TIE_CODES[opts.ties],
+    )
 
 
 def _check_gain_table(judgments: Judgments, keys: np.ndarray) -> None:
@@ -283,7 +310,10 @@ def check_err(plan: Plan, gmax: float) -> None:
 
 
 def run_plan(
-    judgments: Judgments, runs: Runs, specs: Sequence[MetricSpec], all_users: bool = False,
+    judgments: Judgments,
+    runs: Runs,
+    specs: Sequence[MetricSpec],
+    all_users: bool = False,
     opts: Options | None = None,
 ) -> list[np.ndarray]:
     """Per-user values (systems × users) of each spec, in the order given (NaN = excluded).
@@ -296,22 +326,44 @@ def run_plan(
     plan = make_plan(judgments, runs, unique, opts)
     ranks, tied = tie_lists(runs, opts.ties)
     e = judgments._entries
-    positions = ranks.size if plan.cuts.size == 0 else ranks.shape[0] * ranks.shape[1] * int(
-        plan.cuts.max())
+    positions = (
+        ranks.size
+        if plan.cuts.size == 0
+        else ranks.shape[0] * ranks.shape[1] * int(plan.cuts.max())
+    )
     kernel = K.evaluate_lists if positions >= PARALLEL_MIN_POSITIONS else K.evaluate_lists_serial
     out, gmax = kernel(
-        ranks, tied, plan.tie_mode, e.indptr, e.items, e.grades, judgments.active(),
-        len(judgments.items), float(judgments.threshold), plan.infap_pooled, plan.codes,
-        plan.cuts, plan.kdivs, plan.slots, plan.need, plan.rmax, plan.weights,
-        plan.recall_levels, plan.gain_keys, plan.gain_vals, plan.ideal_len,
-        _max_entries(judgments), bool(all_users),
+        ranks,
+        tied,
+        plan.tie_mode,
+        e.indptr,
+        e.items,
+        e.grades,
+        judgments.active(),
+        len(judgments.items),
+        float(judgments.threshold),
+        plan.infap_pooled,
+        plan.codes,
+        plan.cuts,
+        plan.kdivs,
+        plan.slots,
+        plan.need,
+        plan.rmax,
+        plan.weights,
+        plan.recall_levels,
+        plan.gain_keys,
+        plan.gain_vals,
+        plan.ideal_len,
+        _max_entries(judgments),
+        bool(all_users),
     )
     check_err(plan, gmax.max(initial=0.0))
     return by_request(specs, unique, plan, out)
 
 
-def by_request(specs: Sequence[MetricSpec], unique: list[MetricSpec], plan: Plan,
-               out: np.ndarray) -> list[np.ndarray]:
+def by_request(
+    specs: Sequence[MetricSpec], unique: list[MetricSpec], plan: Plan, out: np.ndarray
+) -> list[np.ndarray]:
     """The kernel's output (requests × ...) as one array per spec, in the order of ``specs``."""
     by_spec: dict[MetricSpec, np.ndarray] = {}
     for j, i in enumerate(plan.order):

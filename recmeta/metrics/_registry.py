@@ -16,6 +16,7 @@ the judgments' own relevance level); ``P(rel=2)@5`` is computed by trec_eval's p
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["Param", "Measure", "REGISTRY", "REQUIRED", "GAIN_FROM_OPTION", "lookup"]
@@ -29,7 +30,8 @@ class _Required:
 
 
 class _FromOption:
-    """Default of nDCG's gain: the evaluation's ``gain=`` option (linear unless it says otherwise)."""
+    """Default of nDCG's gain: the evaluation's ``gain=`` option (linear unless it says
+    otherwise)."""
 
     def __repr__(self) -> str:
         return "linear"
@@ -99,7 +101,7 @@ class Param:
     out of the parsed name (``optional``)."""
 
     default: object
-    read: object
+    read: Callable[[str], object]
     optional: bool = False
 
 
@@ -120,43 +122,72 @@ class Measure:
 
 
 _TREC = "trec_eval (NIST), https://github.com/usnistgov/trec_eval"
-REGISTRY: dict[str, Measure] = {m.name: m for m in (
-    Measure("P", {"rel": _REL}, ("Precision",), "P", _TREC),
-    Measure("R", {"rel": _REL}, ("recall", "Recall"), "recall", _TREC),
-    Measure("F1", {}, (), None, "van Rijsbergen 1979"),
-    Measure("AP", {"rel": _REL}, ("map", "MAP"), "map", "Buckley & Voorhees 2005; " + _TREC),
-    Measure("nDCG", {"gain": Param(GAIN_FROM_OPTION, _gain)}, ("ndcg",), "ndcg",
-            "Järvelin & Kekäläinen 2002"),
-    Measure("RR", {"rel": _REL}, ("MRR", "recip_rank"), "recip_rank", "Voorhees 1999"),
-    Measure("ERR", {"rmax": Param(None, _positive_float_or_none)}, (), None,
-            "Chapelle et al. 2009"),
-    Measure("bpref", {"rel": _REL}, ("Bpref",), "bpref", "Buckley & Voorhees 2004"),
-    Measure("infAP", {"rel": _REL}, (), "infAP", "Yilmaz & Aslam 2006"),
-    Measure("AUC", {}, (), None, "Hanley & McNeil 1982"),
-    Measure("muAP", {}, ("µAP", "uAP"), None, "Valcarce et al. 2020"),
-    Measure("NDCNG", {}, (), None, "Valcarce et al. 2020"),
-    Measure("SRecall", {"gamma": Param(1.0, _gamma)}, (), None, "Steck 2011"),
-    Measure("Rprec", {"rel": _REL}, ("R-prec",), "Rprec", _TREC),
-    Measure("Success", {"rel": _REL}, ("HR", "Hit"), "success", _TREC),
-    Measure("IPrec", {"recall": Param(REQUIRED, _unit), "rel": _REL}, (), "iprec_at_recall",
-            _TREC),
-    Measure("IPrec11", {}, ("11pt_avg",), "11pt_avg", _TREC),
-    Measure("NumQ", {}, ("num_q",), "num_q", _TREC),
-    Measure("NumRet", {}, ("num_ret",), "num_ret", _TREC),
-    Measure("NumRel", {"rel": _REL}, ("num_rel",), "num_rel", _TREC),
-    Measure("NumRelRet", {"rel": _REL}, ("num_rel_ret",), "num_rel_ret", _TREC),
-    Measure("RBP", {"p": Param(0.8, _persistence), "rel": _REL}, (), "rbp",
-            "Moffat & Zobel 2008", engine=False),
-    Measure("Judged", {}, (), None, "the share of judged documents in the top k (ir_measures)",
-            engine=False),
-    Measure("SetP", {"rel": _REL}, (), "set_P", _TREC, engine=False),
-    Measure("SetR", {"rel": _REL}, (), "set_recall", _TREC, engine=False),
-    Measure("SetF", {"beta": Param(1.0, _beta), "rel": _REL}, (), "set_F",
-            "van Rijsbergen 1979; " + _TREC, engine=False),
-)}
+REGISTRY: dict[str, Measure] = {
+    m.name: m
+    for m in (
+        Measure("P", {"rel": _REL}, ("Precision",), "P", _TREC),
+        Measure("R", {"rel": _REL}, ("recall", "Recall"), "recall", _TREC),
+        Measure("F1", {}, (), None, "van Rijsbergen 1979"),
+        Measure("AP", {"rel": _REL}, ("map", "MAP"), "map", "Buckley & Voorhees 2005; " + _TREC),
+        Measure(
+            "nDCG",
+            {"gain": Param(GAIN_FROM_OPTION, _gain)},
+            ("ndcg",),
+            "ndcg",
+            "Järvelin & Kekäläinen 2002",
+        ),
+        Measure("RR", {"rel": _REL}, ("MRR", "recip_rank"), "recip_rank", "Voorhees 1999"),
+        Measure(
+            "ERR", {"rmax": Param(None, _positive_float_or_none)}, (), None, "Chapelle et al. 2009"
+        ),
+        Measure("bpref", {"rel": _REL}, ("Bpref",), "bpref", "Buckley & Voorhees 2004"),
+        Measure("infAP", {"rel": _REL}, (), "infAP", "Yilmaz & Aslam 2006"),
+        Measure("AUC", {}, (), None, "Hanley & McNeil 1982"),
+        Measure("muAP", {}, ("µAP", "uAP"), None, "Valcarce et al. 2020"),
+        Measure("NDCNG", {}, (), None, "Valcarce et al. 2020"),
+        Measure("SRecall", {"gamma": Param(1.0, _gamma)}, (), None, "Steck 2011"),
+        Measure("Rprec", {"rel": _REL}, ("R-prec",), "Rprec", _TREC),
+        Measure("Success", {"rel": _REL}, ("HR", "Hit"), "success", _TREC),
+        Measure(
+            "IPrec", {"recall": Param(REQUIRED, _unit), "rel": _REL}, (), "iprec_at_recall", _TREC
+        ),
+        Measure("IPrec11", {}, ("11pt_avg",), "11pt_avg", _TREC),
+        Measure("NumQ", {}, ("num_q",), "num_q", _TREC),
+        Measure("NumRet", {}, ("num_ret",), "num_ret", _TREC),
+        Measure("NumRel", {"rel": _REL}, ("num_rel",), "num_rel", _TREC),
+        Measure("NumRelRet", {"rel": _REL}, ("num_rel_ret",), "num_rel_ret", _TREC),
+        Measure(
+            "RBP",
+            {"p": Param(0.8, _persistence), "rel": _REL},
+            (),
+            "rbp",
+            "Moffat & Zobel 2008",
+            engine=False,
+        ),
+        Measure(
+            "Judged",
+            {},
+            (),
+            None,
+            "the share of judged documents in the top k (ir_measures)",
+            engine=False,
+        ),
+        Measure("SetP", {"rel": _REL}, (), "set_P", _TREC, engine=False),
+        Measure("SetR", {"rel": _REL}, (), "set_recall", _TREC, engine=False),
+        Measure(
+            "SetF",
+            {"beta": Param(1.0, _beta), "rel": _REL},
+            (),
+            "set_F",
+            "van Rijsbergen 1979; " + _TREC,
+            engine=False,
+        ),
+    )
+}
 
 _LOOKUP = {name.lower(): name for name in REGISTRY} | {
-    alias.lower(): m.name for m in REGISTRY.values() for alias in m.aliases}
+    alias.lower(): m.name for m in REGISTRY.values() for alias in m.aliases
+}
 
 
 def lookup(name: str) -> Measure | None:

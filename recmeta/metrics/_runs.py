@@ -28,11 +28,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ._judgments import Judgments
+
+if TYPE_CHECKING:
+    from lenskit.data import ItemListCollection
 
 __all__ = ["Runs", "RunsError", "text_order", "id_order"]
 
@@ -164,10 +168,8 @@ class Runs:
         items = judgments.items.append(extra)
         item_code_of_distinct = items.get_indexer(distinct)
         icode = item_code_of_distinct[dcode]
-        if ties == "item_id":
-            tkey = -id_order(distinct)[dcode]  # sorted descending below: ids ascending
-        else:
-            tkey = text_order(distinct)[dcode]
+        # the key is sorted descending below, so item ids (negated) come out ascending
+        tkey = -id_order(distinct)[dcode] if ties == "item_id" else text_order(distinct)[dcode]
 
         scode, ucode, icode, tkey, key = (a[known] for a in (scode, ucode, icode, tkey, key))
         order = np.lexsort((-tkey, sign * key, ucode, scode))
@@ -193,8 +195,16 @@ class Runs:
         if len(group) > 1:
             same[1:] = (group[1:] == group[:-1]) & (key[1:] == key[:-1])
         tied[scode[keep], ucode[keep], pos[keep]] = same[keep]
-        return cls(systems, judgments.users, items, ranks, len(judgments.items), dropped,
-                   tied=tied, ties=ties)
+        return cls(
+            systems,
+            judgments.users,
+            items,
+            ranks,
+            len(judgments.items),
+            dropped,
+            tied=tied,
+            ties=ties,
+        )
 
     @classmethod
     def from_trec(
@@ -217,7 +227,7 @@ class Runs:
     @classmethod
     def from_lenskit(
         cls,
-        collections: Mapping[str, object],
+        collections: Mapping[str, ItemListCollection],
         judgments: Judgments,
         depth: int | None = None,
     ) -> Runs:
@@ -246,20 +256,34 @@ class Runs:
                 raise RunsError(
                     f"system {name!r}: lists need either all ranks (ordered lists) or all scores"
                 )
-            frames.append(pd.DataFrame({"system": name, "user": df[user_field].to_numpy(),
-                                        "item": df["item_id"].to_numpy(), **key}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "system": name,
+                        "user": df[user_field].to_numpy(),
+                        "item": df["item_id"].to_numpy(),
+                        **key,
+                    }
+                )
+            )
         if not frames:
             raise RunsError("no item lists in the given collections")
         keys = {tuple(sorted(set(f.columns) & {"rank", "score"})) for f in frames}
         if len(keys) > 1:  # some systems ranked, some scored: rank everything
-            frames = [f if "rank" in f.columns else
-                      f.assign(rank=_rank_within(f)).drop(columns="score") for f in frames]
+            frames = [
+                f if "rank" in f.columns else f.assign(rank=_rank_within(f)).drop(columns="score")
+                for f in frames
+            ]
         return cls.from_frame(pd.concat(frames, ignore_index=True), judgments, depth=depth)
 
     @classmethod
     def from_orders(
-        cls, orders: np.ndarray, judgments: Judgments, systems: Sequence[str] | None = None,
-        *, tied: np.ndarray | None = None,
+        cls,
+        orders: np.ndarray,
+        judgments: Judgments,
+        systems: Sequence[str] | None = None,
+        *,
+        tied: np.ndarray | None = None,
     ) -> Runs:
         """Runs from arrays of item codes (positions in ``judgments.items``), -1 = no item.
 
@@ -275,21 +299,35 @@ class Runs:
             if tied.ndim == 2:
                 tied = tied[None]
             if tied.dtype != np.bool_ or tied.shape != r.shape:
-                raise RunsError(f"tied must be a boolean array shaped like orders {r.shape}, "
-                                f"got {tied.dtype} {tied.shape}")
+                raise RunsError(
+                    f"tied must be a boolean array shaped like orders {r.shape}, "
+                    f"got {tied.dtype} {tied.shape}"
+                )
             if tied[:, :, 0].any() or (tied & (r < 0)).any():
-                raise RunsError("tied marks an item that ties with the one above it: the first "
-                                "position and the padding (-1) cannot be tied")
+                raise RunsError(
+                    "tied marks an item that ties with the one above it: the first "
+                    "position and the padding (-1) cannot be tied"
+                )
         if r.ndim != 3 or not np.issubdtype(r.dtype, np.integer):
-            raise RunsError(f"orders must be an integer array of 2 or 3 dims, got {r.dtype} {r.shape}")
+            raise RunsError(
+                f"orders must be an integer array of 2 or 3 dims, got {r.dtype} {r.shape}"
+            )
         if r.shape[1] != len(judgments.users):
-            raise RunsError(f"orders have {r.shape[1]} users, judgments have {len(judgments.users)}")
+            raise RunsError(
+                f"orders have {r.shape[1]} users, judgments have {len(judgments.users)}"
+            )
         if ((r < -1) | (r >= len(judgments.items))).any():
             raise RunsError("item codes must lie in [-1, number of judged items)")
         if systems is None:
             systems = [f"s{i}" for i in range(r.shape[0])]
-        runs = cls(pd.Index(systems, name="system"), judgments.users, judgments.items,
-                   r.astype(np.int32), len(judgments.items), tied=tied)
+        runs = cls(
+            pd.Index(systems, name="system"),
+            judgments.users,
+            judgments.items,
+            r.astype(np.int32),
+            len(judgments.items),
+            tied=tied,
+        )
         runs.validate()
         return runs
 
@@ -309,16 +347,25 @@ class Runs:
         first = parts[0]
         names = [n for p in parts for n in p.systems]
         if len(set(names)) != len(names):
-            raise RunsError(f"a system appears in two parts: {sorted({n for n in names if names.count(n) > 1})}")
+            raise RunsError(
+                f"a system appears in two parts: {sorted({n for n in names if names.count(n) > 1})}"
+            )
         n_judged = first.n_judged_items
         for p in parts[1:]:
-            if not (p.users.equals(first.users) and p.n_judged_items == n_judged
-                    and p.items[:n_judged].equals(first.items[:n_judged])):
-                raise RunsError("runs built for other judgments cannot be concatenated; build "
-                                "every part with the same Judgments")
+            if not (
+                p.users.equals(first.users)
+                and p.n_judged_items == n_judged
+                and p.items[:n_judged].equals(first.items[:n_judged])
+            ):
+                raise RunsError(
+                    "runs built for other judgments cannot be concatenated; build "
+                    "every part with the same Judgments"
+                )
             if p.ties != first.ties:
-                raise RunsError(f"parts read with different tie rules ({first.ties!r}, {p.ties!r}); "
-                                "build them with one ties= rule")
+                raise RunsError(
+                    f"parts read with different tie rules ({first.ties!r}, {p.ties!r}); "
+                    "build them with one ties= rule"
+                )
         extra = pd.Index(pd.unique(np.concatenate([p.items[n_judged:].to_numpy() for p in parts])))
         extra = extra[np.argsort(text_order(extra), kind="stable")]
         items = first.items[:n_judged].append(extra)
@@ -331,12 +378,20 @@ class Runs:
         for p in parts:  # the part's item codes -> codes in the shared index; -1 stays -1
             code = np.append(items.get_indexer(p.items), -1).astype(np.int32)
             s1 = s0 + len(p.systems)
-            ranks[s0:s1, :, :p.depth] = code[p.ranks]
+            ranks[s0:s1, :, : p.depth] = code[p.ranks]
             if tied is not None and p.tied is not None:
-                tied[s0:s1, :, :p.depth] = p.tied
+                tied[s0:s1, :, : p.depth] = p.tied
             s0 = s1
-        return cls(pd.Index(names, name="system"), first.users, items, ranks, n_judged,
-                   max(p.dropped_users for p in parts), tied=tied, ties=first.ties)
+        return cls(
+            pd.Index(names, name="system"),
+            first.users,
+            items,
+            ranks,
+            n_judged,
+            max(p.dropped_users for p in parts),
+            tied=tied,
+            ties=first.ties,
+        )
 
     # ------------------------------------------------------------------ checks and views
     def validate(self) -> None:
@@ -351,8 +406,10 @@ class Runs:
 
     def check_aligned(self, judgments: Judgments) -> None:
         if not (self.users is judgments.users or self.users.equals(judgments.users)):
-            raise RunsError("runs were built for other judgments (user index differs); "
-                            "rebuild them with Runs.from_frame(..., judgments)")
+            raise RunsError(
+                "runs were built for other judgments (user index differs); "
+                "rebuild them with Runs.from_frame(..., judgments)"
+            )
         n = len(judgments.items)
         if n != self.n_judged_items or not (
             self.items is judgments.items or self.items[:n].equals(judgments.items)
@@ -398,17 +455,32 @@ class Runs:
             block = np.take_along_axis(np.cumsum(~self.tied, axis=2), order, axis=2)
             tied = np.zeros(r.shape, dtype=bool)
             tied[:, :, 1:] = (block[:, :, 1:] == block[:, :, :-1]) & (ranks[:, :, 1:] >= 0)
-        return Runs(self.systems, self.users, self.items, ranks, self.n_judged_items,
-                    self.dropped_users, tied, self.ties)
+        return Runs(
+            self.systems,
+            self.users,
+            self.items,
+            ranks,
+            self.n_judged_items,
+            self.dropped_users,
+            tied,
+            self.ties,
+        )
 
     def select(self, systems: Sequence[str]) -> Runs:
         """The runs of some systems only."""
         idx = self.systems.get_indexer(systems)
         if (idx < 0).any():
             raise RunsError(f"unknown systems {list(np.asarray(systems)[idx < 0])}")
-        return Runs(self.systems[idx], self.users, self.items, self.ranks[idx],
-                    self.n_judged_items, self.dropped_users,
-                    None if self.tied is None else self.tied[idx], self.ties)
+        return Runs(
+            self.systems[idx],
+            self.users,
+            self.items,
+            self.ranks[idx],
+            self.n_judged_items,
+            self.dropped_users,
+            None if self.tied is None else self.tied[idx],
+            self.ties,
+        )
 
 
 def _rank_within(frame: pd.DataFrame) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Metrics on many subsets of one set of judgments: the incomplete test sets of meta-evaluation.
 
-Robustness studies (Valcarce et al. 2018, 2020; :mod:`recmeta.metaeval.incompleteness`) score the same
-runs against hundreds of incomplete versions of one test set. Only the ranked items that carry
-a judgment change a metric, so :class:`Subsets` finds once, for every (system, user) list, its
+Robustness studies (Valcarce et al. 2018, 2020; :mod:`recmeta.metaeval.incompleteness`) score
+the same runs against hundreds of incomplete versions of one test set. Only the ranked items that
+carry a judgment change a metric, so :class:`Subsets` finds once, for every (system, user) list, its
 *hits*: the positions of the list that hold a judged item, each with its judgment row. A subset
 is a ``keep`` mask over the judgment rows (those of ``judgments.to_frame()``); evaluating it is
 one compiled pass that reads the kept hits and the kept judgments of each user
@@ -10,17 +10,21 @@ one compiled pass that reads the kept hits and the kept judgments of each user
 values are those of :func:`recmeta.metrics.score_matrices` on ``judgments.subset(keep)`` —
 definitions in :mod:`recmeta.metrics._plan`, options in :mod:`recmeta.metrics._options`.
 
->>> sub = Subsets(judgments, runs, ["P@10", "nDCG@100", "infAP@100"], infap="pooled")  # doctest: +SKIP
->>> sub.score(keep)["P@10"]                  # systems × users on one incomplete test set  # doctest: +SKIP
->>> sub.means(masks.keep)["mean"]           # masks × metrics × systems                   # doctest: +SKIP
+>>> sub = Subsets(
+...     judgments, runs, ["P@10", "nDCG@100", "infAP@100"], infap="pooled"
+... )  # doctest: +SKIP
+>>> sub.score(keep)["P@10"]  # systems × users on one incomplete test set  # doctest: +SKIP
+>>> sub.means(masks.keep)["mean"]  # masks × metrics × systems  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from . import _kernel as K
 from ._evaluate import GMEAN_FLOOR
@@ -29,6 +33,14 @@ from ._names import parse_metric
 from ._options import options
 from ._plan import _max_entries, by_request, check_err, make_plan, tie_lists, unique_specs
 from ._runs import Runs
+
+
+class _HasKeep(Protocol):
+    """A stack of masks, as :class:`recmeta.metaeval.incompleteness.Masks`."""
+
+    @property
+    def keep(self) -> np.ndarray: ...
+
 
 __all__ = ["Subsets"]
 
@@ -73,10 +85,12 @@ class Subsets:
         if len(set(self.metrics)) != len(self.metrics):
             raise ValueError("a metric is listed twice")
         self.specs = [parse_metric(m) for m in metrics]
-        gm = [m for m, s in zip(self.metrics, self.specs) if s.aggregate is not None]
+        gm = [m for m, s in zip(self.metrics, self.specs, strict=True) if s.aggregate is not None]
         if gm:
-            raise ValueError(f"{gm}: ask for the plain metric and means(..., aggregates="
-                             "('gmean',)) for its geometric mean over users")
+            raise ValueError(
+                f"{gm}: ask for the plain metric and means(..., aggregates="
+                "('gmean',)) for its geometric mean over users"
+            )
         if judgments.item_popularity is None and any(s.name == "SRecall" for s in self.specs):
             raise ValueError(
                 "SRecall weighs items by their relevant ratings, which a subset would change; "
@@ -107,7 +121,7 @@ class Subsets:
         # tie block that holds it) that carry a judged item; found one system at a time
         n_sys, _, depth = ranks.shape
         self._max_cut = max_cut = int(plan.cuts.max()) if plan.cuts.size else 0
-        ties = plan.tie_mode != K.TIE_STORED
+        tie_blocks = plan.tie_mode != K.TIE_STORED
         width = np.int64(len(runs.items) + 1)
         entry_key = entry_user.astype(np.int64) * width + self._items
         pos = np.arange(depth)
@@ -118,23 +132,26 @@ class Subsets:
             r = ranks[sys]
             present = r >= 0
             read = np.broadcast_to(pos < max_cut, r.shape)
-            if ties:
+            if tie_blocks:
                 t = tied[sys]
                 block = np.cumsum(~t, axis=1)
                 if max_cut:
-                    read = read | (block == block[:, max_cut - 1:max_cut])
+                    read = read | (block == block[:, max_cut - 1 : max_cut])
             u, d = np.nonzero(present & read)
             at, found = _lookup(entry_key, u.astype(np.int64) * width + r[u, d])
             u, d, at = u[found], d[found], at[found]
             counts[sys] = np.bincount(u, minlength=n_users)
             lo = hi = np.zeros(0, dtype=np.int32)
-            if ties:
+            if tie_blocks:
                 lo = np.maximum.accumulate(np.where(~t, pos, 0), axis=1)[u, d]
                 is_end = np.ones(r.shape, dtype=bool)
                 is_end[:, :-1] = ~t[:, 1:]
-                hi = np.minimum.accumulate(np.where(is_end, pos, depth)[:, ::-1], axis=1)[:, ::-1][u, d]
-            parts.append((d.astype(np.int32), at.astype(np.int32), lo.astype(np.int32),
-                          hi.astype(np.int32)))
+                hi = np.minimum.accumulate(np.where(is_end, pos, depth)[:, ::-1], axis=1)[:, ::-1][
+                    u, d
+                ]
+            parts.append(
+                (d.astype(np.int32), at.astype(np.int32), lo.astype(np.int32), hi.astype(np.int32))
+            )
             if plan.rmax.size:  # ERR's check reads the whole lists, as the full evaluation does
                 u_all, d_all = np.nonzero(present)
                 at_all, hit = _lookup(entry_key, u_all.astype(np.int64) * width + r[u_all, d_all])
@@ -148,14 +165,17 @@ class Subsets:
         self._hit_lo = np.ascontiguousarray(np.concatenate([p[2] for p in parts]))
         self._hit_hi = np.ascontiguousarray(np.concatenate([p[3] for p in parts]))
         self._max_hits = int(counts.max(initial=0))
-        self._list_len = np.ascontiguousarray(np.minimum((ranks >= 0).sum(axis=2), max_cut),
-                                              dtype=np.int64)
+        self._list_len = np.ascontiguousarray(
+            np.minimum((ranks >= 0).sum(axis=2), max_cut), dtype=np.int64
+        )
         self._shape = (n_sys, n_users)
 
     def __repr__(self) -> str:
-        return (f"Subsets({len(self.metrics)} metrics, {self._shape[0]} systems, "
-                f"{self._shape[1]} users, {self.n_rows} judgment rows, "
-                f"{self._hit_pos.size} judged positions)")
+        return (
+            f"Subsets({len(self.metrics)} metrics, {self._shape[0]} systems, "
+            f"{self._shape[1]} users, {self.n_rows} judgment rows, "
+            f"{self._hit_pos.size} judged positions)"
+        )
 
     @property
     def systems(self) -> list[str]:
@@ -169,14 +189,39 @@ class Subsets:
 
     def _args(self):
         p = self._plan
-        return (self._shape[0], self._shape[1], self._list_ptr, self._hit_pos, self._hit_entry,
-                self._hit_lo, self._hit_hi, self._list_len, p.tie_mode, self._indptr, self._items,
-                self._grades, float(self.judgments.threshold), p.infap_pooled, p.codes, p.cuts,
-                p.kdivs, p.slots, p.need, p.rmax, p.weights, p.recall_levels, p.gain_keys,
-                p.gain_vals, p.ideal_len, _max_entries(self.judgments), self._max_hits,
-                self._max_cut, self._all_users)
+        return (
+            self._shape[0],
+            self._shape[1],
+            self._list_ptr,
+            self._hit_pos,
+            self._hit_entry,
+            self._hit_lo,
+            self._hit_hi,
+            self._list_len,
+            p.tie_mode,
+            self._indptr,
+            self._items,
+            self._grades,
+            float(self.judgments.threshold),
+            p.infap_pooled,
+            p.codes,
+            p.cuts,
+            p.kdivs,
+            p.slots,
+            p.need,
+            p.rmax,
+            p.weights,
+            p.recall_levels,
+            p.gain_keys,
+            p.gain_vals,
+            p.ideal_len,
+            _max_entries(self.judgments),
+            self._max_hits,
+            self._max_cut,
+            self._all_users,
+        )
 
-    def _check_keep(self, keep, ndim: int) -> np.ndarray:
+    def _check_keep(self, keep: npt.ArrayLike | _HasKeep | None, ndim: int) -> np.ndarray:
         keep = getattr(keep, "keep", keep)  # a recmeta.metaeval.incompleteness.Masks
         if keep is None:
             keep = np.ones((self.n_rows,) if ndim == 1 else (1, self.n_rows), dtype=bool)
@@ -196,10 +241,11 @@ class Subsets:
         """
         keep = self._check_keep(keep, 1)
         out = K.subset_scores(keep, *self._args())
-        return dict(zip(self.metrics, by_request(self.specs, self._unique, self._plan, out)))
+        values = by_request(self.specs, self._unique, self._plan, out)
+        return dict(zip(self.metrics, values, strict=True))
 
     def means(
-        self, keep, aggregates: Sequence[str] = ("mean",)
+        self, keep: npt.ArrayLike | _HasKeep, aggregates: Sequence[str] = ("mean",)
     ) -> dict[str, np.ndarray]:
         """System means on every subset: {aggregate: masks × metrics × systems}.
 
@@ -214,16 +260,19 @@ class Subsets:
         if bad:
             raise ValueError(f"aggregates must be among {AGGREGATES}, got {bad}")
         if "gmean" in aggregates and any(s.name == "IPrec11" for s in self.specs):
-            raise ValueError("IPrec11 is a mean of eleven values per user; its geometric mean "
-                             "over users is not computed here (ask for the IPrec levels)")
+            raise ValueError(
+                "IPrec11 is a mean of eleven values per user; its geometric mean "
+                "over users is not computed here (ask for the IPrec levels)"
+            )
         keep = self._check_keep(keep, 2)
         threads = max(1, min(keep.shape[0], numba.get_num_threads()))
-        mean, gmean = K.subset_means(keep, *self._args(), GMEAN_FLOOR, "gmean" in aggregates,
-                                     threads)
+        args = (keep, *self._args(), GMEAN_FLOOR, "gmean" in aggregates, threads)
+        mean, gmean = K.subset_means(*args)
         out = {}
         for agg, values in (("mean", mean), ("gmean", gmean)):
             if agg in aggregates:
-                per = by_request(self.specs, self._unique, self._plan,
-                                 np.moveaxis(values, 0, -1))  # each: systems × masks
+                per = by_request(
+                    self.specs, self._unique, self._plan, np.moveaxis(values, 0, -1)
+                )  # each: systems × masks
                 out[agg] = np.stack([np.moveaxis(v, -1, 0) for v in per], axis=1)
         return out

@@ -72,8 +72,32 @@ from ._te_parts import (  # noqa: F401  (the measure codes are read as K.<CODE>)
 
 
 @njit(**_JIT)
-def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, blevel, pptr,
-           params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, tab, known, ibuf, out):
+def _topic(
+    rl,
+    num_ret,
+    levels,
+    n_lev,
+    nonpool,
+    unjudged,
+    level0,
+    codes,
+    col0,
+    blevel,
+    pptr,
+    params,
+    gptr,
+    gkey,
+    gval,
+    v10,
+    n_docs,
+    lvl,
+    gain,
+    cnt,
+    tab,
+    known,
+    ibuf,
+    out,
+):
     """Every requested measure of one topic into ``out`` (zeros where trec_eval leaves 0).
     ``blevel[b]`` >= 0 gives block ``b`` its own relevance level (ir_measures' ``rel=``)."""
     base_rel, base_rel_ret = _counts(rl, num_ret, levels, n_lev, level0)
@@ -85,7 +109,7 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, b
         else:
             num_rel, num_rel_ret = _counts(rl, num_ret, levels, n_lev, level)
         o = col0[b]
-        par = params[pptr[b]:pptr[b + 1]]
+        par = params[pptr[b] : pptr[b + 1]]
         k = par.shape[0]
         if c == NUM_Q:
             out[o] = 1.0
@@ -127,8 +151,8 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, b
                 out[o] = float(so_far) / float(num_rel)
         elif c == BPREF or c == GM_BPREF:
             num_nonrel = 0
-            for g in range(min(level, n_lev)):
-                num_nonrel += levels[g]
+            for lv in range(min(level, n_lev)):
+                num_nonrel += levels[lv]
             nonrel = 0
             v = 0.0
             for i in range(num_ret):
@@ -216,9 +240,10 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, b
                     else:
                         fj = float(j)
                         v += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
-                            (so_far - 1 + nonrel + pooled) / fj) * (
-                            (so_far - 1 + INFAP_EPSILON) / (so_far - 1 + nonrel
-                                                            + 2 * INFAP_EPSILON))
+                            (so_far - 1 + nonrel + pooled) / fj
+                        ) * (
+                            (so_far - 1 + INFAP_EPSILON) / (so_far - 1 + nonrel + 2 * INFAP_EPSILON)
+                        )
             if num_rel:
                 v /= num_rel
             out[o] = v
@@ -244,9 +269,12 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, b
                     so_far -= 1
                 i -= 1
         elif c == UTILITY:
-            out[o] = (par[0] * num_rel_ret + par[1] * (num_ret - num_rel_ret)
-                      + par[2] * (num_rel - num_rel_ret)
-                      + par[3] * (n_docs + num_rel_ret - num_ret - num_rel))
+            out[o] = (
+                par[0] * num_rel_ret
+                + par[1] * (num_ret - num_rel_ret)
+                + par[2] * (num_rel - num_rel_ret)
+                + par[3] * (n_docs + num_rel_ret - num_ret - num_rel)
+            )
         elif c == BING:
             so_far = 0
             total = 0.0
@@ -307,7 +335,8 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, b
         elif c == SET_MAP:
             if num_ret and num_rel:
                 out[o] = (float(num_rel_ret) * float(num_rel_ret)) / (
-                    float(num_ret) * float(num_rel))
+                    float(num_ret) * float(num_rel)
+                )
         elif c == SET_F:
             if num_rel_ret:
                 pr = float(num_rel_ret) / float(num_ret)
@@ -344,8 +373,8 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, b
                 cur_p = cur_p * p
             out[o] = (1.0 - p) * total
         else:  # the gain-based measures
-            keys = gkey[gptr[b]:gptr[b + 1]]
-            vals = gval[gptr[b]:gptr[b + 1]]
+            keys = gkey[gptr[b] : gptr[b + 1]]
+            vals = gval[gptr[b] : gptr[b + 1]]
             n = _gains(levels, n_lev, keys, vals, lvl, gain, cnt)
             _gain_table(lvl, gain, n, tab, known)
             if c == RBP:
@@ -359,8 +388,26 @@ def _topic(rl, num_ret, levels, n_lev, nonpool, unjudged, level0, codes, col0, b
 
 
 @njit(**_JIT)
-def topic_values(rels, ptr, levels, n_lev, nonpool, unjudged, level, codes, col0, blevel, n_cols,
-                 pptr, params, gptr, gkey, gval, v10, n_docs):
+def topic_values(
+    rels: np.ndarray,
+    ptr: np.ndarray,
+    levels: np.ndarray,
+    n_lev: np.ndarray,
+    nonpool: np.ndarray,
+    unjudged: np.ndarray,
+    level: int,
+    codes: np.ndarray,
+    col0: np.ndarray,
+    blevel: np.ndarray,
+    n_cols: int,
+    pptr: np.ndarray,
+    params: np.ndarray,
+    gptr: np.ndarray,
+    gkey: np.ndarray,
+    gval: np.ndarray,
+    v10: bool,
+    n_docs: int,
+) -> np.ndarray:
     """Every requested measure of every topic: topics × columns (gm measures hold the log of
     their value, floored at 1e-5, as trec_eval accumulates them)."""
     n_t = ptr.shape[0] - 1
@@ -373,15 +420,49 @@ def topic_values(rels, ptr, levels, n_lev, nonpool, unjudged, level, codes, col0
     known = np.zeros(levels.shape[1] + 2, dtype=np.bool_)
     ibuf = np.zeros(max(params.shape[0], 1))
     for t in range(n_t):
-        rl = rels[ptr[t]:ptr[t + 1]]
-        _topic(rl, rl.shape[0], levels[t], n_lev[t], nonpool[t], unjudged[t], level, codes, col0,
-               blevel, pptr, params, gptr, gkey, gval, v10, n_docs, lvl, gain, cnt, tab, known,
-               ibuf, out[t])
+        rl = rels[ptr[t] : ptr[t + 1]]
+        _topic(
+            rl,
+            rl.shape[0],
+            levels[t],
+            n_lev[t],
+            nonpool[t],
+            unjudged[t],
+            level,
+            codes,
+            col0,
+            blevel,
+            pptr,
+            params,
+            gptr,
+            gkey,
+            gval,
+            v10,
+            n_docs,
+            lvl,
+            gain,
+            cnt,
+            tab,
+            known,
+            ibuf,
+            out[t],
+        )
     return out
 
 
 @njit(cache=True, nogil=True)
-def res_rels(q_t, q_d, q_rel, r_t, r_d, sim, n_t, n_d, max_ret, judged_only):
+def res_rels(
+    q_t: np.ndarray,
+    q_d: np.ndarray,
+    q_rel: np.ndarray,
+    r_t: np.ndarray,
+    r_d: np.ndarray,
+    sim: np.ndarray,
+    n_t: int,
+    n_d: int,
+    max_ret: int,
+    judged_only: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """``form_res_rels.c`` for every topic at once: each topic's results ordered by score, ties
     by docno descending (doc codes follow the docnos' byte order), cut at ``max_ret``, graded
     from the qrels (-1 outside the pool, -2 pooled without a grade) and, with ``judged_only``,
@@ -438,7 +519,7 @@ def res_rels(q_t, q_d, q_rel, r_t, r_d, sim, n_t, n_d, max_ret, judged_only):
             if q_rel[i] >= 0:
                 levels[t, q_rel[i]] += 1
                 n_levels[t] = max(n_levels[t], q_rel[i] + 1)
-        rows = r_rows[r_ptr[t]:r_ptr[t + 1]]
+        rows = r_rows[r_ptr[t] : r_ptr[t + 1]]
         for j in rows:
             if seen[r_d[j]] == t:
                 return rels, ptr, levels, n_levels, nonpool, unjudged, -(j + 2)

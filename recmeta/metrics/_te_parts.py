@@ -3,20 +3,66 @@ gain tables, the DCG family, RBP and interpolated precision, each as its ``m_*.c
 
 from __future__ import annotations
 
+from typing import Literal, TypedDict
+
 import numpy as np
 from numba import njit
 
-(NUM_RET, NUM_REL, NUM_REL_RET, MAP, GM_MAP, RPREC, BPREF, RECIP_RANK, IPREC, P, RECALL, INFAP,
- GM_BPREF, RPREC_MULT, UTILITY, PT11, BING, G, DCG, IDEAL_DCG, NDCG, NDCG_REL, RNDCG, NDCG_CUT,
- MAP_CUT, REL_P, SUCCESS, SET_P, SET_REL_P, SET_RECALL, SET_MAP, SET_F, NONREL_JUDGED_RET, RBP,
- RBP_RESID, UNJ, NUM_Q, JUDGED) = range(38)
+(
+    NUM_RET,
+    NUM_REL,
+    NUM_REL_RET,
+    MAP,
+    GM_MAP,
+    RPREC,
+    BPREF,
+    RECIP_RANK,
+    IPREC,
+    P,
+    RECALL,
+    INFAP,
+    GM_BPREF,
+    RPREC_MULT,
+    UTILITY,
+    PT11,
+    BING,
+    G,
+    DCG,
+    IDEAL_DCG,
+    NDCG,
+    NDCG_REL,
+    RNDCG,
+    NDCG_CUT,
+    MAP_CUT,
+    REL_P,
+    SUCCESS,
+    SET_P,
+    SET_REL_P,
+    SET_RECALL,
+    SET_MAP,
+    SET_F,
+    NONREL_JUDGED_RET,
+    RBP,
+    RBP_RESID,
+    UNJ,
+    NUM_Q,
+    JUDGED,
+) = range(38)
 
 NONPOOL = -1  # RELVALUE_NONPOOL: retrieved, not in the qrels
 UNJUDGED = -2  # RELVALUE_UNJUDGED: in the qrels with a negative grade
 MIN_GEO_MEAN = 1e-5
 INFAP_EPSILON = 1e-5
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+
+class _JitOptions(TypedDict):
+    cache: bool
+    nogil: bool
+    error_model: Literal["python", "numpy"]
+
+
+# numba's options for every function of the pass (numpy's error model: 1/0 gives inf, as in C)
+_JIT: _JitOptions = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 
 @njit(**_JIT)

@@ -44,11 +44,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from . import _te_kernel as K
+from ._names import MetricSpec
 from ._trec_names import (
     _BOGUS_DOCNO,
     _CLEARED,
@@ -68,9 +70,19 @@ from ._trec_names import (
     trec_rows,
 )
 
-__all__ = ["TREC_EVAL_VERSION", "TREC_EVAL_VERSIONS", "TrecEvalError", "TrecEvaluation",
-           "trec_eval", "trec_rows", "expand_trec_names", "NICKNAMES", "NOT_IMPLEMENTED",
-           "OTHER_FORMATS", "is_trec_name"]
+__all__ = [
+    "TREC_EVAL_VERSION",
+    "TREC_EVAL_VERSIONS",
+    "TrecEvalError",
+    "TrecEvaluation",
+    "trec_eval",
+    "trec_rows",
+    "expand_trec_names",
+    "NICKNAMES",
+    "NOT_IMPLEMENTED",
+    "OTHER_FORMATS",
+    "is_trec_name",
+]
 
 
 # ------------------------------------------------------------------------------- evaluation
@@ -80,7 +92,7 @@ class TrecEvaluation:
 
     rows: list[Row]
     queries: list[str]  # evaluated topics, in trec_eval's order
-    values: dict[str, np.ndarray]  # row name -> value per evaluated topic (relstring: strings)
+    values: dict[str, np.ndarray | list[str]]  # row name -> value per evaluated topic
     summary: dict[str, float | str]  # row name -> summary value (relstring has none)
     run_id: str
     skipped: list[str] = field(default_factory=list)
@@ -92,14 +104,14 @@ class TrecEvaluation:
 
     def lines(self, query: bool = False, summary: bool = True) -> list[str]:
         """trec_eval's output lines (without newlines): per topic if ``query``, then summary."""
-        out = []
+        out: list[str] = []
         if query:
             rows = self._per_topic()
             heads = [f"{row.name:<22}\t" for row in rows]
             cells = [_cells(row, self.values[row.name]) for row in rows]
             for q, qid in enumerate(self.queries):
                 tail = f"{qid}\t"
-                out.extend(head + tail + col[q] for head, col in zip(heads, cells))
+                out.extend(head + tail + col[q] for head, col in zip(heads, cells, strict=True))
         if summary:
             for row in self.rows:
                 if row.kind != "relstring":
@@ -107,6 +119,7 @@ class TrecEvaluation:
         return out
 
     def text(self, query: bool = False, summary: bool = True) -> str:
+        """The output of trec_eval: :meth:`lines`, each ended by a newline."""
         return "".join(line + "\n" for line in self.lines(query, summary))
 
     def records(self, query: bool = False, summary: bool = True) -> list[dict]:
@@ -116,22 +129,33 @@ class TrecEvaluation:
             rows = self._per_topic()
             for q, qid in enumerate(self.queries):
                 for row in rows:
-                    out.append({"measure": row.name, "query": qid,
-                                "value": _plain(row, self.values[row.name][q])})
+                    out.append(
+                        {
+                            "measure": row.name,
+                            "query": qid,
+                            "value": _plain(row, self.values[row.name][q]),
+                        }
+                    )
         if summary:
             for row in self.rows:
                 if row.kind != "relstring":
-                    out.append({"measure": row.name, "query": "all",
-                                "value": _plain(row, self.summary[row.name])})
+                    out.append(
+                        {
+                            "measure": row.name,
+                            "query": "all",
+                            "value": _plain(row, self.summary[row.name]),
+                        }
+                    )
         return out
 
 
-def _plain(row: Row, value):
+def _plain(row: Row, value: float | str) -> float | int | str | None:
     if row.kind in ("runid", "relstring"):
         return value
     if row.kind in ("count", "num_q"):
         return int(value)
-    return None if math.isnan(value) else float(value)
+    x = float(value)
+    return None if math.isnan(x) else x
 
 
 def _float(value: float) -> str:
@@ -141,7 +165,7 @@ def _float(value: float) -> str:
     return f"{value:6.4f}"
 
 
-def _cells(row: Row, values) -> list[str]:
+def _cells(row: Row, values: np.ndarray | list[str]) -> list[str]:
     """The printed values of one row for every topic (as :func:`_line` prints them)."""
     if row.kind == "relstring":
         return [f"'{v}'" for v in values]
@@ -150,14 +174,14 @@ def _cells(row: Row, values) -> list[str]:
     return ["  -nan" if math.isnan(v) else f"{v:6.4f}" for v in np.asarray(values).tolist()]
 
 
-def _line(row: Row, qid: str, value) -> str:
+def _line(row: Row, qid: str, value: float | str) -> str:
     if row.kind == "runid":
         return f"{'runid':<22}\t{qid}\t{value}"
     if row.kind == "relstring":
         return f"{row.name:<22}\t{qid}\t'{value}'"
     if row.kind in ("count", "num_q"):
         return f"{row.name:<22}\t{qid}\t{int(value)}"
-    return f"{row.name:<22}\t{qid}\t{_float(value)}"
+    return f"{row.name:<22}\t{qid}\t{_float(float(value))}"
 
 
 _RELCHARS = np.array(list("<.-0123456789>"))  # grade + 3 -> character (relstring)
@@ -166,8 +190,10 @@ _RELCHARS = np.array(list("<.-0123456789>"))  # grade + 3 -> character (relstrin
 def _relstrings(rels: np.ndarray, ptr: np.ndarray, length: int) -> list[str]:
     """``m_relstring.c``: the grades of the first ``length`` documents, one character each."""
     chars = _RELCHARS[np.clip(rels, -3, 10) + 3]
-    return ["".join(chars[ptr[t]:min(ptr[t + 1], ptr[t] + max(length, 0))])
-            for t in range(len(ptr) - 1)]
+    return [
+        "".join(chars[ptr[t] : min(ptr[t + 1], ptr[t] + max(length, 0))])
+        for t in range(len(ptr) - 1)
+    ]
 
 
 @dataclass
@@ -202,8 +228,15 @@ def _lookup(cats: np.ndarray, universe: np.ndarray) -> np.ndarray:
     return found.astype(np.int32)
 
 
-def _topics(qrels: pd.DataFrame, run: pd.DataFrame, *, complete: bool, max_ret: int | None,
-            judged_only: bool, version: str) -> _Topics:
+def _topics(
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    *,
+    complete: bool,
+    max_ret: int | None,
+    judged_only: bool,
+    version: str,
+) -> _Topics:
     qt_codes, qt_cats = _codes(qrels["user"])
     qd_codes, qd_cats = _codes(qrels["item"])
     grades = np.trunc(pd.to_numeric(qrels["rating"]).to_numpy(dtype=np.float64))  # atol
@@ -224,8 +257,9 @@ def _topics(qrels: pd.DataFrame, run: pd.DataFrame, *, complete: bool, max_ret: 
     r_d = _lookup(rd_cats, docs)[rd_codes]
     if stand_in:  # trec_eval.c's stand-in ranking: one document, score 1
         r_t = np.concatenate([r_t, missing.astype(np.int32)])
-        r_d = np.concatenate([r_d, np.full(len(missing), np.searchsorted(docs, _BOGUS_DOCNO),
-                                           dtype=np.int32)])
+        r_d = np.concatenate(
+            [r_d, np.full(len(missing), np.searchsorted(docs, _BOGUS_DOCNO), dtype=np.int32)]
+        )
         sim = np.concatenate([sim, np.ones(len(missing))])
     if len(q_rel) and q_rel.max() > _MAX_GRADE:
         i = int(np.argmax(q_rel))
@@ -233,26 +267,40 @@ def _topics(qrels: pd.DataFrame, run: pd.DataFrame, *, complete: bool, max_ret: 
             f"grade {q_rel[i]} for topic {names[q_t[i]]!r}, docno {docs[q_d[i]]!r}: trec_eval "
             f"grades are small integers (here at most {_MAX_GRADE:,}; it keeps a count per grade "
             "value). Is this a ratings table (user item rating timestamp)? qrels lines are "
-            "qid iter docno rel: write them with recmeta.metrics.write_qrels")
+            "qid iter docno rel: write them with recmeta.metrics.write_qrels"
+        )
     rels, ptr, levels, n_levels, nonpool, unjudged, error = K.res_rels(
-        q_t, q_d, q_rel, r_t, r_d, sim, n_t, len(docs), -1 if max_ret is None else max_ret,
-        judged_only)
+        q_t,
+        q_d,
+        q_rel,
+        r_t,
+        r_d,
+        sim,
+        n_t,
+        len(docs),
+        -1 if max_ret is None else max_ret,
+        judged_only,
+    )
     if error > 0:
         i = error - 1
         raise TrecEvalError(
             f"duplicate judgment for topic {names[q_t[i]]!r}, docno {docs[q_d[i]]!r} (trec_eval: "
             "duplicate docs); keep one line per pair (a ratings table, user item rating "
-            "timestamp, is not a qrels file: write it with recmeta.metrics.write_qrels)")
+            "timestamp, is not a qrels file: write it with recmeta.metrics.write_qrels)"
+        )
     if error < -1:
         j = -error - 2
-        raise TrecEvalError(f"docno {docs[r_d[j]]!r} appears twice for topic "
-                            f"{names[r_t[j]]!r} (trec_eval: duplicate docs)")
+        raise TrecEvalError(
+            f"docno {docs[r_d[j]]!r} appears twice for topic "
+            f"{names[r_t[j]]!r} (trec_eval: duplicate docs)"
+        )
     if version == "10.0":
         if not complete and len(missing):
             raise TrecEvalError(
                 f"topic {names[missing[0]]!r} of the qrels has no results in the run "
                 f"({len(missing)} such topic(s)); trec_eval 10.0 stops there (exit 4). "
-                "Add -c to score such topics 0, or --trec-eval 9.0.8 to skip them")
+                "Add -c to score such topics 0, or --trec-eval 9.0.8 to skip them"
+            )
         chosen = np.arange(n_t)
     else:
         chosen = np.flatnonzero(has_run)
@@ -260,16 +308,51 @@ def _topics(qrels: pd.DataFrame, run: pd.DataFrame, *, complete: bool, max_ret: 
         raise TrecEvalError("trec_eval: No queries with both results and relevance info")
     if len(chosen) < n_t:
         sizes = np.diff(ptr)[chosen]
-        keep = np.repeat(ptr[chosen], sizes) + np.arange(sizes.sum()) - np.repeat(
-            np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+        keep = (
+            np.repeat(ptr[chosen], sizes)
+            + np.arange(sizes.sum())
+            - np.repeat(np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+        )
         rels = rels[keep]
         ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    return _Topics(names[chosen], rels, ptr, levels[chosen], n_levels[chosen], nonpool[chosen],
-                   unjudged[chosen], ~has_run[chosen], n_t, int((q_rel > 0).sum()))
+    return _Topics(
+        names[chosen],
+        rels,
+        ptr,
+        levels[chosen],
+        n_levels[chosen],
+        nonpool[chosen],
+        unjudged[chosen],
+        ~has_run[chosen],
+        n_t,
+        int((q_rel > 0).sum()),
+    )
 
 
-def _kernel_arrays(blocks: list[_Block]):
-    codes, col0, blevel, pptr, params, gptr, gkey, gval = [], [], [], [0], [], [0], [], []
+class _KernelArrays(NamedTuple):
+    """The blocks of output columns as :func:`recmeta.metrics._te_kernel.topic_values` reads
+    them: measure code, first column and relevance level of each block; its parameters
+    (``params[pptr[b]:pptr[b + 1]]``) and its ``grade=gain`` pairs (``gptr``)."""
+
+    codes: np.ndarray
+    col0: np.ndarray
+    blevel: np.ndarray
+    pptr: np.ndarray
+    params: np.ndarray
+    gptr: np.ndarray
+    gkey: np.ndarray
+    gval: np.ndarray
+
+
+def _kernel_arrays(blocks: list[_Block]) -> _KernelArrays:
+    codes: list[int] = []
+    col0: list[int] = []
+    blevel: list[int] = []
+    pptr = [0]
+    params: list[float] = []
+    gptr = [0]
+    gkey: list[int] = []
+    gval: list[float] = []
     for b in blocks:
         m = b.measure
         codes.append(m.code)
@@ -286,11 +369,16 @@ def _kernel_arrays(blocks: list[_Block]):
             params.extend(float(v) for v in b.params)
         pptr.append(len(params))
         gptr.append(len(gkey))
-    return (np.asarray(codes, dtype=np.int64), np.asarray(col0, dtype=np.int64),
-            np.asarray(blevel, dtype=np.int64), np.asarray(pptr, dtype=np.int64),
-            np.asarray(params, dtype=np.float64),
-            np.asarray(gptr, dtype=np.int64), np.asarray(gkey, dtype=np.int64),
-            np.asarray(gval, dtype=np.float64))
+    return _KernelArrays(
+        np.asarray(codes, dtype=np.int64),
+        np.asarray(col0, dtype=np.int64),
+        np.asarray(blevel, dtype=np.int64),
+        np.asarray(pptr, dtype=np.int64),
+        np.asarray(params, dtype=np.float64),
+        np.asarray(gptr, dtype=np.int64),
+        np.asarray(gkey, dtype=np.int64),
+        np.asarray(gval, dtype=np.float64),
+    )
 
 
 def _valid_int(text: str) -> bool:
@@ -331,13 +419,31 @@ def trec_eval(
         raise TrecEvalError(f"-M must be >= 1, got {max_ret}")
     if run_id is None:
         run_id = str(run["system"].iloc[-1]) if "system" in run.columns and len(run) else "run"
-    topics = _topics(qrels, run, complete=complete, max_ret=max_ret, judged_only=judged_only,
-                     version=version)
+    topics = _topics(
+        qrels, run, complete=complete, max_ret=max_ret, judged_only=judged_only, version=version
+    )
     n_cols = sum(b.width for b in blocks)
     arrays = _kernel_arrays(blocks)
-    values = K.topic_values(topics.rels, topics.ptr, topics.levels, topics.n_levels,
-                            topics.nonpool, topics.unjudged, int(level), arrays[0], arrays[1],
-                            arrays[2], n_cols, *arrays[3:], version == "10.0", int(num_docs))
+    values = K.topic_values(
+        topics.rels,
+        topics.ptr,
+        topics.levels,
+        topics.n_levels,
+        topics.nonpool,
+        topics.unjudged,
+        int(level),
+        arrays.codes,
+        arrays.col0,
+        arrays.blevel,
+        n_cols,
+        arrays.pptr,
+        arrays.params,
+        arrays.gptr,
+        arrays.gkey,
+        arrays.gval,
+        version == "10.0",
+        int(num_docs),
+    )
     stand_in = np.flatnonzero(topics.stand_in)
     for row in rows:  # trec_eval.c's clean-up of a stand-in ranking goes by printed name
         if row.column >= 0 and (row.name in _CLEARED or row.name.startswith("unj")):
@@ -347,12 +453,19 @@ def trec_eval(
     sums = _sequential_sums(values)
     queries = [str(q) for q in topics.names]
 
-    per: dict[str, np.ndarray] = {}
+    per: dict[str, np.ndarray | list[str]] = {}
     summary: dict[str, float | str] = {}
     own = [row for row in rows if row.specs and row.column < 0]
     if own:
-        own_values = _own_values(qrels, run, [row.specs[0] for row in own], queries,
-                                 level=level, max_ret=max_ret, judged_only=judged_only)
+        own_values = _own_values(
+            qrels,
+            run,
+            [row.specs[0] for row in own],
+            queries,
+            level=level,
+            max_ret=max_ret,
+            judged_only=judged_only,
+        )
     for row in rows:
         if row.kind == "runid":
             summary[row.name] = run_id
@@ -366,8 +479,9 @@ def trec_eval(
         elif row.specs and row.column < 0:
             v = own_values[str(row.specs[0])]
             per[row.name] = v
-            summary[row.name] = _summary(row.kind, _sequential_sums(v[:, None])[0], v, n_q,
-                                         evaluated, own=True)
+            summary[row.name] = _summary(
+                row.kind, _sequential_sums(v[:, None])[0], v, n_q, evaluated, own=True
+            )
         else:
             v = values[:, row.column]
             per[row.name] = np.exp(v) if row.kind == "gm" else v
@@ -386,8 +500,9 @@ def _sequential_sums(values: np.ndarray) -> np.ndarray:
     return np.cumsum(values, axis=0)[-1]
 
 
-def _summary(kind: str, total: float, v: np.ndarray, n_q: int, evaluated: int,
-             own: bool = False) -> float:
+def _summary(
+    kind: str, total: float, v: np.ndarray, n_q: int, evaluated: int, own: bool = False
+) -> float:
     """``meas_avg.c``: counts summed, gm the exp of the mean log, the rest the mean."""
     if kind == "num_q":
         return float(n_q)
@@ -403,19 +518,38 @@ def _summary(kind: str, total: float, v: np.ndarray, n_q: int, evaluated: int,
     return total / n_q
 
 
-def _own_values(qrels, run, specs, queries, *, level, max_ret, judged_only) -> dict:
+def _own_values(
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    specs: list[MetricSpec],
+    queries: list[str],
+    *,
+    level: float,
+    max_ret: int | None,
+    judged_only: bool,
+) -> dict[str, np.ndarray]:
     """This engine's metrics named in ``-m``, per evaluated topic (0 for an empty list)."""
     from ._evaluate import score_matrices
     from ._judgments import Judgments
     from ._runs import Runs
 
     grades = np.trunc(pd.to_numeric(qrels["rating"]).to_numpy(dtype=np.float64))
-    q = pd.DataFrame({"user": qrels["user"].astype(str).to_numpy(),
-                      "item": qrels["item"].astype(str).to_numpy(), "rating": grades})
+    q = pd.DataFrame(
+        {
+            "user": qrels["user"].astype(str).to_numpy(),
+            "item": qrels["item"].astype(str).to_numpy(),
+            "rating": grades,
+        }
+    )
     judgments = Judgments.from_frame(q, threshold=level, negative="pooled")
-    r = pd.DataFrame({"system": "run", "user": run["user"].astype(str).to_numpy(),
-                      "item": run["item"].astype(str).to_numpy(),
-                      "score": pd.to_numeric(run["score"]).to_numpy(dtype=np.float64)})
+    r = pd.DataFrame(
+        {
+            "system": "run",
+            "user": run["user"].astype(str).to_numpy(),
+            "item": run["item"].astype(str).to_numpy(),
+            "score": pd.to_numeric(run["score"]).to_numpy(dtype=np.float64),
+        }
+    )
     runs = Runs.from_frame(r[r["user"].isin(judgments.users)], judgments, depth=max_ret)
     if judged_only:
         runs = runs.only_judged(judgments)

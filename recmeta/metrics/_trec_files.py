@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 
@@ -51,8 +51,14 @@ def _existing(path: str | PathLike, what: str) -> Path:
     return path
 
 
-def _parse_lines(lines, path, ncols: int, what: str, layout: str, numeric: dict
-                 ) -> pd.DataFrame:
+def _parse_lines(
+    lines: Iterable[str],
+    path: str | PathLike,
+    ncols: int,
+    what: str,
+    layout: str,
+    numeric: Mapping[int, str],
+) -> pd.DataFrame:
     rows = []
     numbers = []
     more = what == "run"
@@ -108,27 +114,36 @@ def _read_fast(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> pd.
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
             if data[:1] == b"#" or data.find(b"\n#") >= 0:
                 return None
-            head = data[:data.find(b"\n")] if data.find(b"\n") >= 0 else data[:]
+            head = data[: data.find(b"\n")] if data.find(b"\n") >= 0 else data[:]
     delimiter = "\t" if b"\t" in head else " "
     ids = pa.dictionary(pa.int32(), pa.string())
     names = [str(i) for i in range(ncols)]
-    types = {n: (pa.float64() if i in numeric else ids) for i, n in enumerate(names)
-             if i != 1 and i not in skip}
+    types = {
+        n: (pa.float64() if i in numeric else ids)
+        for i, n in enumerate(names)
+        if i != 1 and i not in skip
+    }
     try:
         table = csv.read_csv(
             path,
             read_options=csv.ReadOptions(column_names=names, block_size=1 << 22),
-            parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False,
-                                           escape_char=False),
-            convert_options=csv.ConvertOptions(column_types=types, include_columns=list(types),
-                                               null_values=[], strings_can_be_null=False),
+            parse_options=csv.ParseOptions(
+                delimiter=delimiter, quote_char=False, escape_char=False
+            ),
+            convert_options=csv.ConvertOptions(
+                column_types=types,
+                include_columns=list(types),
+                null_values=[],
+                strings_can_be_null=False,
+            ),
         )
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
     if table.num_rows == 0 or any(
-            table.column(n).null_count
-            or (int(n) in numeric and pc.any(pc.is_nan(table.column(n))).as_py())
-            for n in types):
+        table.column(n).null_count
+        or (int(n) in numeric and pc.any(pc.is_nan(table.column(n))).as_py())
+        for n in types
+    ):
         return None
     frame = table.to_pandas(self_destruct=True, split_blocks=True)
     del table
@@ -154,8 +169,13 @@ def run_frame(path: str | PathLike, rank: bool = True, tags: bool = True) -> pd.
     the fast reader leaves the tags out (:func:`last_tag` gives trec_eval's run id)."""
     skip = (() if rank else (3,)) + (() if tags else (5,))
     raw = _read_table(path, "run", skip)
-    cols = {"system": raw.get(5), "user": raw[0], "item": raw[2], "rank": raw.get(3),
-            "score": raw[4]}
+    cols = {
+        "system": raw.get(5),
+        "user": raw[0],
+        "item": raw[2],
+        "rank": raw.get(3),
+        "score": raw[4],
+    }
     return pd.DataFrame({k: v for k, v in cols.items() if v is not None})
 
 
@@ -226,7 +246,7 @@ def read_runs(paths: Sequence[str | PathLike]) -> pd.DataFrame:
                 "two run files share a run tag and their file names cannot tell them apart; "
                 "give each run a distinct tag (6th column)"
             )
-        frames = [f.assign(system=s) for f, s in zip(frames, stems)]
+        frames = [f.assign(system=s) for f, s in zip(frames, stems, strict=True)]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -262,7 +282,7 @@ def write_qrels(
         )
     lines = [
         f"{u} 0 {i} {int(g)}\n"
-        for u, i, g in zip(df[user_col].astype(str), df[item_col].astype(str), grades)
+        for u, i, g in zip(df[user_col].astype(str), df[item_col].astype(str), grades, strict=True)
     ]
     _atomic_write(path, "".join(lines))
 
@@ -304,7 +324,12 @@ def write_run(
     lines = [
         f"{u} Q0 {i} {int(r)} {s!r} {t}\n"
         for u, i, r, s, t in zip(
-            df[user_col].astype(str), df[item_col].astype(str), ranks, scores.tolist(), tags
+            df[user_col].astype(str),
+            df[item_col].astype(str),
+            ranks,
+            scores.tolist(),
+            tags,
+            strict=True,
         )
     ]
     _atomic_write(path, "".join(lines))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import SupportsInt
 
 from . import _te_kernel as K
 from ._names import GAIN_FROM_OPTION, SUMMED, MetricNameError, MetricSpec, parse_metric
@@ -63,8 +64,9 @@ _MEASURES = (
     _Measure("recall", "cut_long", K.RECALL, _CUTS, engine="R"),
     _Measure("infAP", "double", K.INFAP, engine="infAP"),
     _Measure("gm_bpref", "gm", K.GM_BPREF, engine="bpref"),
-    _Measure("Rprec_mult", "cut_double", K.RPREC_MULT,
-             (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    _Measure(
+        "Rprec_mult", "cut_double", K.RPREC_MULT, (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+    ),
     _Measure("utility", "p_double", K.UTILITY, (1.0, -1.0, 0.0, 0.0)),
     _Measure("11pt_avg", "p_double", K.PT11, _LEVELS, engine="IPrec11"),
     _Measure("binG", "double", K.BING),
@@ -90,28 +92,92 @@ _MEASURES = (
 )
 _BY_NAME = {m.name: m for m in _MEASURES}
 _ORDER = {m.name: i for i, m in enumerate(_MEASURES)}
-_OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-             "bpref", "recip_rank", "iprec_at_recall", "P")
-_SET = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
-        "set_recall", "set_relative_P", "set_map", "set_F")
+_OFFICIAL = (
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+)
+_SET = (
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+)
 _ALL_TREC_9 = _OFFICIAL + (
-    "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "ndcg",
-    "relative_P", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P",
-    "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret")
+    "relstring",
+    "recall",
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "ndcg",
+    "relative_P",
+    "success",
+    "map_cut",
+    "ndcg_cut",
+    "ndcg_rel",
+    "Rndcg",
+    "binG",
+    "G",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+)
 #: trec_eval's nicknames for sets of measures (measures.c), per version
 NICKNAMES_BY_VERSION: dict[str, dict[str, tuple[str, ...]]] = {
-    "10.0": {"official": _OFFICIAL, "set": _SET,
-             "all_trec": _ALL_TREC_9[:13] + ("unj", "rbp", "rbp_resid") + _ALL_TREC_9[13:]},
+    "10.0": {
+        "official": _OFFICIAL,
+        "set": _SET,
+        "all_trec": _ALL_TREC_9[:13] + ("unj", "rbp", "rbp_resid") + _ALL_TREC_9[13:],
+    },
     "9.0.8": {"official": _OFFICIAL, "set": _SET, "all_trec": _ALL_TREC_9},
 }
 NICKNAMES = NICKNAMES_BY_VERSION[TREC_EVAL_VERSION]
 #: trec_eval's measures of other judgment or result formats, refused by name
 OTHER_FORMATS: tuple[str, ...] = (
-    "all_prefs", "prefs", "qrels_jg", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
-    "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel",
-    "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret",
-    "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg",
-    "Rprec_mult_avgjg", "yaap", "ndcg_p")
+    "all_prefs",
+    "prefs",
+    "qrels_jg",
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+    "map_avgjg",
+    "P_avgjg",
+    "Rprec_mult_avgjg",
+    "yaap",
+    "ndcg_p",
+)
 #: trec_eval's qrels measures this engine does not compute (none left)
 NOT_IMPLEMENTED: tuple[str, ...] = ()
 
@@ -140,8 +206,9 @@ class _Request:
 
 def _check_version(version: str) -> str:
     if version not in TREC_EVAL_VERSIONS:
-        raise TrecEvalError(f"unknown trec_eval version {version!r}; choose one of "
-                            f"{', '.join(TREC_EVAL_VERSIONS)}")
+        raise TrecEvalError(
+            f"unknown trec_eval version {version!r}; choose one of {', '.join(TREC_EVAL_VERSIONS)}"
+        )
     return version
 
 
@@ -194,17 +261,20 @@ def _pairs(measure: str, text: str) -> tuple[tuple[str, float], ...]:
     for part in text.split(","):
         key, eq, value = part.partition("=")
         if not eq or not key or "=" in value:
-            raise TrecEvalError(f"trec_eval: malformed pair parameters in {measure}.{text} "
-                                "(write key=value[,key=value...], e.g. rbp.p=0.8 or ndcg.1=0.5)")
+            raise TrecEvalError(
+                f"trec_eval: malformed pair parameters in {measure}.{text} "
+                "(write key=value[,key=value...], e.g. rbp.p=0.8 or ndcg.1=0.5)"
+            )
         try:
             out.append((key, float(value)))
         except ValueError:
-            raise TrecEvalError(f"the value of {key!r} in {measure}.{text} must be a number"
-                                ) from None
+            raise TrecEvalError(
+                f"the value of {key!r} in {measure}.{text} must be a number"
+            ) from None
     return tuple(out)
 
 
-def _params(m: _Measure, text: str | None):
+def _params(m: _Measure, text: str | None) -> tuple:
     """The parameters of measure ``m`` from its ``-m`` text (None: its defaults)."""
     if text is None:
         return m.defaults
@@ -216,9 +286,11 @@ def _params(m: _Measure, text: str | None):
         return _pairs(m.name, text)
     values = tuple(_numbers(m.name, text))
     if m.name == "utility" and len(values) != 4:
-        raise TrecEvalError("trec_eval: utility takes four coefficients (relevant retrieved, "
-                            f"nonrelevant retrieved, relevant missed, nonrelevant missed), got "
-                            f"{text!r}")
+        raise TrecEvalError(
+            "trec_eval: utility takes four coefficients (relevant retrieved, "
+            f"nonrelevant retrieved, relevant missed, nonrelevant missed), got "
+            f"{text!r}"
+        )
     return values
 
 
@@ -226,7 +298,7 @@ def _split_value(name: str) -> tuple[str, str] | None:
     """``P_10`` -> ("P", "10"), ``iprec_at_recall_0.10`` -> ("iprec_at_recall", "0.10")."""
     for m in _MEASURES:
         if m.kind in ("cut_long", "cut_double") and name.startswith(m.name + "_"):
-            value = name[len(m.name) + 1:]
+            value = name[len(m.name) + 1 :]
             if value and (value.replace(".", "", 1).isdigit()):
                 return m.name, value
     return None
@@ -252,19 +324,21 @@ def _parse(names: Sequence[str], version: str) -> _Request:
             req.marked.update(nicknames[name])
             continue
         if name in OTHER_FORMATS or base in OTHER_FORMATS:
-            raise TrecEvalError(f"trec_eval measure {name!r} needs another judgment or result "
-                                "format (-R prefs or qrels_jg, -T, -Z); recmeta reads qrels "
-                                "and trec_results only")
+            raise TrecEvalError(
+                f"trec_eval measure {name!r} needs another judgment or result "
+                "format (-R prefs or qrels_jg, -T, -Z); recmeta reads qrels "
+                "and trec_results only"
+            )
         if dot and base in _BY_NAME and _split_value(name) is None:
             measure = _BY_NAME[base]
             if not _in_version(measure, version):
                 raise _refuse(base, version)
             if not params:
                 raise TrecEvalError(f"trec_eval: improper measure in parameter {base!r}")
-            if measure.kind not in ("cut_long", "cut_double", "p_double", "p_pair",
-                                    "relstring"):
-                raise TrecEvalError(f"trec_eval measure {base!r} takes no parameters "
-                                    f"(got {name!r})")
+            if measure.kind not in ("cut_long", "cut_double", "p_double", "p_pair", "relstring"):
+                raise TrecEvalError(
+                    f"trec_eval measure {base!r} takes no parameters (got {name!r})"
+                )
             req.marked.add(base)
             if base in req.params:  # trec_eval reads the first parameters given only
                 req.ignored.append(name)
@@ -319,14 +393,20 @@ def _trec_block(spec: MetricSpec) -> tuple[_Measure, tuple, int] | None:
     """The trec_eval pass's measure, parameters and relevance level computing ``spec`` (an
     engine or ir_measures name), or None when only the engine's passes have it."""
     params = dict(spec.params)
-    level = params.get("rel")
-    level = -1 if level is None else int(level)
+    rel = params.get("rel")
+    if rel is None:
+        level = -1
+    elif isinstance(rel, str | SupportsInt):
+        level = int(rel)
+    else:
+        raise TrecEvalError(f"{spec}: rel must be an integer grade, got {rel!r}")
     k = spec.k
     gm = spec.aggregate == "gmean"
     name = spec.name
     found: tuple[str, tuple] | None = None
     if gm:
-        found = {("AP", None): ("gm_map", ()), ("bpref", None): ("gm_bpref", ())}.get((name, k))
+        if k is None:
+            found = {"AP": ("gm_map", ()), "bpref": ("gm_bpref", ())}.get(name)
     elif name == "nDCG":
         if params.get("gain") in (GAIN_FROM_OPTION, "linear"):
             found = ("ndcg", ()) if k is None else ("ndcg_cut", (k,))
@@ -345,10 +425,21 @@ def _trec_block(spec: MetricSpec) -> tuple[_Measure, tuple, int] | None:
     elif name == "RBP":
         found = ("rbp", (("p", params["p"]),))
     else:
-        single = {"R": "set_recall", "AP": "map", "RR": "recip_rank", "bpref": "bpref",
-                  "infAP": "infAP", "Rprec": "Rprec", "IPrec11": "11pt_avg", "NumQ": "num_q",
-                  "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret",
-                  "SetP": "set_P", "SetR": "set_recall"}.get(name)
+        single = {
+            "R": "set_recall",
+            "AP": "map",
+            "RR": "recip_rank",
+            "bpref": "bpref",
+            "infAP": "infAP",
+            "Rprec": "Rprec",
+            "IPrec11": "11pt_avg",
+            "NumQ": "num_q",
+            "NumRet": "num_ret",
+            "NumRel": "num_rel",
+            "NumRelRet": "num_rel_ret",
+            "SetP": "set_P",
+            "SetR": "set_recall",
+        }.get(name)
         if single is not None:
             found = (single, _BY_NAME[single].defaults)
     if found is None:
@@ -370,16 +461,18 @@ def _plan(names: Sequence[str], version: str) -> tuple[list[Row], list[_Block], 
         if m.kind in ("cut_long", "cut_double"):
             values = _params(m, given) if name in req.marked else ()
             values = tuple(sorted(set(values) | set(req.extra.get(name, []))))
-            shown = [f"{name}_{v}" if m.kind == "cut_long" else f"{name}_{v:3.2f}"
-                     for v in values]
+            shown = [f"{name}_{v}" if m.kind == "cut_long" else f"{name}_{v:3.2f}" for v in values]
             kinds = ["float"] * len(values)
         else:
             values = _params(m, given)
             shown = [name if given is None else f"{name}_{given}"]
-            kinds = [{"long": "count", "num_q": "num_q", "gm": "gm",
-                      "relstring": "relstring"}.get(m.kind, "float")]
+            kinds = [
+                {"long": "count", "num_q": "num_q", "gm": "gm", "relstring": "relstring"}.get(
+                    m.kind, "float"
+                )
+            ]
         blocks.append(_Block(m, values, col, len(shown)))
-        for i, (text, kind) in enumerate(zip(shown, kinds)):
+        for i, (text, kind) in enumerate(zip(shown, kinds, strict=True)):
             rows.append(Row(text, kind, column=col + i, measure=name))
         col += len(shown)
     for text, spec in req.own:
@@ -389,9 +482,11 @@ def _plan(names: Sequence[str], version: str) -> tuple[list[Row], list[_Block], 
         found = _trec_block(spec)
         if found is None:
             if dict(spec.params).get("rel") is not None or not REGISTRY[spec.name].engine:
-                raise TrecEvalError(f"{text!r}: this form has no computation here (rel= and "
-                                    f"{spec.name} are computed without a cut-off or with the "
-                                    "cut-offs trec_eval has)")
+                raise TrecEvalError(
+                    f"{text!r}: this form has no computation here (rel= and "
+                    f"{spec.name} are computed without a cut-off or with the "
+                    "cut-offs trec_eval has)"
+                )
             rows.append(Row(text, kind, (spec,)))
             continue
         measure, params, level = found
@@ -401,8 +496,9 @@ def _plan(names: Sequence[str], version: str) -> tuple[list[Row], list[_Block], 
     return rows, blocks, req.ignored
 
 
-def trec_rows(names: Sequence[str], version: str = TREC_EVAL_VERSION
-              ) -> tuple[list[Row], list[str], list[str]]:
+def trec_rows(
+    names: Sequence[str], version: str = TREC_EVAL_VERSION
+) -> tuple[list[Row], list[str], list[str]]:
     """The output rows of ``-m`` arguments, in trec_eval's order, then this engine's names.
 
     Returns (rows, measures a nickname named that are not computed (none), ``-m`` arguments
@@ -412,8 +508,9 @@ def trec_rows(names: Sequence[str], version: str = TREC_EVAL_VERSION
     return rows, [], ignored
 
 
-def expand_trec_names(names: Sequence[str], version: str = TREC_EVAL_VERSION
-                      ) -> list[tuple[str, MetricSpec]]:
+def expand_trec_names(
+    names: Sequence[str], version: str = TREC_EVAL_VERSION
+) -> list[tuple[str, MetricSpec]]:
     """trec_eval's ``-m`` arguments as (output name, engine metric) pairs, in trec_eval's order.
 
     ``P.5,10`` gives ``[("P_5", P@5), ("P_10", P@10)]``; ``official`` its eleven measures
@@ -434,18 +531,17 @@ def expand_trec_names(names: Sequence[str], version: str = TREC_EVAL_VERSION
         block = by_measure[row.measure]
         m = block.measure
         if m.engine is None or (m.kind in ("p_double", "p_pair") and block.params != m.defaults):
-            raise TrecEvalError(f"trec_eval measure {row.name!r} has no metric of the engine "
-                                "with the same value; recmeta.metrics.trec_eval computes it")
+            raise TrecEvalError(
+                f"trec_eval measure {row.name!r} has no metric of the engine "
+                "with the same value; recmeta.metrics.trec_eval computes it"
+            )
         if m.kind == "cut_long":
             spec = parse_metric(f"{m.engine}@{block.params[row.column - block.column]}")
         elif m.kind == "cut_double":
-            spec = MetricSpec("IPrec", None,
-                              (("recall", block.params[row.column - block.column]),))
+            spec = MetricSpec("IPrec", None, (("recall", block.params[row.column - block.column]),))
         else:
             spec = parse_metric(m.engine)
         if m.kind == "gm":
             spec = MetricSpec(spec.name, spec.k, spec.params, "gmean")
         out.append((row.name, spec))
     return out
-
-

@@ -30,6 +30,7 @@ from ...ledger import (
 )
 from .. import register
 from .evidence import (
+    Getter,
     append_reason,
     boot,
     design_rows,
@@ -531,7 +532,7 @@ def _ndcg(r):
     }
     t = user_table(parts, "value")
 
-    def ratio(get, m):
+    def ratio(get: Getter, m: str) -> np.ndarray:
         return get(f"{m}{hi}", "popularity") / get(f"{m}{lo}", "popularity")
 
     falls = sign_rule(

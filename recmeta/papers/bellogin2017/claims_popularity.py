@@ -331,7 +331,7 @@ def _fig8_lift(
     t = user_table({d: (design_rows(f, d), ["popularity", "random"]) for d in [a, *bs]})
     pick = np.maximum if worst == "max" else np.minimum
 
-    def stat(get):
+    def stat(get: Getter) -> np.ndarray:
         other = lift(get, bs[0])
         for d in bs[1:]:
             other = pick(other, lift(get, d))

@@ -107,6 +107,7 @@ def _memo[F: Callable[..., Any]](fn: F) -> F:
     def wrapper(*args: Any) -> Any:
         return cached(*(tuple(a) if isinstance(a, list) else a for a in args))
 
+    # the wrapper takes and returns what ``fn`` does, but its own signature is (*Any) -> Any
     return wrapper  # type: ignore[return-value]
 
 

@@ -113,7 +113,7 @@ def _(r):
 
 
 def _lowest_pair_value(metric: str) -> Callable[[Mapping[str, Any]], Outcome]:
-    def evaluate(r):
+    def evaluate(r: Mapping[str, Any]) -> Outcome:
         lo, hi = cut_pair(r["deep"], r["cutoffs"])
         (est,) = tau_estimates(
             r,
@@ -126,7 +126,7 @@ def _lowest_pair_value(metric: str) -> Callable[[Mapping[str, Any]], Outcome]:
 
 
 def _lowest_pair_order(metric: str) -> Callable[[Mapping[str, Any]], Outcome]:
-    def evaluate(r):
+    def evaluate(r: Mapping[str, Any]) -> Outcome:
         cut = list(r["cutoffs"])
         value, reps = tau_matrices(r, [f"{metric}@{k}" for k in cut])
         what = f"τ between two cut-offs of {LABELS[metric]}"

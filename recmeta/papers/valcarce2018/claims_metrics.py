@@ -50,7 +50,7 @@ from .values import (
 def _metric_tau_value(a: str, b: str) -> tuple[float, Callable[[Mapping[str, Any]], Outcome]]:
     paper = float(PAPER_FIG5["ML-1M"].at[a, b])
 
-    def evaluate(r):
+    def evaluate(r: Mapping[str, Any]) -> Outcome:
         skip = degenerate_outcome(r, a, b)
         if skip is not None:
             return skip
@@ -311,7 +311,7 @@ def _no_data(dataset: str, r: Mapping[str, Any]) -> Outcome:
 def _table3_value(metric: str) -> tuple[float, Callable[[Mapping[str, Any]], Outcome]]:
     paper = float(PAPER_TABLE3.at["ML-1M", metric])
 
-    def evaluate(r):
+    def evaluate(r: Mapping[str, Any]) -> Outcome:
         skip = degenerate_outcome(r, metric)
         if skip is not None:
             return skip
