@@ -30,7 +30,7 @@ from scipy import optimize, stats
 from statsmodels.stats.power import TTestPower
 
 from recmeta.metaeval import significance
-from recmeta.metaeval.bootstrap import scipy_interval
+from recmeta.metaeval.bootstrap import IntervalMethod, scipy_interval
 
 __all__ = [
     "ADJUSTMENTS",
@@ -87,7 +87,7 @@ def mean_intervals(
     confidence: float = 0.95,
     n_resamples: int = 9999,
     seed: Seed = 0,
-    method: str = "BCa",
+    method: IntervalMethod = "BCa",
 ) -> pd.DataFrame:
     """Each system's mean score with a Student-t and a bootstrap interval.
 
@@ -171,7 +171,7 @@ def difference_intervals(
     confidence: float = 0.95,
     n_resamples: int = 9999,
     seed: Seed = 0,
-    method: str = "BCa",
+    method: IntervalMethod = "BCa",
 ) -> pd.DataFrame:
     """Effect sizes of every pair ``(a, b)``, with their intervals; ``d_u = s_{a,u} − s_{b,u}``.
 

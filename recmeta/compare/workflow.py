@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from recmeta.metaeval import significance
+from recmeta.metaeval.bootstrap import IntervalMethod
 from recmeta.metrics import Judgments, Runs, parse_metric, score_matrices
 
 from . import references as refs, sampled as smp, stats as st
@@ -56,7 +57,7 @@ def compare(
     correction: str = "holm",
     n_permutations: int = 100_000,
     n_bootstrap: int = 9999,
-    bootstrap_method: str = "BCa",
+    bootstrap_method: IntervalMethod = "BCa",
     n_tukey: int = 10_000,
     n_random: int = 20,
     difference: float | Mapping[str, float] | None = None,
@@ -303,7 +304,7 @@ def _pairs(
     correction: str,
     n_permutations: int,
     n_bootstrap: int,
-    method: str,
+    method: IntervalMethod,
     n_tukey: int,
     power: float,
     seed: int,

@@ -27,7 +27,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+#: the interval methods of :func:`scipy.stats.bootstrap`
+IntervalMethod = Literal["percentile", "basic", "BCa"]
+
 __all__ = [
+    "IntervalMethod",
     "resample_counts",
     "weighted_means",
     "bootstrap_sums",
@@ -132,7 +136,7 @@ def scipy_interval(
     confidence: float = 0.95,
     n_resamples: int = 9999,
     seed: int | np.random.Generator = 0,
-    method: Literal["percentile", "basic", "BCa"] = "BCa",
+    method: IntervalMethod = "BCa",
     batch_elements: int = 4_000_000,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Bootstrap interval over the last axis (users) of ``data`` by :func:`scipy.stats.bootstrap`.

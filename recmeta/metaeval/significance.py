@@ -280,12 +280,13 @@ def bootstrap_t_pvalues(
     """Paired t-test p-value of every pair in every bootstrap resample of the users: (B × pairs).
 
     ``scores`` is systems × users, ``counts`` (B × users) the draws of each user in each
-    resample (:func:`recmeta.metaeval.bootstrap.resample_counts`). For a pair with differences ``d_u``
-    the resample's mean ``m = Σ c_u d_u / n`` and variance ``s² = (Σ c_u d_u² / n − m²) · n/(n−1)``
-    give ``t = m / (s/√n)`` and the two-sided p-value of Student's t with ``n − 1`` degrees of
-    freedom — ``scipy.stats.ttest_rel`` on the resampled users, without building them (two
-    matrix products for all pairs and resamples). A pair with no spread in a resample gets
-    p = 1 when its mean difference is 0 and p = 0 otherwise (scipy returns NaN there).
+    resample (:func:`recmeta.metaeval.bootstrap.resample_counts`). For a pair with differences
+    ``d_u`` the resample's mean ``m = Σ c_u d_u / n`` and variance
+    ``s² = (Σ c_u d_u² / n − m²) · n/(n−1)`` give ``t = m / (s/√n)`` and the two-sided
+    p-value of Student's t with ``n − 1`` degrees of freedom — ``scipy.stats.ttest_rel`` on the
+    resampled users, without building them (two matrix products for all pairs and resamples).
+    A pair with no spread in a resample gets p = 1 when its mean difference is 0 and p = 0
+    otherwise (scipy returns NaN there).
     """
     a = _check_scores(scores)
     ia, ib = _pairs(pairs, a.shape[0])
