@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Unpack
 
 import pandas as pd
 
+from .. import data
+from ..data import is_path, parse_columns, project_root
 from ..ledger import PROFILES
 from .execution import PROFILE_TEXT, Execution, start
 
@@ -88,8 +90,6 @@ def ratings(
     """
     import warnings
 
-    from .. import data
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", data.ColumnsRecognised)
         df = data.load(dataset, columns=columns, **named)
@@ -114,7 +114,6 @@ def ratings(
 
 def _implicit_chapters() -> list[str]:
     """Chapters of the project that run on implicit feedback (those not in GRADED_ONLY)."""
-    from ..data import project_root
 
     try:
         return [c.name for c in discover(project_root()) if c.name not in GRADED_ONLY]
@@ -133,7 +132,6 @@ def threshold(df: pd.DataFrame, value: float) -> float | None:
     With implicit feedback every interaction is relevant and the threshold is ignored; the
     function says so once, in the chapter's output.
     """
-    from .. import data
 
     if data.is_implicit(df):
         print(
@@ -356,7 +354,6 @@ def run(
     if dataset is not None:
         if "dataset" not in chapter.parameters:
             raise ChapterError(f"chapter {name!r} has no 'dataset' parameter.")
-        from .. import data
 
         if data.is_path(dataset):  # the notebook runs in the project folder: pass an absolute path
             path = Path(dataset).resolve()
@@ -372,8 +369,6 @@ def run(
             dataset = str(path)
         params["dataset"] = dataset
     if columns is not None:
-        from ..data import is_path, parse_columns
-
         if dataset is None or not is_path(dataset):
             raise ChapterError(
                 "--columns names the columns of a ratings file: give it with --dataset PATH"

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .cost_fits import FITS
+
 __all__ = [
     "Size",
     "REFERENCE_SIZES",
@@ -220,7 +222,6 @@ def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dic
 
 def growth(kind: str) -> Growth:
     """The fitted growth of ``kind`` (``run:<system>``, ``evaluate``, ``tests`` or ``curve``)."""
-    from .cost_fits import FITS
 
     if kind not in FITS:
         systems = sorted(k.removeprefix("run:") for k in FITS if k.startswith("run:"))

@@ -11,7 +11,9 @@ from typing import TypedDict
 
 import pandas as pd
 
+from .. import data, recommenders
 from . import costs
+from .costs import duration
 
 __all__ = ["PROFILE_TEXT", "Execution", "Facts", "start"]
 
@@ -90,8 +92,6 @@ class Execution:
         import importlib.metadata as md
         import time
 
-        from .. import recommenders
-
         cached = recommenders.RUN_COUNTS["cached"] - self.runs_before["cached"]
         made = recommenders.RUN_COUNTS["made"] - self.runs_before["made"]
         return {
@@ -134,8 +134,6 @@ class Execution:
             runs_text,
         ]
         if self.estimated is not None:
-            from .costs import duration
-
             est = f"estimated beforehand: {duration(self.estimated)} of CPU for the steps it models"
             if self.estimated_runs and int(f["runs_cached"]) > 0:
                 est += (
@@ -170,8 +168,6 @@ def start(
     """Begin the record of a chapter's execution (call it in the set-up cell)."""
     import datetime
     import time
-
-    from .. import data, recommenders
 
     name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
     os.environ["RECMETA_CHAPTER"] = chapter

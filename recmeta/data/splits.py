@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .lenskit_objects import is_lenskit
+from .loading import load
 from .validation import DataError
 
 __all__ = ["Split", "holdout_per_user", "coin_flip", "kfold", "leave_last_out"]
@@ -42,9 +44,6 @@ def _check(df: pd.DataFrame) -> pd.DataFrame:
     """The frame to split: ``df``, or the tidy frame of a LensKit object (a ``Dataset``, an
     ``ItemListCollection``) as :func:`recmeta.data.load` reads it."""
     if not isinstance(df, pd.DataFrame):
-        from .lenskit_objects import is_lenskit
-        from .loading import load
-
         if not is_lenskit(df):
             raise DataError(
                 f"split input must be a ratings frame or a LensKit Dataset, got {type(df).__name__}"

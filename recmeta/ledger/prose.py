@@ -38,6 +38,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data import project_root
+
 __all__ = ["Found", "typed_numbers", "scan_chapters", "SKIPPED_DIRECTIVES"]
 
 #: directives whose body is code or math, not prose
@@ -253,7 +255,6 @@ def scan_chapters(root: str | os.PathLike | None = None) -> dict[str, list[Found
     ``root`` is the project folder (its ``notebooks/`` is scanned) or a folder of notebooks;
     by default the project folder (:func:`recmeta.data.project_root`). ``README.md`` is skipped.
     """
-    from ..data import project_root
 
     base = Path(root) if root is not None else project_root()
     folder = base / "notebooks" if (base / "notebooks").is_dir() else base

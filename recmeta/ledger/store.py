@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import __version__
+from ..data import project_root
 from ..files import write_text_atomic
 from .table import COLUMNS
 
@@ -53,7 +55,6 @@ _META = ("chapter", "dataset", "profile", "recmeta_version", "written")
 def results_dir() -> Path:
     """The store's root: ``$RECMETA_RESULTS`` if set, else ``_cache/results`` in the project
     folder."""
-    from ..data import project_root
 
     env = os.environ.get(ENV_VAR)
     return Path(env) if env else project_root() / "_cache" / "results"
@@ -62,7 +63,6 @@ def results_dir() -> Path:
 def default_roots() -> list[Path]:
     """Where ``recmeta claims`` looks: :func:`results_dir`, and, unless ``$RECMETA_RESULTS`` is set,
     the store of the book's last build too (``_build/results`` in the project folder)."""
-    from ..data import project_root
 
     roots = [results_dir()]
     if not os.environ.get(ENV_VAR):
@@ -148,7 +148,6 @@ def save(
 ) -> Path:
     """Write an evaluated ledger (a frame of :meth:`Ledger.evaluate`) atomically; returns the
     path."""
-    from .. import __version__
 
     if "chapter" in frame and len(frame) and not (frame["chapter"] == chapter).all():
         others = sorted(set(frame["chapter"].astype(str)) - {chapter})

@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..metrics import Subsets
+
 if TYPE_CHECKING:
     from ..metrics import Judgments, Runs
 
@@ -228,7 +230,6 @@ def score_masks(
     ``"gmean"``): users left without a relevant item are excluded from the mean, as everywhere
     in the engine. ``options`` (``infap=``, ``gain=``, ``ties=``, ``users=``) go to the engine.
     """
-    from ..metrics import Subsets
 
     keep = masks.keep if isinstance(masks, Masks) else np.asarray(masks)
     if keep.ndim != 2 or keep.dtype != bool:

@@ -26,6 +26,8 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
+from ._trec_files import read_qrels
+
 __all__ = ["Judgments", "JudgmentsError"]
 
 
@@ -163,7 +165,6 @@ class Judgments:
         negative grade is read as trec_eval reads it (``negative="pooled"``, see
         :meth:`from_frame`).
         """
-        from ._trec_files import read_qrels
 
         return cls.from_frame(read_qrels(path), threshold=threshold, negative=negative)
 

@@ -19,6 +19,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ._options import OptionError, gain_name
+
 __all__ = ["Param", "Measure", "REGISTRY", "REQUIRED", "GAIN_FROM_OPTION", "lookup"]
 
 
@@ -43,7 +45,6 @@ GAIN_FROM_OPTION = _FromOption()
 
 
 def _gain(value: str) -> str:
-    from ._options import OptionError, gain_name
 
     try:
         return gain_name(value)

@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 
 from ._judgments import Judgments
+from ._options import TIES
+from ._trec_files import read_runs
 
 if TYPE_CHECKING:
     from lenskit.data import ItemListCollection
@@ -119,7 +121,6 @@ class Runs:
         ``tied``. A frame without a system column needs ``system=`` (its name). ``depth``
         truncates the lists (after ordering: the rule decides which tied items a cut keeps).
         """
-        from ._options import TIES
 
         if ties not in TIES:
             raise RunsError(f"ties must be one of {', '.join(map(repr, TIES))}, got {ties!r}")
@@ -217,7 +218,6 @@ class Runs:
 
         Items are ordered by score, then docno descending, as trec_eval does.
         """
-        from ._trec_files import read_runs
 
         if isinstance(paths, (str, PathLike)):
             paths = [paths]

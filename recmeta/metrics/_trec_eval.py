@@ -50,7 +50,10 @@ import numpy as np
 import pandas as pd
 
 from . import _te_kernel as K
+from ._evaluate import score_matrices
+from ._judgments import Judgments
 from ._names import MetricSpec
+from ._runs import Runs
 from ._trec_names import (
     _BOGUS_DOCNO,
     _CLEARED,
@@ -529,9 +532,6 @@ def _own_values(
     judged_only: bool,
 ) -> dict[str, np.ndarray]:
     """This engine's metrics named in ``-m``, per evaluated topic (0 for an empty list)."""
-    from ._evaluate import score_matrices
-    from ._judgments import Judgments
-    from ._runs import Runs
 
     grades = np.trunc(pd.to_numeric(qrels["rating"]).to_numpy(dtype=np.float64))
     q = pd.DataFrame(

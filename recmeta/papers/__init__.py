@@ -42,6 +42,7 @@ from ..ledger import (
     not_reproduced,
     order_rule,
     sign_rule,
+    store,
     to_markdown,
     top_set,
     value_rule,
@@ -147,7 +148,6 @@ def report(
     The stored copy (:func:`recmeta.ledger.store.save`, keyed by chapter, dataset and profile)
     is what ``recmeta claims`` prints and what the book's ledger page gathers. Returns the frame.
     """
-    from ..ledger import store
 
     frame = get(chapter).evaluate(results, dataset=str(dataset), profile=profile)
     store.save(frame, chapter=chapter, dataset=str(dataset), profile=profile, root=root)

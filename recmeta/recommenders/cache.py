@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data import project_root
 from ..files import write_atomic
 
 __all__ = [
@@ -55,7 +56,6 @@ _SAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
 
 def cache_dir() -> Path:
     """The cache root: ``$RECMETA_CACHE`` if set, else ``_cache/runs`` in the project folder."""
-    from ..data import project_root
 
     env = os.environ.get(ENV_VAR)
     return Path(env) if env else project_root() / "_cache" / "runs"

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..metrics import Runs
+from . import cache
+from .cache import Parts
 from .lists import score_candidates, top_n
 from .roster import System
 from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, train
@@ -57,7 +60,6 @@ def make(
     scores. Returns one frame with a ``system`` column first. A run interrupted part-way resumes
     at its first unfinished block of users (the model is trained again with the same seed).
     """
-    from . import cache
 
     if pairs is not None:
         check_frame(pairs, "the candidate pairs", ["user", "item"])
@@ -121,7 +123,6 @@ def make_runs(
     ``make_options`` are :func:`make`'s keywords (``dataset`` and ``split`` are required;
     candidate scores, ``pairs=``, are not lists and are refused).
     """
-    from ..metrics import Runs
 
     if make_options.get("pairs") is not None:
         raise ValueError("make_runs builds ranked lists; for candidate scores (pairs=) use make")
@@ -150,7 +151,6 @@ def _make_one(
     block: int,
     progress: bool | None,
 ) -> pd.DataFrame:
-    from . import cache
 
     model = train(system, train_df, seed=seed, n=depth)
     if pairs is not None:
@@ -181,7 +181,6 @@ def _make_one(
 
 
 def _resumable_top_n(model: Model, key: RunKey, path: Path, **kw: Any) -> pd.DataFrame:
-    from .cache import Parts
 
     parts = Parts(path, key)
     done = parts.users_done()

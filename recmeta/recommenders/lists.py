@@ -64,6 +64,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..metrics import text_order
+from .components.random import RandomScorer, pair_uniform
 from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, fast_scorer
 
 __all__ = ["top_n", "score_candidates", "rank_frame"]
@@ -71,7 +73,6 @@ __all__ = ["top_n", "score_candidates", "rank_frame"]
 
 # ----------------------------------------------------------------------------- ranking
 def _text_key(ids: np.ndarray) -> np.ndarray:
-    from ..metrics import text_order
 
     return text_order(ids)
 
@@ -333,7 +334,6 @@ def score_candidates(
     if engine == "fast" and f is None:
         raise ValueError(f"{model.name}: no fast path for {type(model.scorer).__name__}")
     out = np.full(len(pairs), np.nan, dtype=np.float32)
-    from .components.random import RandomScorer, pair_uniform
 
     if f is not None and isinstance(model.scorer, RandomScorer):  # scores any pair, even unseen
         out[:] = pair_uniform(

@@ -15,6 +15,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ..data import to_lenskit
+from .components.knn import knn_scorer
+from .components.random import pair_uniform
 from .roster import TRAINING_ENVIRONMENT, System
 
 __all__ = ["Model", "train", "check_frame", "fast_scorer", "Candidates", "Engine", "RUN_COLUMNS"]
@@ -54,8 +57,6 @@ def check_frame(df: pd.DataFrame, what: str, cols: Iterable[str]) -> None:
 def train(system: System | Any, train_df: pd.DataFrame, *, seed: int = 0, n: int = 100) -> Model:
     """Train ``system`` (a roster :class:`System` or a LensKit pipeline) on ``train_df``."""
     from lenskit.training import TrainingOptions
-
-    from ..data import to_lenskit
 
     check_frame(train_df, "the training frame", ["user", "item"])
     if len(train_df) == 0:
@@ -137,14 +138,11 @@ def fast_scorer(model: Model) -> Callable[[np.ndarray], np.ndarray] | None:
             return None
         return _flexmf(s)
     if is_a & {"ItemKNNScorer", "UserKNNScorer"}:
-        from .components.knn import knn_scorer
-
         return knn_scorer(s, model.data)
     return None
 
 
 def _rand(seed: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
-    from .components.random import pair_uniform
 
     return pair_uniform(seed, users[:, None], items[None, :])
 

@@ -54,6 +54,7 @@ import re
 import numpy as np
 
 from ..metrics import MetricNameError, parse_metric
+from .corrections import correction_for_target
 from .rank_distribution import check_sampling, rank_pmf
 
 __all__ = [
@@ -330,7 +331,6 @@ def item_corrections(
     :func:`item_targets`, fitted for ``negatives`` negatives (one N for every user), times the
     user's factor (1/R, 1/min(R, k), 1/IDCG).
     """
-    from .corrections import correction_for_target
 
     family, k = _parse(metric)
     RR = np.atleast_1d(np.asarray(R, dtype=np.int64))
