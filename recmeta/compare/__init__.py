@@ -19,10 +19,11 @@ files; ``recmeta compare`` is its command line.
 
 The modules: :mod:`.workflow` (:func:`compare`, :func:`compare_trec`), :mod:`.inputs` (LensKit
 objects, frames and files read as the engine's judgments and runs), :mod:`.report` (the
-:class:`Comparison` and its tables), :mod:`.figures` and :mod:`.formatting` (its plots, Markdown
-and LaTeX), :mod:`.references`, :mod:`.stats`, :mod:`.sampled`; and for the chapter "Your own
-experiment", :mod:`.experiment` (its settings and steps) and :mod:`.text` (its sentences),
-imported by name (they load LensKit's pipelines).
+:class:`Comparison` and its tables), :mod:`~recmeta.compare.figures` and
+:mod:`~recmeta.compare.formatting` (its plots, Markdown and LaTeX), :mod:`.references`,
+:mod:`.stats`, :mod:`.sampled`; and for the chapter "Your own experiment",
+:mod:`.experiment` (its settings and steps) and :mod:`.text` (its sentences), imported by
+name (they load LensKit's pipelines).
 """
 
 from .inputs import item_lists

@@ -155,8 +155,9 @@ def target_sets(
     items:
         The item universe ℐ for AI; default: every item in train or test.
     exclude_items:
-        Items removed from the test data and from 𝒞 (the "−10 % head" protocol: pass
-        :func:`recmeta.data.popularity.head_items`). Training data are left as they are.
+        Items removed from the test data and from 𝒞 (the "−10 % head" protocol: pass the
+        items of :func:`recmeta.data.popularity.head_items`). Training data are left as they
+        are.
     popularity:
         Ratings that define the popularity percentiles of P1R; default: train and test together,
         i.e. |R(i)| over all ratings.

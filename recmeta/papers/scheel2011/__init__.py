@@ -10,8 +10,9 @@ study of the chapter ``multigraded-relevance``, its ledger and its sentences.
 - :mod:`.claims`, :mod:`.claims_artificial`, :mod:`.claims_real`: the ledger;
 - :mod:`.tables`: the chapter's tables, formatted and captioned;
 - :mod:`.text`: the sentences the chapter prints, built from the results;
-- :mod:`.figures`: the chapter's figures (import it yourself: it is left out here, since
-  matplotlib and seaborn take about a second to import and the ledger does not need them).
+- :mod:`~recmeta.papers.scheel2011.figures`: the chapter's figures (import it yourself: it is
+  left out here, since matplotlib and seaborn take about a second to import and the ledger
+  does not need them).
 
 Importing the package registers the ledger (:data:`LEDGER`).
 """
