@@ -144,23 +144,15 @@ def target_sets(
 ) -> pd.DataFrame:
     """Build the target sets of ``protocol`` for a train/test split (Bellogín et al. 2017, §3.1).
 
-    Parameters
-    ----------
-    train, test:
-        Disjoint tidy ratings frames.
-    protocol:
-        The :class:`Protocol`.
-    seed:
-        Seeds the NN sampling (the only randomness).
-    items:
-        The item universe ℐ for AI; default: every item in train or test.
-    exclude_items:
-        Items removed from the test data and from 𝒞 (the "−10 % head" protocol: pass the
-        items of :func:`recmeta.data.popularity.head_items`). Training data are left as they
-        are.
-    popularity:
-        Ratings that define the popularity percentiles of P1R; default: train and test together,
-        i.e. |R(i)| over all ratings.
+    - ``train``, ``test``: disjoint tidy ratings frames;
+    - ``protocol``: the :class:`Protocol`;
+    - ``seed``: seeds the NN sampling (the only randomness);
+    - ``items``: the item universe ℐ for AI; default: every item in train or test;
+    - ``exclude_items``: items removed from the test data and from 𝒞 (the "−10 % head"
+      protocol: pass the items of :func:`recmeta.data.popularity.head_items`); training data
+      are left as they are;
+    - ``popularity``: ratings that define the popularity percentiles of P1R; default: train
+      and test together, i.e. the number of ratings of each item.
 
     Returns the target-set frame described in the module docstring. In AR there is one set per
     user with at least one test rating, or per user of train ∪ test with ``ar_users="all"`` (sets
