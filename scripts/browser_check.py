@@ -25,19 +25,36 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urldefrag, urlparse
 
+if TYPE_CHECKING:
+    from selenium import webdriver
+
 CHROME_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
     "--window-size=1280,1600",
 ]
 
 #: MyST markup that should never reach a reader: a role or directive name in braces, or a
 #: directive option line (JavaScript regular expression)
-RAW_MYST = r"/\{(?:glue(?::\w+)?|cite(?::\w+)?|doc|ref|numref|eq|term|download|math|code-cell)\}|:format: *myst/g"
+RAW_MYST = (
+    r"/\{(?:glue(?::\w+)?|cite(?::\w+)?|doc|ref|numref|eq|term|download|math|code-cell)\}"
+    r"|:format: *myst/g"
+)
 
-PAGE_PROBE = "const RAW_MYST = " + RAW_MYST + ";\n" + """
+PAGE_PROBE = (
+    "const RAW_MYST = "
+    + RAW_MYST
+    + ";\n"
+    + """
 const imgs = Array.from(document.images).filter(i => !i.src.startsWith('data:'));
 const broken = imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
 const errs = Array.from(document.querySelectorAll(
@@ -47,12 +64,16 @@ const mathSrc = document.querySelectorAll('.math, span.math, div.math').length;
 const mathDone = document.querySelectorAll('mjx-container').length;
 const raw = Array.from(document.querySelectorAll('.math')).filter(
   e => !e.querySelector('mjx-container') && /\\\\\\(|\\\\\\[|\\$/.test(e.textContent)).length;
-const main = (document.querySelector('main, article, [role=main]') || document.body).cloneNode(true);
-main.querySelectorAll('.cell_input, .jp-CodeCell .jp-InputArea, script, style').forEach(e => e.remove());
+const main = (document.querySelector('main, article, [role=main]')
+              || document.body).cloneNode(true);
+main.querySelectorAll(
+  '.cell_input, .jp-CodeCell .jp-InputArea, script, style, code, pre'
+).forEach(e => e.remove());  // markup shown as code is meant to be seen
 const roles = Array.from(main.textContent.matchAll(RAW_MYST)).map(m => m[0]);
 return {broken: broken, errors: errs, math: mathSrc, rendered: mathDone, raw: raw,
         images: imgs.length, roles: roles};
 """
+)
 
 
 def internal_link_problems(root: Path) -> list[str]:
@@ -86,7 +107,7 @@ def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
 
 
-def driver():
+def driver() -> webdriver.Chrome:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -110,9 +131,11 @@ def check(root: Path, shots: Path, pages: list[str] | None = None) -> list[str]:
     shots.mkdir(parents=True, exist_ok=True)
     problems = internal_link_problems(root)
     files = pages or sorted(
-        str(p.relative_to(root)) for p in root.rglob("*.html")
+        str(p.relative_to(root))
+        for p in root.rglob("*.html")
         if not p.name.startswith(("genindex", "search", "py-modindex"))
-        and "_static" not in p.parts and "_sources" not in p.parts
+        and "_static" not in p.parts
+        and "_sources" not in p.parts
     )
     httpd, base = serve(root)
     browser = driver()
@@ -133,7 +156,9 @@ def check(root: Path, shots: Path, pages: list[str] | None = None) -> list[str]:
                 problems.append(f"{rel}: MyST markup left raw: {role!r}")
             if r["math"] and r["rendered"] == 0:
                 problems.append(f"{rel}: {r['math']} math element(s) not rendered by MathJax")
-            browser.save_screenshot(str(shots / (rel.replace("/", "__").removesuffix(".html") + ".png")))
+            browser.save_screenshot(
+                str(shots / (rel.replace("/", "__").removesuffix(".html") + ".png"))
+            )
             print(f"{rel}: {r['images']} images, {r['rendered']}/{r['math']} math rendered")
     finally:
         browser.quit()

@@ -3,9 +3,10 @@
 
 ``A`` and ``B`` are result roots as :mod:`recmeta.ledger.store` writes them
 (``<root>/<chapter>/<dataset>--<profile>.json``, e.g. ``_build/results`` after a book build).
-Every stored ledger present in either root (of the chapters named, if any) is compared record by record, every column, values
-to the last digit (NaN equals NaN); the time written and the package version are not compared.
-Prints each difference and exits 1 if there is any, 0 if the stores are identical.
+Every stored ledger present in either root (of the chapters named, if any) is compared record by
+record, every column, values to the last digit (NaN equals NaN); the time written and the package
+version are not compared. Prints each difference and exits 1 if there is any, 0 if the stores are
+identical.
 """
 
 from __future__ import annotations
@@ -25,8 +26,14 @@ def _same(a: object, b: object) -> bool:
 def diff(a_root: Path, b_root: Path, chapters: list[str] | None = None) -> list[str]:
     """Every difference between the stores under ``a_root`` and ``b_root``, as text lines."""
     found: list[str] = []
-    files = sorted({p.relative_to(root) for root in (a_root, b_root) for p in root.glob("*/*.json")
-                    if not chapters or p.parent.name in chapters})
+    files = sorted(
+        {
+            p.relative_to(root)
+            for root in (a_root, b_root)
+            for p in root.glob("*/*.json")
+            if not chapters or p.parent.name in chapters
+        }
+    )
     if not files:
         return [f"no stored ledgers under {a_root} or {b_root}"]
     for rel in files:
@@ -58,8 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     for line in lines:
         print(line)
     n = len([p for p in a.glob("*/*.json") if not args[2:] or p.parent.name in args[2:]])
-    print(f"{len(lines)} difference(s) over {n} stored ledger(s)" if lines else
-          f"identical: {n} stored ledger(s), every claim and column")
+    print(
+        f"{len(lines)} difference(s) over {n} stored ledger(s)"
+        if lines
+        else f"identical: {n} stored ledger(s), every claim and column"
+    )
     return 1 if lines else 0
 
 

@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max", type=int, default=None, help="fail above this many code lines")
     args = ap.parse_args(argv)
     root = Path(__file__).resolve().parent.parent
-    paths = args.paths or sorted(p for p in (root / "notebooks").glob("*.md") if p.name != "README.md")
+    paths = args.paths or sorted(
+        p for p in (root / "notebooks").glob("*.md") if p.name != "README.md"
+    )
     total = defs_total = 0
     print(f"{'notebook':<34} {'code lines':>10} {'cells':>6} {'def':>4} {'f-string lines':>15}")
     for p in paths:
@@ -58,7 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{p.name:<34} {len(lines):>10} {cells:>6} {defs:>4} {fstr:>15}")
     print(f"{'total':<34} {total:>10} {'':>6} {defs_total:>4}")
     if args.max is not None and (total > args.max or defs_total):
-        print(f"over the limit: {total} code lines (max {args.max}), {defs_total} def(s)", file=sys.stderr)
+        print(
+            f"over the limit: {total} code lines (max {args.max}), {defs_total} def(s)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -1,9 +1,9 @@
 """Find result numbers typed into a chapter's prose.
 
 A chapter's text must take every result from computed values — myst-nb ``glue`` roles such as
-{glue:text}`tau_p:.3f`, or Markdown generated in a cell — so that a re-run on another dataset
-cannot leave a false sentence behind. The paper's printed values go the same way: they live in
-the chapter's ledger (:mod:`recmeta.ledger`) and reach the text through ``glue``.
+``{glue:text}`` with the name ``tau_p:.3f``, or Markdown generated in a cell — so that a re-run on
+another dataset cannot leave a false sentence behind. The paper's printed values go the same way:
+they live in the chapter's ledger (:mod:`recmeta.ledger`) and reach the text through ``glue``.
 :func:`typed_numbers` lists the numbers that break this rule in a MyST Markdown notebook.
 
 *Flagged*: decimal numbers (``0.58``, ``.58``, ``3.4``, ``1,234.5``, ``2.5e-3``) and
@@ -19,8 +19,8 @@ the bodies of prose directives (``{note}``, ``{admonition}``, ``{figure}`` capti
   ``{math}``, ``{raw}``, ...) — a code cell's metadata, captions included, is code;
 - display math (``$$ ... $$``, on one line or several) and ``\\begin{...} ... \\end{...}`` blocks;
 - inline math ``$...$`` and inline code ```...```;
-- roles: {cite}`...`, {glue:text}`...`, {glue}`...`, {eq}`...`, {numref}`...`, {doc}`...`, any
-  ``{name}`...```;
+- roles with their backquoted text: ``{cite}``, ``{glue:text}``, ``{glue}``, ``{eq}``,
+  ``{numref}``, ``{doc}``, any ``{name}``;
 - directive option lines (``:name:``, ``:label:``, ``:width: 80%``) and option blocks;
 - MyST targets ``(label)=``, comments ``% ...`` and ``<!-- ... -->``, cell breaks ``+++``;
 - link targets ``[text](url)``, autolinks ``<https://...>`` and bare URLs.
