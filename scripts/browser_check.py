@@ -67,8 +67,8 @@ const raw = Array.from(document.querySelectorAll('.math')).filter(
 const main = (document.querySelector('main, article, [role=main]')
               || document.body).cloneNode(true);
 main.querySelectorAll(
-  '.cell_input, .jp-CodeCell .jp-InputArea, script, style, code, pre'
-).forEach(e => e.remove());  // markup shown as code is meant to be seen
+  '.cell_input, .jp-CodeCell .jp-InputArea, script, style, code.docutils.literal'
+).forEach(e => e.remove());  // an inline literal (``{cite}``) names markup on purpose
 const roles = Array.from(main.textContent.matchAll(RAW_MYST)).map(m => m[0]);
 return {broken: broken, errors: errs, math: mathSrc, rendered: mathDone, raw: raw,
         images: imgs.length, roles: roles};
