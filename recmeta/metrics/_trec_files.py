@@ -2,20 +2,21 @@
 
 Ids stay strings, as trec_eval treats them (its tie-break compares docnos as text). Readers
 validate the column count, numeric fields and duplicates, and name the file and line on error;
-writers are atomic (a temporary file in the same folder, then ``os.replace``).
+writers are atomic (:func:`recmeta.files.write_text_atomic`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from ..files import write_text_atomic
 
 __all__ = ["TrecFormatError", "read_qrels", "write_qrels", "read_run", "read_runs", "write_run"]
 
@@ -250,18 +251,6 @@ def read_runs(paths: Sequence[str | PathLike]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _atomic_write(path: str | PathLike, text: str) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_qrels(
     df: pd.DataFrame,
     path: str | PathLike,
@@ -284,7 +273,7 @@ def write_qrels(
         f"{u} 0 {i} {int(g)}\n"
         for u, i, g in zip(df[user_col].astype(str), df[item_col].astype(str), grades, strict=True)
     ]
-    _atomic_write(path, "".join(lines))
+    write_text_atomic(path, "".join(lines))
 
 
 def write_run(
@@ -332,4 +321,4 @@ def write_run(
             strict=True,
         )
     ]
-    _atomic_write(path, "".join(lines))
+    write_text_atomic(path, "".join(lines))
