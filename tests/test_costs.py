@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from recmeta.book import chapters, costs
@@ -23,7 +24,9 @@ RESULTS = sorted((ROOT / "benchmarks" / "results").glob("scale-*.json"))
 def _scale_module():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        spec = importlib.util.spec_from_file_location("scale_bench", ROOT / "benchmarks" / "scale.py")
+        spec = importlib.util.spec_from_file_location(
+            "scale_bench", ROOT / "benchmarks" / "scale.py"
+        )
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return mod
@@ -44,13 +47,30 @@ def test_power_fit_matches_statsmodels_ols():
 
 
 def _records(law, sizes, system="", phase="runs"):
-    return [{"size": f"x{k}", "phase": phase, "system": system, "status": "ok", "users": u,
-             "items": i, "ratings": r, "cpu_s": law(u, i, r)} for k, (u, i, r) in enumerate(sizes)]
+    return [
+        {
+            "size": f"x{k}",
+            "phase": phase,
+            "system": system,
+            "status": "ok",
+            "users": u,
+            "items": i,
+            "ratings": r,
+            "cpu_s": law(u, i, r),
+        }
+        for k, (u, i, r) in enumerate(sizes)
+    ]
 
 
 def test_fit_growth_recovers_known_laws_and_borrows_exponents():
-    sizes = [(1_000, 500, 20_000), (4_000, 500, 60_000), (4_000, 2_000, 300_000),
-             (16_000, 2_000, 500_000), (16_000, 8_000, 4_000_000), (64_000, 8_000, 6_000_000)]
+    sizes = [
+        (1_000, 500, 20_000),
+        (4_000, 500, 60_000),
+        (4_000, 2_000, 300_000),
+        (16_000, 2_000, 500_000),
+        (16_000, 8_000, 4_000_000),
+        (64_000, 8_000, 6_000_000),
+    ]
     rep = _records(lambda u, i, r: 3e-5 * u**0.8 * i**0.5 * r**0.2, sizes, "rep")
     # a system measured on three small sizes only, 4 times slower than its representative
     small = _records(lambda u, i, r: 1.2e-4 * u**0.8 * i**0.5 * r**0.2, sizes[:3], "small")
@@ -63,7 +83,9 @@ def test_fit_growth_recovers_known_laws_and_borrows_exponents():
     s = fits["run:small"]
     assert s["via"] == "rep" and s["log_c"] == pytest.approx(math.log(1.2e-4))
     assert s["largest"] == 300_000 and s["n"] == 3
-    assert fits["tests"]["a"] == pytest.approx(1.0) and fits["tests"]["b"] == pytest.approx(0.0, abs=1e-9)
+    assert fits["tests"]["a"] == pytest.approx(1.0) and fits["tests"]["b"] == pytest.approx(
+        0.0, abs=1e-9
+    )
     with pytest.raises(ValueError, match="family representative"):
         costs.fit_growth(rep + small, {})
 
@@ -100,8 +122,13 @@ def test_plan_scales_steps_as_documented():
     big = costs.Plan(costs.REFERENCE_SIZES["ML-20M shape"]).runs(["iknn-20"])  # measured ≤ half
     assert big.frame()["extrapolated"].all()
     # counts that are not whole numbers, or negative, are refused by name
-    for bad in (lambda p: p.tests(-1, 10), lambda p: p.tests(3, 2.5), lambda p: p.runs(["pop"], splits=0),
-                lambda p: p.subsets(10, 3, 0), lambda p: p.evaluate(True, 3)):
+    for bad in (
+        lambda p: p.tests(-1, 10),
+        lambda p: p.tests(3, 2.5),
+        lambda p: p.runs(["pop"], splits=0),
+        lambda p: p.subsets(10, 3, 0),
+        lambda p: p.evaluate(True, 3),
+    ):
         with pytest.raises(ValueError, match="must be a whole number"):
             bad(costs.Plan(size))
 
@@ -110,8 +137,14 @@ def test_fitted_growth_matches_a_measured_record():
     # pop at ML-20M's shape, measured by the benchmark: the fit's prediction, times the
     # residual factor range it reports, must cover the measured CPU seconds
     records = [r for f in RESULTS for r in json.loads(f.read_text())]
-    rec = [r for r in records if r["phase"] == "runs" and r["system"] == "pop" and r["size"] == "s1"
-           and r["status"] == "ok"][-1]
+    rec = [
+        r
+        for r in records
+        if r["phase"] == "runs"
+        and r["system"] == "pop"
+        and r["size"] == "s1"
+        and r["status"] == "ok"
+    ][-1]
     g = costs.growth("run:pop")
     t = g.seconds(costs.Size(rec["users"], rec["items"], rec["ratings"]))
     assert g.low * t <= rec["cpu_s"] <= g.high * t
@@ -119,10 +152,17 @@ def test_fitted_growth_matches_a_measured_record():
 
 def test_robustness_plan_counts_by_hand():
     size = costs.REFERENCE_SIZES["ML-100K"]
-    plan = valcarce2018.cost_plan(size, ["pop", "bias", "wrmf-50"], metrics=["P", "AP"],
-                                  cutoffs=[10, 100], sparsity_shares=[1.0, 0.5],
-                                  n_samples=3, popularity_shares=[1.0, 0.9], n_permutations=1_000,
-                                  threshold=4)
+    plan = valcarce2018.cost_plan(
+        size,
+        ["pop", "bias", "wrmf-50"],
+        metrics=["P", "AP"],
+        cutoffs=[10, 100],
+        sparsity_shares=[1.0, 0.5],
+        n_samples=3,
+        popularity_shares=[1.0, 0.9],
+        n_permutations=1_000,
+        threshold=4,
+    )
     f = plan.frame().set_index("group")
     sets = 2 * 3 + 2
     want_subsets = costs.growth("curve").seconds(size) * sets * 3 / 22_000 * (4 / 7) ** 0.41
@@ -134,19 +174,28 @@ def test_robustness_plan_counts_by_hand():
 
 def test_assessing_plan_counts_folds():
     size = costs.REFERENCE_SIZES["ML-100K"]
-    shares = {"ratings": [1, .5], "items": [1, .5], "users": [1, .5], "popular": [1, .9, .8],
-              "large-users": [1, .5]}
-    one = valcarce2020.cost_plan(size, ["pop", "bias"], folds=[0], shares=shares, n_samples=4,
-                                 n_permutations=100).frame()
-    two = valcarce2020.cost_plan(size, ["pop", "bias"], folds=[0, 3], shares=shares, n_samples=4,
-                                 n_permutations=100).frame()
+    shares = {
+        "ratings": [1, 0.5],
+        "items": [1, 0.5],
+        "users": [1, 0.5],
+        "popular": [1, 0.9, 0.8],
+        "large-users": [1, 0.5],
+    }
+    one = valcarce2020.cost_plan(
+        size, ["pop", "bias"], folds=[0], shares=shares, n_samples=4, n_permutations=100
+    ).frame()
+    two = valcarce2020.cost_plan(
+        size, ["pop", "bias"], folds=[0, 3], shares=shares, n_samples=4, n_permutations=100
+    ).frame()
     sets = 3 * 2 * 4 + 3 + 2
     curve = costs.growth("curve").seconds(size)
     assert one.loc[one["group"] == "incomplete judgments", "seconds"].iat[0] == pytest.approx(
-        curve * sets * 2 / 22_000 * (9 / 7) ** 0.41)
+        curve * sets * 2 / 22_000 * (9 / 7) ** 0.41
+    )
     for group in ("recommender runs", "incomplete judgments"):
-        assert (two.loc[two["group"] == group, "seconds"].sum()
-                == pytest.approx(2 * one.loc[one["group"] == group, "seconds"].sum()))
+        assert two.loc[two["group"] == group, "seconds"].sum() == pytest.approx(
+            2 * one.loc[one["group"] == group, "seconds"].sum()
+        )
 
 
 def test_execution_shows_the_estimate_and_sets_it_beside_the_time(monkeypatch, capsys):
@@ -157,8 +206,11 @@ def test_execution_shows_the_estimate_and_sets_it_beside_the_time(monkeypatch, c
     ex = chapters.start("robustness", profile="quick", dataset="ml-100k", seed=0)
     frame = pd.DataFrame({"user": np.arange(10) % 5, "item": np.arange(10), "rating": 4})
     second = pd.DataFrame({"user": np.arange(30) % 6, "item": np.arange(30), "rating": 4})
-    est = ex.estimate(lambda s: costs.Plan(s).runs(["pop"]).unmodelled("the bootstrap"), frame,
-                      second=("other", second, lambda s: costs.Plan(s).tests(10, 1_000)))
+    est = ex.estimate(
+        lambda s: costs.Plan(s).runs(["pop"]).unmodelled("the bootstrap"),
+        frame,
+        second=("other", second, lambda s: costs.Plan(s).tests(10, 1_000)),
+    )
     assert "What this page will cost" in shown[0] and "Not estimated: the bootstrap" in shown[0]
     assert "second dataset (other)" in shown[0]
     table = est.table()
@@ -172,8 +224,11 @@ def test_execution_shows_the_estimate_and_sets_it_beside_the_time(monkeypatch, c
     here = est.plans[est.here].frame()
     assert ex.estimated_runs == pytest.approx(here.loc[here["kind"] == "run:pop", "seconds"].sum())
     ex2 = chapters.start("robustness", profile="quick", dataset="ml-100k", seed=0)
-    ex2.estimate(lambda s: costs.Plan(s).tests(10, 1_000), frame,
-                 second=("other", second, lambda s: costs.Plan(s).runs(["bias"])))
+    ex2.estimate(
+        lambda s: costs.Plan(s).tests(10, 1_000),
+        frame,
+        second=("other", second, lambda s: costs.Plan(s).runs(["bias"])),
+    )
     assert ex2.estimated_runs > 0 and ex2.estimated_runs < ex2.estimated
 
 
@@ -194,9 +249,34 @@ def test_statistical_biases_plan_counts_the_roster_trainings():
     quick = b17.cost_plan(size, b17.Settings.resolve("quick", seed=0)).frame()
     assert list(quick["step"]) == ["runs: wrmf-50 × 4 splits"]
     full = b17.cost_plan(size, b17.Settings.resolve("full", seed=0)).frame()
-    assert sorted(full["step"]) == ["runs: plsa-50 × 11 splits", "runs: uknn-30 × 11 splits",
-                                    "runs: wrmf-50 × 11 splits"]
-    want = 11 * sum(costs.growth(f"run:{n}").seconds(size) for n in ("plsa-50", "uknn-30", "wrmf-50"))
+    assert sorted(full["step"]) == [
+        "runs: plsa-50 × 11 splits",
+        "runs: uknn-30 × 11 splits",
+        "runs: wrmf-50 × 11 splits",
+    ]
+    want = 11 * sum(
+        costs.growth(f"run:{n}").seconds(size) for n in ("plsa-50", "uknn-30", "wrmf-50")
+    )
     assert full["seconds"].sum() == pytest.approx(want)
     # the second dataset's quick run trains no roster system
     assert b17.cost_plan(size, b17.Settings.resolve("quick", secondary=True, seed=0)).frame().empty
+
+
+def test_implicit_data_plans_only_the_systems_that_run_on_it():
+    """On implicit feedback the systems that need ratings are left out of the plan, as the
+    chapters leave them out of the study (robustness: the runs and the test pairs)."""
+    from recmeta.papers import valcarce2018 as v
+    from recmeta.recommenders import roster
+
+    names = roster.names()
+    runnable, left_out = roster.for_implicit(names, True)
+    assert left_out, "the roster has systems that learn from ratings"
+    kw = {"sparsity_shares": [1.0, 0.5], "n_samples": 2, "popularity_shares": [1.0]}
+    kw["n_permutations"] = 10
+    explicit = v.cost_plan(costs.Size(943, 1682, 100_000), names, **kw).frame()
+    implicit = v.cost_plan(costs.Size(943, 1682, 100_000, implicit=True), names, **kw).frame()
+    runs = implicit.loc[implicit["kind"].str.startswith("run:"), "kind"].str.removeprefix("run:")
+    assert sorted(runs) == sorted(runnable)
+    assert explicit["kind"].str.startswith("run:").sum() == len(names)
+    frame = pd.DataFrame({"user": [1, 1, 2], "item": [1, 2, 1]})
+    assert costs.Size.of(frame).implicit and not costs.Size.of(frame.assign(rating=4.0)).implicit

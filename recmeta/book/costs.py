@@ -21,11 +21,12 @@ and a size beyond the largest one measured for a step is marked as extrapolated.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from ..recommenders import roster
 from .cost_fits import FITS
 
 __all__ = [
@@ -46,17 +47,23 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Size:
-    """The shape of a ratings table: distinct users, distinct items, rows."""
+    """The shape of a ratings table: distinct users, distinct items, rows; ``implicit`` for
+    interactions without ratings (the systems that learn from rating values do not run there)."""
 
     users: int
     items: int
     ratings: int
+    implicit: bool = False
 
     @classmethod
     def of(cls, ratings: pd.DataFrame) -> Size:
-        """The size of a ratings frame (columns ``user``, ``item``)."""
+        """The size of a ratings frame (columns ``user``, ``item``, and ``rating`` unless the
+        frame is implicit feedback)."""
         return cls(
-            int(ratings["user"].nunique()), int(ratings["item"].nunique()), int(len(ratings))
+            int(ratings["user"].nunique()),
+            int(ratings["item"].nunique()),
+            int(len(ratings)),
+            "rating" not in ratings.columns,
         )
 
     def __str__(self) -> str:
@@ -272,10 +279,15 @@ class Plan:
     def runs(
         self, systems: Iterable[str], *, splits: int = 1, group: str = "", size: Size | None = None
     ) -> Plan:
-        """Training and top-100 lists of each roster system on ``splits`` splits (none cached)."""
+        """Training and top-100 lists of each roster system on ``splits`` splits (none cached).
+
+        On implicit feedback (``size.implicit``) the systems that need ratings are left out, as
+        the chapters leave them out (:func:`recmeta.recommenders.roster.for_implicit`)."""
         size = size or self.size
         splits = _count("splits", splits, 1)
         names = list(systems)
+        if size.implicit:
+            names, _left_out = roster.for_implicit(names, True)
         for name in names:
             growth(f"run:{name}")  # an unknown system fails here, with the reason
         for name in names:
@@ -464,6 +476,7 @@ def show(plan: Callable[[Size], Plan], here: Size, *, label: str = "this dataset
     if here not in REFERENCE_SIZES.values():
         plans[f"{label} ({here.users:,} users, {here.items:,} items)"] = plan(here)
     for name, size in REFERENCE_SIZES.items():
+        size = replace(size, implicit=here.implicit)  # the chapter's own kind of data, scaled
         plans[f"{name} (this dataset)" if size == here else name] = plan(size)
     est = Estimate(next(k for k in plans if k not in REFERENCE_SIZES), plans)
     others = plans[est.here].others

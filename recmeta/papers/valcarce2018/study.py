@@ -152,15 +152,16 @@ def cost_plan(
 ) -> Plan:
     """The expensive steps of :func:`study` on a dataset of ``size`` (:mod:`recmeta.book.costs`).
 
-    The runs of ``systems``; one compiled pass per incomplete test set (``sparsity_shares`` ×
-    ``n_samples`` random masks and one mask per popularity share) at every metric × cut-off;
-    and the permutation tests of every system pair for every measure. Other settings of
-    :func:`study` are accepted and do not change the estimate.
+    The runs of ``systems`` (on implicit feedback, those that can train on it); one compiled pass
+    per incomplete test set (``sparsity_shares`` × ``n_samples`` random masks and one mask per
+    popularity share) at every metric × cut-off; and the permutation tests of every system pair for
+    every measure. Other settings of :func:`study` are accepted and do not change the estimate.
     """
-    n_sys, measures = len(systems), len(metrics) * len(cutoffs)
+    runnable, _left_out = roster.for_implicit(list(systems), size.implicit)  # as study() does
+    n_sys, measures = len(runnable), len(metrics) * len(cutoffs)
     return (
         Plan(size)
-        .runs(systems)
+        .runs(runnable)
         .subsets(len(sparsity_shares) * n_samples + len(popularity_shares), n_sys, measures)
         .tests(n_sys * (n_sys - 1) // 2 * measures, n_permutations)
         .unmodelled("the bootstrap intervals and t-tests over resampled users")
