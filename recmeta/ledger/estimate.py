@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ..metaeval.bootstrap import scipy_interval
+from ..metaeval.bootstrap import percentile_interval, scipy_interval
 
 __all__ = ["Estimate", "format_number", "format_estimate", "format_paper"]
 
@@ -121,11 +121,11 @@ class Estimate:
         """
         level = _level(level)
         x = _finite_1d(samples, "samples")
-        low, high = np.quantile(x, [(1 - level) / 2, (1 + level) / 2])
+        low, high = percentile_interval(x, level)
         return cls(
             float(x.mean()) if value is None else value,
-            float(low),
-            float(high),
+            low,
+            high,
             method or f"percentile interval of {x.size} replicates, {_pct(level)}",
         )
 
