@@ -9,6 +9,7 @@ import inspect
 
 from .. import papers
 from ..book import chapters
+from ..data.validation import plain
 from .data import add_columns_option, notices
 
 
@@ -68,15 +69,10 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plain(value: object) -> object:
-    """Numpy scalars as Python's, containers element by element (for printing)."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value.item() if hasattr(value, "item") and not isinstance(value, str) else value
-
-
 def _text(value: object) -> str:
-    value = _plain(value)
+    value = plain(value)
+    if isinstance(value, tuple):
+        value = list(value)
     if isinstance(value, list) and len(value) > 6:
         return f"{len(value)} values, {value[0]!r} to {value[-1]!r}"
     return repr(value)

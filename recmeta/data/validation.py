@@ -19,8 +19,13 @@ def is_implicit(df: pd.DataFrame) -> bool:
 
 
 # ----------------------------------------------------------------- validation
-def _plain(x: object) -> object:
-    """A numpy scalar as the Python value it holds (prints as ``1``, not ``np.int64(1)``)."""
+def plain(x: object) -> object:
+    """A numpy scalar as the Python value it holds (prints as ``1``, not ``np.int64(1)``); lists
+    and tuples element by element."""
+    if isinstance(x, list):
+        return [plain(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(plain(v) for v in x)
     return x.item() if isinstance(x, np.generic) else x
 
 
@@ -49,7 +54,7 @@ def validate_ratings(
     def where(pos: np.ndarray) -> str:
         if first_line is not None:
             return ", ".join(f"{first_line + int(k)}" for k in pos[:5])
-        return ", ".join(repr(_plain(df.index[int(k)])) for k in pos[:5])
+        return ", ".join(repr(plain(df.index[int(k)])) for k in pos[:5])
 
     unit = "line" if first_line is not None else "row"
 
@@ -103,14 +108,14 @@ def validate_ratings(
                 k = int(bad[0])
                 raise DataError(
                     f"{source}, {unit} {where(bad[:1])}: {column(col)} holds "
-                    f"{_plain(s.iloc[k])!r}, "
+                    f"{plain(s.iloc[k])!r}, "
                     f"which is not a number{_others(bad, unit, where)}. A {col} must be a "
                     f"number (e.g. "
                     f"{example}): fix or remove those lines, or map the values to numbers first."
                 )
             raise DataError(
                 f"{source}: {column(col)} holds numbers written as text (e.g. "
-                f"{_plain(s.iloc[0])!r}); convert the column explicitly, e.g. with pd.to_numeric."
+                f"{plain(s.iloc[0])!r}); convert the column explicitly, e.g. with pd.to_numeric."
             )
     dup = df.duplicated(["user", "item"], keep=False).to_numpy()
     if dup.any():
@@ -118,8 +123,8 @@ def validate_ratings(
         groups = df.iloc[pos].groupby(["user", "item"], sort=False).indices
         shown = []
         for pair, members in list(groups.items())[:3]:
-            plain = tuple(_plain(v) for v in pair)
-            shown.append(f"({', '.join(repr(v) for v in plain)}) at {unit}s {where(pos[members])}")
+            values = [plain(v) for v in pair]
+            shown.append(f"({', '.join(repr(v) for v in values)}) at {unit}s {where(pos[members])}")
         what = "interaction" if implicit else "rating"
         raise DataError(
             f"{source}: {len(pos)} {unit}s share a (user, item) pair, e.g. "
@@ -153,7 +158,7 @@ def _seconds(
         frac = np.flatnonzero(np.mod(ts.to_numpy(), 1) != 0)
         if len(frac):
             raise DataError(
-                f"{source}, {unit} {where(frac[:1])}: {label} holds {_plain(ts.iloc[frac[0]])!r}; "
+                f"{source}, {unit} {where(frac[:1])}: {label} holds {plain(ts.iloc[frac[0]])!r}; "
                 "timestamps must be whole numbers of seconds: round them explicitly if that is "
                 "meant."
             )
