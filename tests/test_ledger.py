@@ -29,6 +29,7 @@ from recmeta.ledger import (
     to_markdown,
     top_set,
     value_rule,
+    Margin,
 )
 
 A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
@@ -107,43 +108,47 @@ def test_format_estimate_shows_significant_digits_and_resolves_the_interval():
 # ---- verdict rules ----------------------------------------------------------------------------
 
 
-def test_value_rule_agrees_when_the_paper_lies_in_our_band():
-    out = value_rule(0.62, Estimate(0.58, 0.50, 0.66))
-    assert out.verdict is A and "0.62" in out.reason
-    # the tolerance widens our band: 0.67 is within 0.01 of 0.66
-    assert value_rule(0.67, Estimate(0.58, 0.50, 0.66), tolerance=0.01).verdict is A
-    assert value_rule(0.67, Estimate(0.58, 0.50, 0.66), tolerance=0.02, relative=True).verdict is A
+M01 = Margin(0.005, 0.095, "hand-made")
 
 
-def test_value_rule_a_difference_inside_the_band_never_differs():
-    ours = Estimate(0.50, 0.40, 0.60)
-    for paper in np.linspace(0.40, 0.60, 21):
-        assert value_rule(paper, ours).verdict is not D
-    # without an interval, a difference beyond the tolerance is inconclusive, never "differs"
-    out = value_rule(0.0077, Estimate.point(0.0058), tolerance=0.0005)
+def test_value_rule_agrees_only_when_our_whole_interval_is_inside_the_margin():
+    out = value_rule(0.62, Estimate(0.58, 0.55, 0.66), M01)
+    assert out.verdict is A and "0.62" in out.reason and out.margin == pytest.approx(0.1)
+    assert out.rule == "value"
+    # the paper's value inside our interval is not enough: the interval must fit in the band
+    assert value_rule(0.62, Estimate(0.58, 0.50, 0.76), M01).verdict is I
+
+
+def test_value_rule_a_wider_interval_never_turns_a_verdict_into_agrees():
+    for paper in np.linspace(0.3, 0.9, 61):
+        previous = None
+        for half in np.linspace(0.0, 0.5, 26):
+            v = value_rule(paper, Estimate(0.6, 0.6 - half, 0.6 + half), M01).verdict
+            if previous is not None and previous is not A:
+                assert v is not A
+            if previous is I:
+                assert v is I
+            previous = v
+    # without an interval nothing is concluded, however close the point
+    out = value_rule(0.0077, Estimate.point(0.0077), Margin(0.00005, 0.0005, "hand-made"))
     assert out.verdict is I and "no interval" in out.reason
-    assert value_rule(0.0077, Estimate.point(0.0074), tolerance=0.0005).verdict is A
 
 
-def test_value_rule_differs_outside_the_band_and_says_on_which_side():
-    out = value_rule(0.0077, Estimate(0.0058, 0.0051, 0.0066))
-    assert out.verdict is D
-    assert out.reason == "ours 0.00580 [0.00510, 0.00660] lies below the paper's 0.0077"
-    assert value_rule(0.3, Estimate(0.58, 0.50, 0.66), tolerance=0.1).verdict is D
-    assert "above" in value_rule(0.3, Estimate(0.58, 0.50, 0.66)).reason
-    # exact values: agree within the tolerance, differ beyond it
-    assert value_rule(0.25, Estimate.exact(0.2504), tolerance=0.0005).verdict is A
-    assert value_rule(0.25, Estimate.exact(0.2510), tolerance=0.0005).verdict is D
-
-
-def test_value_rule_too_wide_an_interval_is_inconclusive():
-    ours = Estimate(0.5, 0.1, 0.9)
-    assert value_rule(0.2, ours).verdict is A
-    out = value_rule(0.2, ours, max_width=0.2)
-    assert out.verdict is I and "too wide" in out.reason
-    assert value_rule(0.95, ours, max_width=0.2).verdict is D
-    with pytest.raises(ValueError, match="tolerance"):
-        value_rule(0.2, ours, tolerance=-1)
+def test_value_rule_differs_outside_the_margin_and_says_on_which_side():
+    m = Margin.printed(0.0077, 0.0005, "hand-made")
+    assert m.rounding == pytest.approx(0.00005) and m.total == pytest.approx(0.00055)
+    out = value_rule(0.0077, Estimate(0.0058, 0.0051, 0.0066), m)
+    assert out.verdict is D and "below" in out.reason
+    assert "above" in value_rule(0.3, Estimate(0.58, 0.50, 0.66), M01).reason
+    # exact values: agree within the margin, differ beyond it
+    assert value_rule(0.25, Estimate.exact(0.2504), Margin(0.0005, 0, "r")).verdict is A
+    assert value_rule(0.25, Estimate.exact(0.2510), Margin(0.0005, 0, "r")).verdict is D
+    with pytest.raises(ValueError, match="rounding"):
+        Margin(-1, 0.1, "x")
+    with pytest.raises(ValueError, match="reason"):
+        Margin(0.1, 0.1, " ")
+    with pytest.raises(TypeError, match="Margin"):
+        value_rule(0.2, Estimate(0.2, 0.1, 0.3), 0.1)  # type: ignore[arg-type]
 
 
 def test_sign_rule_three_ways():
@@ -225,7 +230,8 @@ def _ledger(chapter: str = "demo-chapter") -> Ledger:
                source="§3, eq. 3", paper_value=0.0077, paper_dataset="ML-1M",
                rule="paper's value inside our bootstrap interval", needs=("random_p",))
     def _(results):
-        return value_rule(0.0077, Estimate.bootstrap_mean(results["random_p"], seed=0, n_resamples=500))
+        return value_rule(0.0077, Estimate.bootstrap_mean(results["random_p"], seed=0, n_resamples=500),
+                          Margin.printed(0.0077, 0.0005, "hand-made"))
 
     @led.claim("demo2020.fig5.precision-most-robust", statement="precision is the most robust metric",
                source="§5.1, Fig. 5a", paper_value="P", paper_dataset="ML-1M",
@@ -256,7 +262,7 @@ def test_a_claim_missing_its_result_is_not_reproduced_and_names_it():
 def test_a_claim_reads_only_what_it_declares():
     led = Ledger("demo-chapter")
     led.add(Claim("x.undeclared", "demo-chapter", "s", "src", "rule",
-                  lambda r: value_rule(1.0, Estimate.exact(r["other"])), needs=("declared",)))
+                  lambda r: value_rule(1.0, Estimate.exact(r["other"]), M01), needs=("declared",)))
     with pytest.raises(MissingResult, match="'other'"):
         led.evaluate({"declared": 1, "other": 1.0}, dataset="ml-100k", profile="full")
     frame = led.evaluate({"declared": 1, "other": 1.0}, dataset="ml-100k", profile="full", strict=False)
@@ -276,7 +282,7 @@ def test_ledger_rejects_duplicates_and_other_chapters():
 
 
 def test_ledger_evaluate_frame():
-    frame = _ledger().evaluate(_results(), dataset="ml-100k", profile="full")
+    frame = _ledger().evaluate(_results(), dataset="ml-1m", profile="full")
     assert list(frame.columns) == list(COLUMNS)
     assert {"chapter", "claim", "statement", "source", "paper_value", "paper_dataset", "ours", "low", "high",
             "verdict", "reason", "dataset", "profile", "ours_text"} <= set(frame.columns)
@@ -288,19 +294,28 @@ def test_ledger_evaluate_frame():
     assert second["ours_text"] == "P > R" and second["paper_value"] == "P"
     third = frame.iloc[2]
     assert third["verdict"] == N.value and np.isnan(third["ours"])
-    assert (frame["dataset"] == "ml-100k").all() and (frame["profile"] == "full").all()
-    assert counts(frame).to_dict() == {"agrees": 1, "differs": 1, "inconclusive": 0, "not reproduced here": 1}
+    assert (frame["dataset"] == "ml-1m").all() and (frame["profile"] == "full").all()
+    assert frame["kind"].tolist() == ["replication", "replication", "transfer"]
+    assert frame["rule"].tolist() == ["value", "order", "none"]
+    assert counts(frame).to_dict() == {"agrees": 1, "differs": 1, "inconclusive": 0, "holds": 0,
+                                       "fails": 0, "shown, not graded": 0,
+                                       "not reproduced here": 1}
+    # on other data the paper's ML-1M magnitude is shown, not graded; the order is still graded
+    other = _ledger().evaluate(_results(), dataset="ml-100k", profile="full")
+    assert other["verdict"].tolist() == ["shown, not graded", "agrees", "not reproduced here"]
+    assert other["kind"].tolist() == ["transfer", "transfer", "transfer"]
+    assert other.loc[0, "margin"] == pytest.approx(0.00055) and "ML-1M" in other.loc[0, "reason"]
     with pytest.raises(ValueError, match="profile"):
         _ledger().evaluate(_results(), dataset="ml-100k", profile="fast")
 
 
 def test_to_markdown_table():
-    frame = _ledger().evaluate(_results(), dataset="ml-100k", profile="full")
+    frame = _ledger().evaluate(_results(), dataset="ml-1m", profile="full")
     md = Ledger.to_markdown(frame)
     lines = md.strip().splitlines()
     assert lines[0] == "| Claim | Paper | Ours | Verdict | Why |"
     assert len(lines) == 2 + len(frame)
-    assert "0.0077 (ML-1M)" in lines[2] and "differs" in lines[2]
+    assert "0.0077 ± 0.00055 (ML-1M)" in lines[2] and "differs" in lines[2]
     assert "| P > R |" in lines[3]
     assert "| — |" in lines[4]  # no value for the claim not reproduced
     both = pd.concat([frame, frame.assign(chapter="other", profile="quick")])
@@ -434,10 +449,13 @@ def test_claims_json(stored, capsys):
     records = json.loads(capsys.readouterr().out)
     assert len(records) == 3
     required = {"chapter", "claim", "source", "paper_value", "ours", "low", "high", "verdict",
-                "statement", "reason", "dataset", "profile"}
+                "statement", "reason", "dataset", "profile", "kind", "rule", "margin", "data_free",
+                "tie_sensitive"}
     assert all(required <= set(r) for r in records)
     assert {r["profile"] for r in records} == {"quick"}
-    assert records[0]["paper_value"] == 0.0077 and records[0]["verdict"] == "differs"
+    assert records[0]["paper_value"] == 0.0077 and records[0]["verdict"] == "shown, not graded"
+    assert records[0]["kind"] == "transfer" and records[0]["rule"] == "value"
+    assert records[0]["margin"] == pytest.approx(0.00055) and records[0]["data_free"] is False
     assert records[2]["ours"] is None
 
 
@@ -446,7 +464,7 @@ def test_claims_table(stored, capsys):
     out = capsys.readouterr().out
     assert "demo-chapter — dataset ml-100k, profile full" in out
     assert "demo2020.fig5.precision-most-robust" in out and "P > R" in out
-    assert "1 agrees, 1 differs, 0 inconclusive, 1 not reproduced here" in out
+    assert "transfer: 1 agrees; 1 shown, not graded; 1 not reproduced here" in out
 
 
 def test_claims_missing_says_how_to_produce_it(stored, capsys):
@@ -472,7 +490,7 @@ def _rendered_frame():
     @led.claim("demo.value", statement="A value", source="§1", paper_value=0.9,
                paper_dataset="ML-1M", rule="value rule", needs=("x",))
     def _(r):
-        return value_rule(0.9, Estimate(0.91, 0.87, 0.95, "bootstrap"), 0.1)
+        return value_rule(0.9, Estimate(0.91, 0.87, 0.95, "bootstrap"), M01)
 
     @led.claim("demo.absent", statement="Not here", source="§2", paper_value=3,
                paper_dataset="LibraryThing", rule="not run", needs=())
@@ -488,7 +506,7 @@ def test_sentence_full_and_parts():
     led, frame = _rendered_frame()
     row = row_of(frame, "demo.value")
     full = sentence(row)
-    assert full.startswith("*A value* (§1); the paper's 0.9 (ML-1M); ours (ml-100k): 0.910 [0.870, 0.950]")
+    assert full.startswith("*A value* (§1); the paper's 0.9 ± 0.10 (ML-1M); ours (ml-100k): 0.910 [0.870, 0.950]")
     assert "(bootstrap)" in full and f"**{row['verdict']}**: {row['reason']}" in full
     assert full.endswith(".")
     short = sentence(row, parts=("ours", "verdict"))

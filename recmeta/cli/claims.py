@@ -22,6 +22,12 @@ JSON_KEYS = (
     "source",
     "paper_value",
     "paper_dataset",
+    "kind",
+    "rule",
+    "rule_text",
+    "margin",
+    "data_free",
+    "tie_sensitive",
     "ours",
     "low",
     "high",
@@ -83,7 +89,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _table(frame: pd.DataFrame) -> str:
     """An aligned text table per stored ledger, with the verdict counts under it."""
-    from ..ledger import counts, ours_text, paper_text
+    from ..ledger import ours_text, paper_text, tally_by_kind
 
     blocks = []
     for (chapter, dataset, profile), part in frame.groupby(
@@ -92,6 +98,7 @@ def _table(frame: pd.DataFrame) -> str:
         rows = [
             (
                 r["claim"],
+                str(r.get("kind") or "—"),
                 str(r["source"]),
                 paper_text(r),
                 ours_text(r),
@@ -100,7 +107,7 @@ def _table(frame: pd.DataFrame) -> str:
             )
             for r in part.to_dict("records")
         ]
-        head = ("claim", "source", "paper", "ours", "verdict", "reason")
+        head = ("claim", "kind", "source", "paper", "ours", "verdict", "reason")
         widths = [max(len(x[i]) for x in (head, *rows)) for i in range(len(head) - 1)]
         lines = [
             f"{chapter} — dataset {dataset}, profile {profile}"
@@ -110,8 +117,8 @@ def _table(frame: pd.DataFrame) -> str:
             lines.append(
                 "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1]
             )
-        tally = counts(part)
-        lines.append(", ".join(f"{n} {v}" for v, n in tally.items()))
+        for kind, tally in tally_by_kind(part).iterrows():
+            lines.append(f"{kind}: " + "; ".join(f"{n} {v}" for v, n in tally.items() if n))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

@@ -3,6 +3,9 @@
 - :mod:`~recmeta.ledger.estimate`: :class:`Estimate` (our value and its interval) and number
   formatting;
 - :mod:`~recmeta.ledger.rules`: :class:`Verdict`, :class:`Outcome` and the rules that give them;
+- :mod:`~recmeta.ledger.kinds`: derivation, replication or transfer, from the claim's and the
+  run's datasets;
+- :mod:`~recmeta.ledger.order`: orders written as groups the intervals separate;
 - :mod:`~recmeta.ledger.claims`: :class:`Claim` and :class:`Ledger`;
 - :mod:`~recmeta.ledger.table`: the ledger as a table and its Markdown;
 - :mod:`~recmeta.ledger.store`: evaluated ledgers on disk, for ``recmeta claims``;
@@ -16,13 +19,19 @@ from __future__ import annotations
 
 from .claims import PROFILES, Claim, Ledger, MissingResult
 from .estimate import Estimate, format_estimate, format_number, format_paper
+from .every import every
+from .kinds import DERIVED, Kind, dataset_identity, kind_of
+from .order import format_order, order_groups
 from .rules import (
+    MEANING,
+    Margin,
     Outcome,
     Verdict,
     all_of,
     clearly_above,
     equivalence_rule,
     half_unit,
+    legacy_value_rule,
     not_reproduced,
     order_rule,
     rank_range,
@@ -31,7 +40,17 @@ from .rules import (
     top_set,
     value_rule,
 )
-from .table import COLUMNS, PARTS, counts, ours_text, paper_text, row_of, sentence, to_markdown
+from .table import (
+    COLUMNS,
+    PARTS,
+    counts,
+    ours_text,
+    paper_text,
+    row_of,
+    sentence,
+    tally_by_kind,
+    to_markdown,
+)
 
 __all__ = [
     "PROFILES",
@@ -43,6 +62,16 @@ __all__ = [
     "MissingResult",
     "COLUMNS",
     "value_rule",
+    "legacy_value_rule",
+    "Margin",
+    "MEANING",
+    "every",
+    "Kind",
+    "DERIVED",
+    "dataset_identity",
+    "kind_of",
+    "order_groups",
+    "format_order",
     "sign_rule",
     "order_rule",
     "rank_rule",
@@ -61,6 +90,7 @@ __all__ = [
     "to_markdown",
     "counts",
     "row_of",
+    "tally_by_kind",
     "sentence",
     "PARTS",
 ]

@@ -15,7 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from .rules import Outcome, not_reproduced
+from .kinds import DERIVED, Kind, kind_of, paper_datasets
+from .rules import Outcome, Verdict, not_reproduced
 from .table import COLUMNS, counts, to_markdown
 
 __all__ = ["PROFILES", "MissingResult", "Claim", "Ledger"]
@@ -82,6 +83,7 @@ class Claim:
     paper_value: float | str | None = None
     paper_dataset: str | None = None
     needs: tuple[str, ...] = ()
+    data_free: str | None = None
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
@@ -94,6 +96,21 @@ class Claim:
         if not callable(self.evaluate):
             raise TypeError(f"claim {self.id!r}: evaluate must be callable")
         object.__setattr__(self, "needs", tuple(self.needs))
+        if self.data_free is not None and not self.data_free.strip():
+            raise ValueError(f"claim {self.id!r}: data_free must say why (or be None)")
+
+    @property
+    def setting_known(self) -> bool:
+        """Whether the claim's setting is declared: a derivation, a named dataset or data-free."""
+        return (
+            self.paper_dataset == DERIVED
+            or bool(paper_datasets(self.paper_dataset))
+            or bool(self.data_free)
+        )
+
+    def kind(self, dataset: str) -> Kind:
+        """The kind of this claim's verdict on ``dataset`` (see :func:`.kinds.kind_of`)."""
+        return kind_of(self.paper_dataset, self.data_free, dataset)
 
     def missing(self, results: Mapping[str, Any]) -> list[str]:
         """The needed results that are absent (or ``None``) in ``results``."""
@@ -129,6 +146,27 @@ class Claim:
 
 def _nan(x: float | None) -> float:
     return float("nan") if x is None else float(x)
+
+
+def _graded(claim: Claim, kind: Kind, out: Outcome, dataset: str) -> tuple[Verdict, str]:
+    """The verdict as the kind reads it: a derivation holds or fails; a magnitude measured on
+    other data (a transfer's value rule, unless the claim declares its quantity data-free) is
+    shown and not graded."""
+    v = out.verdict
+    if kind is Kind.DERIVATION:
+        mapped = {Verdict.AGREES: Verdict.HOLDS, Verdict.DIFFERS: Verdict.FAILS}
+        return mapped.get(v, v), out.reason
+    if (
+        kind is Kind.TRANSFER
+        and out.rule == "value"
+        and not claim.data_free
+        and v in (Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE)
+    ):
+        return Verdict.NOT_GRADED, (
+            f"the paper measured this on {claim.paper_dataset}, ours is on {dataset}: a "
+            "magnitude on other data is shown, not graded"
+        )
+    return v, out.reason
 
 
 class Ledger:
@@ -196,6 +234,7 @@ class Ledger:
         paper_value: float | str | None = None,
         paper_dataset: str | None = None,
         needs: Iterable[str] = (),
+        data_free: str | None = None,
     ) -> Callable[[Callable[[Mapping[str, Any]], Outcome]], Callable[[Mapping[str, Any]], Outcome]]:
         """Decorator registering the decorated function as the ``evaluate`` of a new claim."""
 
@@ -213,6 +252,7 @@ class Ledger:
                     paper_value=paper_value,
                     paper_dataset=paper_dataset,
                     needs=tuple(needs),
+                    data_free=data_free,
                 )
             )
             return fn
@@ -226,18 +266,39 @@ class Ledger:
         dataset: str,
         profile: str,
         strict: bool = True,
+        tie_variants: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> pd.DataFrame:
         """Evaluate every claim on ``results``: one row per claim, columns :data:`COLUMNS`.
 
         ``ours``/``low``/``high`` are floats (NaN when absent), ``ours_text`` our result as text
         when it is not a number, ``verdict`` the :class:`Verdict`'s value. See
         :meth:`Claim.outcome` for absent results and ``strict``.
+
+        ``tie_variants`` maps another tie rule to the results computed under it; a claim is
+        ``tie_sensitive`` when its verdict under some variant (where it is reproduced) differs
+        from its verdict here. Without variants ``tie_sensitive`` is ``None``: not assessed.
         """
         rows = [
             self.row(c.id, results, dataset=dataset, profile=profile, strict=strict) for c in self
         ]
+        if tie_variants:
+            other = {
+                name: {
+                    c.id: self.row(c.id, res, dataset=dataset, profile=profile, strict=strict)[
+                        "verdict"
+                    ]
+                    for c in self
+                }
+                for name, res in tie_variants.items()
+            }
+            gone = Verdict.NOT_REPRODUCED.value
+            for r in rows:
+                seen = {v[r["claim"]] for v in other.values()} - {gone}
+                r["tie_sensitive"] = r["verdict"] != gone and bool(seen - {r["verdict"]})
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
-        frame[["ours", "low", "high"]] = frame[["ours", "low", "high"]].astype(float)
+        frame[["ours", "low", "high", "margin"]] = frame[["ours", "low", "high", "margin"]].astype(
+            float
+        )
         frame["paper_value"] = frame["paper_value"].astype(object)
         return frame
 
@@ -256,6 +317,8 @@ class Ledger:
         c = self[claim_id]
         out = c.outcome(results, strict=strict)
         est = out.ours
+        kind = c.kind(dataset)
+        verdict, reason = _graded(c, kind, out, str(dataset))
         return {
             "chapter": self.chapter,
             "claim": c.id,
@@ -263,14 +326,19 @@ class Ledger:
             "source": c.source,
             "paper_value": c.paper_value,
             "paper_dataset": c.paper_dataset,
-            "rule": c.rule,
+            "kind": kind.value,
+            "rule": out.rule,
+            "rule_text": c.rule,
+            "margin": out.margin,
+            "data_free": bool(c.data_free),
+            "tie_sensitive": None,
             "ours": _nan(est.value if est else None),
             "low": _nan(est.low if est else None),
             "high": _nan(est.high if est else None),
             "ours_text": out.detail or "",
             "method": est.method if est else "",
-            "verdict": out.verdict.value,
-            "reason": out.reason,
+            "verdict": verdict.value,
+            "reason": reason,
             "dataset": str(dataset),
             "profile": profile,
         }

@@ -6,22 +6,27 @@ paper's value) to an :class:`Outcome`: a :class:`Verdict` with one computed sent
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 
 from .estimate import Estimate, format_estimate, format_number, format_paper
+from .order import format_order, order_groups
 
 __all__ = [
     "Verdict",
     "Outcome",
     "not_reproduced",
     "value_rule",
+    "legacy_value_rule",
+    "Margin",
+    "MEANING",
     "sign_rule",
     "order_rule",
     "rank_rule",
@@ -40,7 +45,33 @@ class Verdict(StrEnum):
     AGREES = "agrees"
     DIFFERS = "differs"
     INCONCLUSIVE = "inconclusive"
+    HOLDS = "holds"
+    FAILS = "fails"
+    NOT_GRADED = "shown, not graded"
     NOT_REPRODUCED = "not reproduced here"
+
+
+#: what each verdict means, for the ledger page's legend and ``recmeta claims``
+MEANING: dict[Verdict, str] = {
+    Verdict.AGREES: (
+        "a value: our whole interval lies inside the paper's value ± the declared margin; "
+        "a sign, order or rank: our intervals establish the paper's direction"
+    ),
+    Verdict.DIFFERS: (
+        "a value: our whole interval lies outside the paper's value ± the margin; "
+        "a sign, order or rank: our intervals establish the opposite"
+    ),
+    Verdict.INCONCLUSIVE: (
+        "neither: our interval straddles the margin's edge, or the intervals overlap, or there is "
+        "no interval; a wider interval only ever moves a verdict here"
+    ),
+    Verdict.HOLDS: "a derivation (identity, bound, closed form) that our computation confirms",
+    Verdict.FAILS: "a derivation that our computation contradicts",
+    Verdict.NOT_GRADED: (
+        "a magnitude the paper measured on other data, shown beside ours and not graded"
+    ),
+    Verdict.NOT_REPRODUCED: "not tested here; the reason says why (other data, another study)",
+}
 
 
 @dataclass(frozen=True)
@@ -55,16 +86,37 @@ class Outcome:
     ours: Estimate | None
     reason: str
     detail: str | None = None
+    rule: str = "custom"
+    margin: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Verdict(self.verdict))
+        if not self.rule or not self.rule.strip():
+            raise ValueError("an Outcome needs the name of its rule")
         if not self.reason or not self.reason.strip():
             raise ValueError("an Outcome needs a reason")
 
 
+_F = TypeVar("_F", bound=Callable[..., Outcome])
+
+
+def _named(rule: str) -> Callable[[_F], _F]:
+    """Mark every Outcome a rule function returns with the rule's name (``value``, ``sign``...)."""
+
+    def wrap(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def named(*args: Any, **kwargs: Any) -> Outcome:
+            out = fn(*args, **kwargs)
+            return out if out.rule != "custom" else replace(out, rule=rule)
+
+        return cast(_F, named)
+
+    return wrap
+
+
 def not_reproduced(reason: str) -> Outcome:
     """Verdict for a claim this book does not test (other data, other systems, a skipped study)."""
-    return Outcome(Verdict.NOT_REPRODUCED, None, reason)
+    return Outcome(Verdict.NOT_REPRODUCED, None, reason, rule="none")
 
 
 def _tolerance(paper: float, tolerance: float, relative: bool) -> float:
@@ -73,7 +125,8 @@ def _tolerance(paper: float, tolerance: float, relative: bool) -> float:
     return tolerance * abs(paper) if relative else tolerance
 
 
-def value_rule(
+@_named("value")
+def legacy_value_rule(
     paper: float,
     ours: Estimate,
     tolerance: float = 0.0,
@@ -82,7 +135,7 @@ def value_rule(
     max_width: float | None = None,
     label: str = "ours",
 ) -> Outcome:
-    """Compare the paper's number with ours.
+    """The former non-rejection reading of a value, kept while claims move to :func:`value_rule`.
 
     With ``tol = tolerance`` (or ``tolerance · |paper|`` when ``relative``), e.g. half a unit of
     the paper's last printed digit:
@@ -139,6 +192,7 @@ def value_rule(
     )
 
 
+@_named("sign")
 def sign_rule(
     ours: Estimate,
     expected: Literal["positive", "negative"],
@@ -212,6 +266,7 @@ def _join(names: Iterable[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+@_named("order")
 def order_rule(
     estimates: Mapping[str, Estimate],
     expected_best: str | Iterable[str],
@@ -219,17 +274,17 @@ def order_rule(
 ) -> Outcome:
     """ "X is the best": compare the top of our order with the paper's expected best item(s).
 
-    The *top set* (:func:`top_set`) is the best item by value plus every item whose interval
-    overlaps the best's interval (a conservative notion of a tie: intervals that overlap do not
-    show a difference; for a paired test use :func:`sign_rule` on
-    :meth:`Estimate.bootstrap_diff`).
+    The *top set* is the first group of :func:`~recmeta.ledger.order.order_groups`: the best
+    item by value and every item the intervals do not separate from it (a conservative notion of
+    a tie: intervals that overlap do not show a difference; for a paired test use
+    :func:`sign_rule` on :meth:`Estimate.bootstrap_diff`).
 
     - the top set is a single item and it is expected → **agrees**;
     - the top set holds several items and one of them is expected → **inconclusive**;
     - no expected item is in the top set → **differs**.
 
-    ``ours`` is the best item's estimate; ``detail`` gives the order by value, ``≈`` joining the
-    items tied at the top (``"P ≈ R > nDCG"``).
+    ``ours`` is the best item's estimate; ``detail`` the order as groups
+    (:func:`~recmeta.ledger.order.format_order`, ``"P ≈ R > nDCG"``).
     """
     expected = {expected_best} if isinstance(expected_best, str) else set(expected_best)
     if not expected:
@@ -240,9 +295,8 @@ def order_rule(
             f"expected item(s) {sorted(unknown)} have no estimate; estimated: {list(estimates)}"
         )
     ranked = _ranked(estimates, higher_is_better)
-    top = top_set(estimates, higher_is_better)
-    rest = [n for n in ranked if n not in top]
-    detail = " > ".join([" ≈ ".join(top), *rest])
+    top = order_groups(estimates, higher_is_better)[0]
+    detail = format_order(estimates, higher_is_better)
     best = ranked[0]
     wanted = _join(sorted(expected))
     hits = [n for n in top if n in expected]
@@ -292,6 +346,7 @@ def rank_range(
     return 1 + above, len(estimates) - below
 
 
+@_named("rank")
 def rank_rule(
     estimates: Mapping[str, Estimate],
     members: Iterable[str],
@@ -390,16 +445,23 @@ def all_of(outcomes: Mapping[str, Outcome]) -> Outcome:
     tally = ", ".join(f"{k} {v.value}" for k, v in verdicts.items())
     if all(v is Verdict.NOT_REPRODUCED for v in verdicts.values()):
         return not_reproduced("; ".join(o.reason for o in outcomes.values()))
+    rules = {o.rule for o in outcomes.values() if o.verdict is not Verdict.NOT_REPRODUCED}
+    rule = rules.pop() if len(rules) == 1 else "all"
     bad = [k for k, v in verdicts.items() if v is Verdict.DIFFERS]
     if bad:
         return Outcome(
-            Verdict.DIFFERS, None, f"{tally} ({bad[0]}: {outcomes[bad[0]].reason})", detail
+            Verdict.DIFFERS,
+            None,
+            f"{tally} ({bad[0]}: {outcomes[bad[0]].reason})",
+            detail,
+            rule=rule,
         )
     if all(v is Verdict.AGREES for v in verdicts.values()):
-        return Outcome(Verdict.AGREES, None, f"holds in every case: {tally}", detail)
-    return Outcome(Verdict.INCONCLUSIVE, None, tally, detail)
+        return Outcome(Verdict.AGREES, None, f"holds in every case: {tally}", detail, rule=rule)
+    return Outcome(Verdict.INCONCLUSIVE, None, tally, detail, rule=rule)
 
 
+@_named("equivalence")
 def equivalence_rule(ours: Estimate, margin: float, *, label: str = "the difference") -> Outcome:
     """ "A is comparable to B": ``ours`` (A − B) within ± ``margin``.
 
@@ -417,6 +479,73 @@ def equivalence_rule(ours: Estimate, margin: float, *, label: str = "the differe
     if ours.low > margin or ours.high < -margin:
         return Outcome(Verdict.DIFFERS, ours, f"{text} lies wholly beyond ± {m}")
     return Outcome(Verdict.INCONCLUSIVE, ours, f"{text} straddles ± {m}")
+
+
+@dataclass(frozen=True)
+class Margin:
+    """The equivalence margin of a value claim, in the units of the paper's value.
+
+    ``rounding`` is what the paper's printing hides (half a unit of its last digit,
+    :func:`half_unit`), ``substantive`` the difference the claim's reading does not care about,
+    and ``reason`` one line saying why that much.
+    """
+
+    rounding: float
+    substantive: float
+    reason: str
+
+    def __post_init__(self) -> None:
+        for name in ("rounding", "substantive"):
+            x = float(getattr(self, name))
+            if not (math.isfinite(x) and x >= 0):
+                raise ValueError(f"a margin's {name} must be finite and >= 0, got {x!r}")
+            object.__setattr__(self, name, x)
+        if self.total <= 0:
+            raise ValueError("a margin must be positive (rounding + substantive > 0)")
+        if not self.reason or not self.reason.strip():
+            raise ValueError("a margin needs its reason")
+
+    @property
+    def total(self) -> float:
+        return self.rounding + self.substantive
+
+    @classmethod
+    def printed(cls, paper: float | str, substantive: float, reason: str) -> Margin:
+        """Half a unit of the paper's last printed digit plus ``substantive``."""
+        return cls(half_unit(float(paper)), substantive, reason)
+
+
+def value_rule(paper: float, ours: Estimate, margin: Margin, *, label: str = "ours") -> Outcome:
+    """A value claim as an equivalence test: the paper's ``p`` with margin ``m``
+    (:class:`Margin`).
+
+    - our whole interval ``[low, high]`` lies inside ``[p − m, p + m]`` → **agrees**;
+    - our whole interval lies outside it (``high < p − m`` or ``low > p + m``) → **differs**;
+    - otherwise, and always without an interval → **inconclusive**.
+
+    A wider interval can only move the verdict towards inconclusive (two one-sided tests read
+    from the interval, Schuirmann 1987).
+    """
+    paper = float(paper)
+    if not math.isfinite(paper):
+        raise ValueError(f"the paper's value must be finite, got {paper!r}")
+    if not isinstance(margin, Margin):
+        raise TypeError(f"margin must be a Margin (rounding, substantive, reason), got {margin!r}")
+    m = margin.total
+    band = f"the paper's {format_paper(paper)} ± {format_number(m)}"
+    text = f"{label} {format_estimate(ours)}"
+
+    def out(verdict: Verdict, why: str) -> Outcome:
+        return Outcome(verdict, ours, why, rule="value", margin=m)
+
+    if ours.low is None or ours.high is None:
+        return out(Verdict.INCONCLUSIVE, f"{text} has no interval to hold against {band}")
+    if paper - m <= ours.low and ours.high <= paper + m:
+        return out(Verdict.AGREES, f"{text} lies wholly inside {band}")
+    if ours.high < paper - m or ours.low > paper + m:
+        side = "below" if ours.high < paper - m else "above"
+        return out(Verdict.DIFFERS, f"{text} lies wholly {side} {band}")
+    return out(Verdict.INCONCLUSIVE, f"{text} reaches beyond {band}: neither inside nor outside")
 
 
 def half_unit(printed: float) -> float:

@@ -206,12 +206,15 @@ def load(
     columns = [*COLUMNS, "recmeta_version", "written"]
     if not frames:
         return pd.DataFrame(
-            {c: pd.Series(dtype=float if c in ("ours", "low", "high") else object) for c in columns}
+            {
+                c: pd.Series(dtype=float if c in ("ours", "low", "high", "margin") else object)
+                for c in columns
+            }
         )
     out = pd.concat(frames, ignore_index=True)
     if set(columns) <= set(out.columns):
         out = out[[*columns, *(c for c in out.columns if c not in columns)]]
-    for c in ("ours", "low", "high"):
+    for c in ("ours", "low", "high", "margin"):
         if c in out:
             out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     if "paper_value" in out:

@@ -10,6 +10,8 @@ sums, Pearson's r, a protocol mean) is then a function of ``counts @ sums``:
 - :func:`bootstrap_sums`: any statistic of per-user sums, on all users and on every replicate,
   in batches (the resampled users are never materialised);
 - :func:`percentile_interval`: the ``(1 ± level)/2`` quantiles of the replicates;
+- :func:`sign_pvalues`: one-sided p-values of "the statistic is above / below 0" from the
+  replicates (for conjunctions corrected with Holm, :func:`recmeta.ledger.every`);
 - :func:`scipy_interval`: the percentile, basic or BCa interval (Efron 1987) of a statistic of
   raw per-user values, through :func:`scipy.stats.bootstrap` (used where BCa is wanted: a mean).
 
@@ -31,6 +33,7 @@ from scipy import stats
 IntervalMethod = Literal["percentile", "basic", "BCa"]
 
 __all__ = [
+    "sign_pvalues",
     "IntervalMethod",
     "resample_counts",
     "weighted_means",
@@ -114,6 +117,18 @@ def bootstrap_sums(
             parts.append(np.asarray(statistic(counts @ s), dtype=np.float64))
         done += b
     return value, np.concatenate(parts)
+
+
+def sign_pvalues(replicates: ArrayLike) -> tuple[float, float]:
+    """One-sided bootstrap p-values of a statistic's sign from its ``B`` replicates:
+    ``p_positive = (1 + #{θ* ≤ 0}) / (B + 1)`` against "θ ≤ 0", and
+    ``p_negative = (1 + #{θ* ≥ 0}) / (B + 1)`` against "θ ≥ 0" (the percentile test read from
+    the bootstrap distribution, Efron & Tibshirani 1993, §16; the +1 keeps p above 0)."""
+    x = np.asarray(replicates, dtype=float).ravel()
+    if x.size == 0 or not np.isfinite(x).all():
+        raise ValueError("sign_pvalues needs finite replicates (none given or some NaN)")
+    b = x.size
+    return float((1 + (x <= 0).sum()) / (b + 1)), float((1 + (x >= 0).sum()) / (b + 1))
 
 
 def percentile_interval(replicates: ArrayLike, level: float = 0.95) -> tuple[float, float]:

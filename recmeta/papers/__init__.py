@@ -32,6 +32,7 @@ from ..ledger import (
     Claim,
     Estimate,
     Ledger,
+    Margin,
     MissingResult,
     Outcome,
     Verdict,
@@ -72,6 +73,7 @@ __all__ = [
     "to_markdown",
     "top_set",
     "value_rule",
+    "Margin",
 ]
 
 #: modules defining and registering a chapter's ledger, imported on first use

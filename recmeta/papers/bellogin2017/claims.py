@@ -23,10 +23,10 @@ from ...ledger import (
     Verdict,
     format_estimate,
     format_number,
+    legacy_value_rule,
     not_reproduced,
     order_rule,
     sign_rule,
-    value_rule,
 )
 from .. import register
 from .evidence import (
@@ -102,7 +102,7 @@ def _eq1(r):
 def _ai_ti(r):
     c = r["coverage"]
     gap = c["rho TI-AN"] / c["rho AI-AN"] - 1
-    out = value_rule(0.0, over_splits(gap), 0.05, label="ρ(TI)/ρ(AI) − 1")
+    out = legacy_value_rule(0.0, over_splits(gap), 0.05, label="ρ(TI)/ρ(AI) − 1")
     share = float(r["coverage"]["no test rating"].mean())
     return append_reason(
         out,
@@ -123,7 +123,7 @@ def _ai_ti(r):
 )
 def _pop_ar(r):
     est = protocol_estimate(design_rows(r["fig2"], "AR TI-AN"), "popularity", settings_of(r))
-    return value_rule(PAPER["popularity_ar"], est, 0.005, label="popularity")
+    return legacy_value_rule(PAPER["popularity_ar"], est, 0.005, label="popularity")
 
 
 @LEDGER.claim(
@@ -251,7 +251,7 @@ def _proof(r):
     w = p["sets"] / p["sets"].sum()
     printed = float((p["printed: own >= union + |PR|-1"] * w).sum())
     needed = float((p["union <= own + |PR|-1"] * w).sum())
-    out = value_rule(1.0, Estimate.exact(printed), label="share of sets")
+    out = legacy_value_rule(1.0, Estimate.exact(printed), label="share of sets")
     return append_reason(
         out,
         f"the reversed step the bound needs, τ(i, T_u) ≤ τ(i, T_u^r) + |PR_test(u)| − 1, "
@@ -324,7 +324,7 @@ def _at_sigma(r: Mapping[str, Any], frame: pd.DataFrame) -> pd.DataFrame:
 def _eq4_mc(r):
     c = _at_sigma(r, r["ar_checks"])
     f = float(c["eq4"].mean())
-    out = value_rule(f, over_splits(c["random"]), label="random P@n", max_width=f)
+    out = legacy_value_rule(f, over_splits(c["random"]), label="random P@n", max_width=f)
     return append_reason(out, f"eq. 4 gives {format_number(float(c['eq4'].mean()))}")
 
 
@@ -339,7 +339,7 @@ def _eq4_mc(r):
 )
 def _eq4_exact(r):
     c = _at_sigma(r, r["ar_checks"])
-    out = value_rule(0.0, over_splits(c["rho"] / c["eq4"] - 1), label="ρ/σδ − 1")
+    out = legacy_value_rule(0.0, over_splits(c["rho"] / c["eq4"] - 1), label="ρ/σδ − 1")
     cov = over_splits(c["cov"] / c["eq4"])
     split = float((c["split"] / c["eq4"]).mean())
     return append_reason(
@@ -362,7 +362,7 @@ def _eq4_exact(r):
 def _eq5(r):
     c = _at_sigma(r, r["eq5"])
     f = float(c["formula"].mean())
-    return value_rule(f, over_splits(c["P"]), label="random 1R P@n", max_width=f)
+    return legacy_value_rule(f, over_splits(c["P"]), label="random 1R P@n", max_width=f)
 
 
 def _ratio(
@@ -396,7 +396,7 @@ def _ratio(
 def _fig4_ar(r):
     f = r["ar_removal"]
     lo, hi = f["removed"].min(), f["removed"].max()
-    return value_rule(1 - hi, _ratio(r, f, "removed", "popularity", lo, hi), label="ratio")
+    return legacy_value_rule(1 - hi, _ratio(r, f, "removed", "popularity", lo, hi), label="ratio")
 
 
 @LEDGER.claim(
@@ -411,7 +411,7 @@ def _fig4_ar(r):
 )
 def _fig4_1r(r):
     f = r["lemma_removal"]
-    return value_rule(
+    return legacy_value_rule(
         1.0,
         _ratio(r, f, "removed", "popularity", f["removed"].min(), f["removed"].max()),
         label="ratio",
@@ -432,7 +432,7 @@ def _fig4_1r(r):
 def _fig4_size(r):
     f = r["lemma_size"]
     t = f.groupby("size")["t"].mean()
-    return value_rule(
+    return legacy_value_rule(
         1.0,
         _ratio(
             r,
@@ -508,7 +508,7 @@ def _removal_ratio(r: Mapping[str, Any], metric: str) -> Estimate:
     needs=("settings", "dataset", "ar_removal"),
 )
 def _recall(r):
-    return value_rule(1.0, _removal_ratio(r, "recall"), label="recall ratio")
+    return legacy_value_rule(1.0, _removal_ratio(r, "recall"), label="recall ratio")
 
 
 @LEDGER.claim(
@@ -559,7 +559,9 @@ def _ndcg(r):
 )
 def _eq3(r):
     c = _at_sigma(r, r["ar_checks"]).dropna(subset=["popularity"])
-    out = value_rule(float(c["eq3"].mean()), over_splits(c["popularity"]), label="popularity P@n")
+    out = legacy_value_rule(
+        float(c["eq3"].mean()), over_splits(c["popularity"]), label="popularity P@n"
+    )
     return append_reason(
         out,
         f"eq. 3 gives {format_number(float(c['eq3'].mean()))}, the per-item conditional "

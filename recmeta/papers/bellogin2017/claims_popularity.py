@@ -17,10 +17,10 @@ from ...ledger import (
     Outcome,
     Verdict,
     format_number,
+    legacy_value_rule,
     not_reproduced,
     order_rule,
     sign_rule,
-    value_rule,
 )
 from .claims import LEDGER
 from .evidence import (
@@ -90,7 +90,7 @@ def _alpha_zero(r: Mapping[str, Any]) -> Outcome | None:
     needs=("dataset", "settings", "simulation"),
 )
 def _rnd0(r):
-    return _alpha_zero(r) or value_rule(
+    return _alpha_zero(r) or legacy_value_rule(
         PAPER["alpha0_random"],
         _sim_estimate(r, 0.0, lambda get: get("a", "random"), ["random"]),
         0.00005,
@@ -109,7 +109,7 @@ def _rnd0(r):
     needs=("dataset", "settings", "simulation"),
 )
 def _pop0(r):
-    return _alpha_zero(r) or value_rule(
+    return _alpha_zero(r) or legacy_value_rule(
         PAPER["alpha0_popularity"],
         _sim_estimate(r, 0.0, lambda get: get("a", "popularity"), ["popularity"]),
         0.00005,
@@ -181,7 +181,7 @@ def _cf_random(r):
         )
     ests = [_sim_estimate(r, hi, mean_difference("a", x, "random"), [x, "random"]) for x in roles]
     outs = [
-        value_rule(0.0, est, label=f"{x} − random at α={hi:g}")
+        legacy_value_rule(0.0, est, label=f"{x} − random at α={hi:g}")
         for x, est in zip(roles, ests, strict=True)
     ]
     # the outcome whose estimate lies farthest from 0 (the first of equals)
@@ -206,7 +206,7 @@ def _plsa_sim(r):
     why = missing_roles(["pLSA"], at)
     if why:
         return not_reproduced(why)
-    return value_rule(
+    return legacy_value_rule(
         0.0,
         _sim_estimate(
             r, hi, lambda get: get("a", "pLSA") - get("a", "popularity"), ["pLSA", "popularity"]
@@ -242,7 +242,7 @@ def _alpha_fit(r):
     fit = r["fit"]
     if not _is_ml1m(r):
         return _ml1m_only(r, "α", f"α = {fit.alpha:.2f} with c2 = {fit.c2:.3g}")
-    return value_rule(
+    return legacy_value_rule(
         PAPER["alpha"], Estimate.point(fit.alpha, method="least-squares fit"), 0.05, label="α"
     )
 
@@ -260,7 +260,7 @@ def _top_liked(r):
     x = r["positive_shares"]["top_liked"]
     if not _is_ml1m(r):
         return _ml1m_only(r, "the share", f"{x:.1%}")
-    return value_rule(PAPER["top_liked"], Estimate.exact(x), 0.0005, label="share")
+    return legacy_value_rule(PAPER["top_liked"], Estimate.exact(x), 0.0005, label="share")
 
 
 @LEDGER.claim(
@@ -586,4 +586,4 @@ def _bpref_1r(r):
     ests = {sy: boot(r, t, system_mean("bpref", sy)) for sy in systems}
     sy = min(ests, key=lambda k: ests[k].value)
     judged = "our 1R sets sample their non-relevant items among judged and unjudged ones alike"
-    return append_reason(value_rule(1.0, ests[sy], label=f"{sy}'s bpref"), judged)
+    return append_reason(legacy_value_rule(1.0, ests[sy], label=f"{sy}'s bpref"), judged)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ledger import Estimate, Outcome, Verdict, format_number, sign_rule, value_rule
+from ...ledger import Estimate, Outcome, Verdict, format_number, legacy_value_rule, sign_rule
 from . import claims_example  # noqa: F401  (its claims come first in the ledger)
 from .claims import LEDGER, chain, combine, exact_diff, needs_xyz, order_signs, rep_diff
 from .movielens_tables import exact_means, repetitions_wide, worst_bucket
@@ -71,7 +71,7 @@ def _fig5_x_top(r: Mapping[str, Any]) -> Outcome:
         return no
     hit = (st.ranks()["X"] <= 100).astype(float)
     est = Estimate.bootstrap_mean(hit, s.level, s.seed, s.n_resamples, ci_method="percentile")
-    return value_rule(PAPER["x_top100"] / PAPER["users"], est, label="our share")
+    return legacy_value_rule(PAPER["x_top100"] / PAPER["users"], est, label="our share")
 
 
 @LEDGER.claim(

@@ -48,7 +48,7 @@ from typing import Any
 import pandas as pd
 
 from ...book.costs import Plan, Size
-from ...ledger import Estimate, Ledger, Outcome, value_rule
+from ...ledger import Estimate, Ledger, Outcome, legacy_value_rule
 from .. import register
 from .settings import Settings
 
@@ -187,7 +187,7 @@ def with_reason(out: Outcome, extra: str, detail: str | None = None) -> Outcome:
 
 def exact_zero(value: float, label: str) -> Outcome:
     """Agrees when ``value`` is 0 within :data:`EXACT` (an identity that holds exactly)."""
-    return value_rule(0.0, Estimate.exact(value), tolerance=EXACT, label=label)
+    return legacy_value_rule(0.0, Estimate.exact(value), tolerance=EXACT, label=label)
 
 
 # --------------------------------------------------------------------------------------------

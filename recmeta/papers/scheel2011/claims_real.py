@@ -20,10 +20,10 @@ from ...ledger import (
     Outcome,
     Verdict,
     format_estimate,
+    legacy_value_rule,
     not_reproduced,
     sign_rule,
     top_set,
-    value_rule,
 )
 from .claims import (
     CLOSEST_STRATEGY,
@@ -206,7 +206,7 @@ def _(r):
     own = v[(v["system"] == r["virtual_reference"]) & v["metric"].isin(list(PAPER_METRICS))]
     means = own.groupby(["levels", "metric"])["value"].mean().to_numpy()
     worst = float(means[np.argmax(np.abs(means - 1.0))])
-    return value_rule(
+    return legacy_value_rule(
         1.0, Estimate.exact(worst, "exact (the value farthest from 1)"), tolerance=EXACT
     )
 
@@ -286,7 +286,7 @@ def _(r):
         r,
         "candidate (user, item) pairs",
     )
-    out = value_rule(
+    out = legacy_value_rule(
         VIRTUAL_USER_CORRELATION,
         est,
         tolerance=CORRELATION_TOLERANCE,
@@ -312,7 +312,7 @@ def _(r):
     ordinal = quantise_levels(ref, int(r["ordinal_levels"]))
     raw = quantise_levels(ref, None)
     est = _correlation(ordinal, raw, ref["user"].to_numpy(), r, "candidate (user, item) pairs")
-    return value_rule(
+    return legacy_value_rule(
         VIRTUAL_USER_CORRELATION,
         est,
         tolerance=CORRELATION_TOLERANCE,
@@ -336,7 +336,7 @@ def _virtual_stable(r: Mapping[str, Any], real: bool, metric: str) -> Outcome:
     est = _virtual_gap(r, metric, n)
     name = PAPER_METRICS[metric]
     label = f"{name}({'raw' if n < 0 else n} levels) − {name}({r['ordinal_levels']} levels)"
-    out = value_rule(0.0, est, tolerance=STABLE, max_width=STABLE, label=label)
+    out = legacy_value_rule(0.0, est, tolerance=STABLE, max_width=STABLE, label=label)
     return with_reason(out, f"'stable' means within ±{STABLE:g} of no difference")
 
 

@@ -13,9 +13,9 @@ from ...ledger import (
     Outcome,
     Verdict,
     format_estimate,
+    legacy_value_rule,
     not_reproduced,
     sign_rule,
-    value_rule,
 )
 from ...metaeval.agreement import offdiag
 from .claims import DP_NEEDS, LEDGER, cut_pair, usable
@@ -82,7 +82,7 @@ def _(r):
 def _(r):
     lo, hi = cut_pair(r["deep"], r["cutoffs"])
     (est,) = tau_estimates(r, [(f"nDCG@{lo}", f"nDCG@{hi}")], f"τ(nDCG@{lo}, nDCG@{hi})")
-    return value_rule(float(PAPER_FIG1.at["@5", "@100"]), est, tau_tolerance(r["n_pairs"]))
+    return legacy_value_rule(float(PAPER_FIG1.at["@5", "@100"]), est, tau_tolerance(r["n_pairs"]))
 
 
 @LEDGER.claim(
@@ -120,7 +120,7 @@ def _lowest_pair_value(metric: str) -> Callable[[Mapping[str, Any]], Outcome]:
             [(f"{metric}@{lo}", f"{metric}@{hi}")],
             f"τ({LABELS[metric]}@{lo}, {LABELS[metric]}@{hi})",
         )
-        return value_rule(PAPER_CUTOFF_LOWEST, est, tau_tolerance(r["n_pairs"]))
+        return legacy_value_rule(PAPER_CUTOFF_LOWEST, est, tau_tolerance(r["n_pairs"]))
 
     return evaluate
 

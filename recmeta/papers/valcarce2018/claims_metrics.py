@@ -11,9 +11,9 @@ import numpy as np
 from ...ledger import (
     Estimate,
     Outcome,
+    legacy_value_rule,
     not_reproduced,
     sign_rule,
-    value_rule,
 )
 from ...metaeval.agreement import offdiag
 from .claims import DP_NEEDS, LEDGER, NO_DATA, degenerate_outcome, usable
@@ -58,7 +58,7 @@ def _metric_tau_value(a: str, b: str) -> tuple[float, Callable[[Mapping[str, Any
         (est,) = tau_estimates(
             r, [(f"{a}@{d}", f"{b}@{d}")], f"τ({LABELS[a]}@{d}, {LABELS[b]}@{d})"
         )
-        return value_rule(paper, est, tau_tolerance(r["n_pairs"]))
+        return legacy_value_rule(paper, est, tau_tolerance(r["n_pairs"]))
 
     return paper, evaluate
 
@@ -324,7 +324,7 @@ def _table3_value(metric: str) -> tuple[float, Callable[[Mapping[str, Any]], Out
             scale=scale,
             floor=0.0,
         )
-        return value_rule(paper, est, DP_TOLERANCE)
+        return legacy_value_rule(paper, est, DP_TOLERANCE)
 
     return paper, evaluate
 

@@ -48,11 +48,11 @@ from ...ledger import (
     all_of,
     format_number,
     half_unit,
+    legacy_value_rule,
     not_reproduced,
     order_rule,
     rank_rule,
     sign_rule,
-    value_rule,
 )
 from .. import register
 from .estimates import (
@@ -169,7 +169,7 @@ def _(r):
 def _mc_error(p: float, r: Mapping[str, Any]) -> Outcome:
     printed = MC_ERROR[p]
     se = math.sqrt(p * (1 - p) / N_PERMUTATIONS)
-    out = value_rule(
+    out = legacy_value_rule(
         printed,
         Estimate.exact(se, "binomial standard error √(p(1−p)/B)"),
         tolerance=half_unit(printed),

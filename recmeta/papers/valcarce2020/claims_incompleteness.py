@@ -12,11 +12,11 @@ from ...ledger import (
     equivalence_rule,
     format_estimate,
     half_unit,
+    legacy_value_rule,
     not_reproduced,
     order_rule,
     rank_rule,
     sign_rule,
-    value_rule,
 )
 from .claims import (
     ALL_DATASETS,
@@ -53,7 +53,7 @@ from .estimates import (
 )
 def _(r):
     est = judged_estimate(r["judged"])
-    out = value_rule(JUDGED_SHARE["ML-1M"], est, tolerance=half_unit(JUDGED_SHARE["ML-1M"]))
+    out = legacy_value_rule(JUDGED_SHARE["ML-1M"], est, tolerance=half_unit(JUDGED_SHARE["ML-1M"]))
     return with_note(
         out,
         "the share depends on the dataset's density and on the systems, and "

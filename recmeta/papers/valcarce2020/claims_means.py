@@ -13,10 +13,10 @@ from ...ledger import (
     Outcome,
     all_of,
     half_unit,
+    legacy_value_rule,
     not_reproduced,
     rank_rule,
     sign_rule,
-    value_rule,
 )
 from .claims import (
     ALL_DATASETS,
@@ -61,7 +61,7 @@ def _tau_arith_geo(metric: str, r: Mapping[str, Any]) -> Outcome:
     tb = r["tau_among"]
     i = tb.metrics.index(metric)
     est = boot_estimate(float(tb.arith_geo[i]), tb.arith_geo_reps[:, i], f"τ({lab}, G{lab})")
-    return value_rule(printed, est, tolerance=half_unit(printed))
+    return legacy_value_rule(printed, est, tolerance=half_unit(printed))
 
 
 for _m, _printed in TAU_ARITH_GEO.items():
