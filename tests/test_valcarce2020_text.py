@@ -99,8 +99,8 @@ def test_tally_and_differences():
                           "differs", "holds", "shown, not graded"],
                          ["transfer"] * 6 + ["derivation", "transfer"])
     assert text.tally(frame, "ml-100k", "quick") == (
-        "On ml-100k (quick profile), of 8 claims: derivations (1): 1 holds; transfers (7): "
-        "2 agrees, 2 differs, 1 inconclusive, 1 shown, not graded, 1 not reproduced here.")
+        "On ml-100k (quick profile), of 8 claims: derivations (1): 1 hold; transfers (7): "
+        "2 agree, 2 differ, 1 inconclusive, 1 shown, not graded, 1 not reproduced here.")
     d = text.differences(frame)
     lines = d.split("\n")
     assert lines[0] == "The claims our results contradict, with the ledger's reason:"

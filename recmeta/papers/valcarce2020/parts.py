@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
-
 from ...ledger import Estimate, Outcome, Verdict
 
 __all__ = ["some"]
@@ -36,7 +34,8 @@ def some(
       it) → **differs**;
     - otherwise → **inconclusive**.
 
-    ``ours`` is the estimate of the part with the smallest ``p_expected``; ``what`` names the
+    ``ours`` is the estimate of the part with the smallest ``p_expected`` (of those, the
+    largest value); ``what`` names the
     parts in the reason (e.g. ``"pairs of metrics with τ below 0.8"``).
     """
     from statsmodels.stats.multitest import multipletests
@@ -49,7 +48,8 @@ def some(
         raise ValueError(f"no p-value for part(s) {missing}")
     right = multipletests([p_expected[k] for k in keys], alpha=alpha, method="holm")[0]
     wrong = multipletests([p_opposite[k] for k in keys], alpha=alpha, method="holm")[0]
-    best = keys[int(np.argmin([p_expected[k] for k in keys]))]
+    # the part nearest to showing the direction: smallest p, then largest value
+    best = min(keys, key=lambda k: (p_expected[k], -parts[k].value))
     n = len(keys)
     holm = f"Holm over {n} parts, α = {alpha:g}"
     if right.any():

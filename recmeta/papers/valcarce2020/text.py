@@ -119,7 +119,9 @@ def gf1_apart(inputs: Mapping[str, Any]) -> str:
     est = bulk_tau(inputs["tau_among"], "gmean", {"F1", "RR"})
     groups = format_order(est, descending=False)
     first = groups.split(" < ")[0].split(" ≈ ")
-    if first == ["GF1"]:
+    if len(first) == len(est):
+        where = "the intervals separate no metric from the others"
+    elif first == ["GF1"]:
         where = "GF1 is alone at the bottom, as in the paper's Fig. 9"
     elif "GF1" in first:
         others = ", ".join(g for g in first if g != "GF1")
@@ -237,16 +239,18 @@ def tally_text(ledger: pd.DataFrame) -> str:
     :func:`recmeta.ledger.tally_by_kind`, every non-zero count named."""
     t = tally_by_kind(ledger)
     plural = {"derivation": "derivations", "replication": "replications", "transfer": "transfers"}
+    verb = {"agrees": "agree", "differs": "differ", "holds": "hold", "fails": "fail"}
     parts = []
     for kind, row in t.iterrows():
-        said = ", ".join(f"{int(v)} {verdict}" for verdict, v in row.items() if v)
+        said = ", ".join(f"{int(v)} {verb.get(str(k), k)}" for k, v in row.items() if v)
         parts.append(f"{plural.get(str(kind), str(kind))} ({int(row.sum())}): {said}")
     return "; ".join(parts)
 
 
 def differences(ledger: pd.DataFrame) -> str:
-    """The claims our results contradict, each with the ledger's reason."""
-    rows = [r for r in ledger.to_dict("records") if r["verdict"] == "differs"]
+    """The claims our results contradict (a claim that differs, a derivation that fails), each
+    with the ledger's reason."""
+    rows = [r for r in ledger.to_dict("records") if r["verdict"] in ("differs", "fails")]
     if not rows:
         return "No claim is contradicted by our results."
     return "The claims our results contradict, with the ledger's reason:\n\n" + "\n".join(
