@@ -424,3 +424,17 @@ def test_the_chapter_has_no_typed_result_numbers():
     found = prose.typed_numbers(text)
     assert found == [], "\n".join(map(str, found))
     assert "papers.report(v20.CHAPTER" in text and "check_claims" not in text
+
+
+def test_discriminative_power_is_compared_within_one_study_only():
+    """§4.1: DP compares systems on one dataset only. No DP claim grades a magnitude (a value
+    rule): each compares the metrics' DP on the same users and systems, and Table 3's values
+    are refused with that reason."""
+    inputs = full_inputs()
+    for c in v20.LEDGER:
+        if "dp" in c.needs:
+            out = c.outcome(inputs)
+            assert out.rule in ("order", "sign", "rank"), (c.id, out.rule)
+            assert not isinstance(c.paper_value, float), c.id
+    out = v20.LEDGER["valcarce2020.s6-2.table3"].outcome({})
+    assert out.verdict is N and "one dataset only (§4.1)" in out.reason

@@ -20,7 +20,7 @@ from scipy import stats
 
 from ...ledger import Estimate, Outcome, sign_rule
 from ...metaeval.bootstrap import sign_pvalues
-from .curves import robustness_summary, tau_resolution
+from .curves import robustness_summary
 from .folds import LABELS
 from .replicates import TauReplicates, dp_estimate
 
@@ -40,7 +40,6 @@ __all__ = [
     "offdiag",
     "signs",
     "tau_stat",
-    "tau_step",
     "with_note",
 ]
 
@@ -151,11 +150,6 @@ def area_diff(
     reps = ra - rb
     est = boot_estimate(pa - pb, reps, "difference of areas", boot_how(r, scheme, other["scheme"]))
     return est, reps
-
-
-def tau_step(n_systems: int) -> float:
-    """One swapped system pair's change of Kendall's τ among ``n_systems``: 2 / C(S, 2)."""
-    return 2 * tau_resolution(n_systems)
 
 
 def signs(
