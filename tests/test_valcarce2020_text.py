@@ -39,6 +39,7 @@ def test_settings_resolve_the_profiles_defaults():
     assert len(f.popular_shares) == 21 and f.popular_shares[-1] == pytest.approx(0.8)
     assert (f.n_samples, f.n_permutations, f.n_boot, f.second_samples) == (50, 100_000, 1_000, 10)
     assert len(f.second_systems) == 9
+    assert q.boot_masks is None and f.boot_masks == 10
 
 
 def test_settings_keep_what_is_given_and_refuse_bad_values():

@@ -104,7 +104,21 @@ def test_areas_are_trapezoid_means_of_the_replicates(small):
     assert cr.at("ratings", 0.4) is None
 
 
+def test_max_masks_bounds_the_masks_drawn(small):
+    study, subsets, masks, _ = small
+    cr = v20.curve_replicates(subsets, {"ratings": masks["ratings"]}, study.topics,
+                              n_boot=N_BOOT, seed=SEED, max_masks=2)
+    m = masks["ratings"]
+    first = np.flatnonzero(m.share == 0.5)[:2]
+    for b in range(N_BOOT):
+        per_mask = np.array([replicate_tau(study, subsets, m.keep[j], b, "mean") for j in first])
+        options = {tuple(np.round(per_mask[list(d)].mean(axis=0), 12)) for d in np.ndindex(2, 2)}
+        assert tuple(np.round(cr.tau[("ratings", "mean")][b, 1], 12)) in options
+
+
 def test_refuses_bad_sizes(small):
     study, subsets, masks, _ = small
     with pytest.raises(ValueError, match="n_boot"):
         v20.curve_replicates(subsets, masks, study.topics, n_boot=1, seed=0)
+    with pytest.raises(ValueError, match="max_masks"):
+        v20.curve_replicates(subsets, masks, study.topics, n_boot=2, seed=0, max_masks=0)

@@ -46,6 +46,9 @@ __all__ = ["Results", "Settings", "cost_plan", "robustness", "run"]
 #: bootstrap replicates in the quick profile: a one-sided bootstrap p-value is at least
 #: 1/(B + 1), and Holm over the 36 pairs of metrics needs 0.05/36, so B >= 720
 QUICK_BOOT = 1_000
+#: masks per share that enter the bootstrap of the curves in the full profile (of 50): each
+#: costs one pass and n_boot means; fewer masks only widen the intervals
+FULL_MASKS = 10
 #: the quick profile's systems: a few fast ones, weak and strong
 QUICK_SYSTEMS: tuple[str, ...] = ("random", "pop", "bias", "kr-x", "wrmf-50", "ease-250")
 #: left out of the full roster: slowest to train / near copy of iknn-20 (21 systems remain)
@@ -80,6 +83,7 @@ class Settings:
     n_samples: int
     n_permutations: int
     n_boot: int
+    boot_masks: int | None
     second_systems: list[str]
     second_folds: list[int]
     second_samples: int
@@ -97,6 +101,7 @@ class Settings:
         n_samples: int | None = None,
         n_permutations: int | None = None,
         n_boot: int | None = None,
+        boot_masks: int | None = None,
         second_systems: Sequence[str] | None = None,
         second_folds: Sequence[int] = (0, 1),
         second_samples: int | None = None,
@@ -143,6 +148,7 @@ class Settings:
             if quick
             else 100_000,
             n_boot=int(n_boot) if n_boot is not None else QUICK_BOOT if quick else 1_000,
+            boot_masks=int(boot_masks) if boot_masks is not None else None if quick else FULL_MASKS,
             second_systems=list(
                 second_systems if second_systems is not None else SECOND_SYSTEMS[profile]
             ),
@@ -445,6 +451,7 @@ def run(
     metrics: Sequence[str] = METRICS,
     progress: bool = False,
     n_boot: int | None = None,
+    boot_masks: int | None = None,
 ) -> Results:
     """The whole study on one pooled cross-validation (Valcarce et al. 2020, Secs. 6–7).
 
@@ -499,5 +506,7 @@ def run(
         int(seed),
         None
         if n_boot is None
-        else curve_replicates(subsets, all_masks, study.topics, n_boot=int(n_boot), seed=seed),
+        else curve_replicates(
+            subsets, all_masks, study.topics, n_boot=int(n_boot), seed=seed, max_masks=boot_masks
+        ),
     )

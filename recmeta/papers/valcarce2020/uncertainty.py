@@ -127,6 +127,7 @@ def curve_replicates(
     *,
     n_boot: int,
     seed: int,
+    max_masks: int | None = None,
 ) -> CurveReplicates:
     """The two-level bootstrap of the robustness curves (see the module's docstring).
 
@@ -138,9 +139,16 @@ def curve_replicates(
     seeded with ``seed + 1``). τ is :func:`recmeta.metaeval.agreement.nan_kendall_tau` (NaN
     where a replicate leaves a system without a scored user; such points are averaged over
     the masks that have one).
+
+    ``max_masks`` bounds the cost (each mask scored costs a pass and ``n_boot`` means): only the
+    first ``max_masks`` masks of each share enter the bootstrap, drawn ``max_masks`` at a time.
+    Their mean varies more than the mean of all ``n`` masks the point value averages, so the
+    interval can only widen (towards inconclusive).
     """
     if int(n_boot) != n_boot or n_boot < 2:
         raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    if max_masks is not None and (int(max_masks) != max_masks or max_masks < 1):
+        raise ValueError(f"max_masks must be a positive integer or None, got {max_masks!r}")
     names = list(subsets.metrics)
     codes, users = pd.factorize(topics["user"])
     counts = bootstrap.resample_counts(len(users), int(n_boot), seed).astype(np.float64)
@@ -149,7 +157,7 @@ def curve_replicates(
     shares, n_masks, tau = {}, {}, {}
     for scheme, m in masks.items():
         grid = pd.unique(m.share)
-        per_share = [np.flatnonzero(m.share == s) for s in grid]
+        per_share = [np.flatnonzero(m.share == s)[:max_masks] for s in grid]
         sizes = {len(j) for j in per_share}
         if len(sizes) != 1:
             raise ValueError(f"scheme {scheme!r}: the shares hold different numbers of masks")
