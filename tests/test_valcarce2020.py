@@ -114,9 +114,27 @@ def absolute_frame(ratio_at_half: dict, full: dict, *, sd: float = 0.0005, n: in
     return pd.DataFrame(rows)
 
 
+def with_levels(cr: v20.CurveReplicates, absolute: pd.DataFrame, full_values: pd.Series,
+                seed: int = 0) -> v20.CurveReplicates:
+    """``cr`` with Fig. 4's replicates: each metric's mean over the systems at share 1/2 is the
+    frame's value plus noise of its sd/√samples (the spread of a mean over the masks), at
+    share 1 the full value."""
+    rng = np.random.default_rng(seed)
+    a = absolute[(absolute["scheme"] == "ratings") & (absolute["aggregate"] == "mean")]
+    half = a[a["share"] == 0.5].set_index("metric")
+    level = np.empty_like(cr.tau[("ratings", "mean")])
+    for k, m in enumerate(METRICS):
+        level[:, 0, k] = full_values[m]
+        noise = rng.normal(0, half.at[m, "sd"] / np.sqrt(half.at[m, "samples"]), level.shape[0])
+        level[:, 1, k] = half.at[m, "value"] + noise - noise.mean()
+    full = np.tile(full_values[list(METRICS)].to_numpy(float), (level.shape[0], 1))
+    return v20.CurveReplicates(cr.metrics, cr.shares, cr.masks, cr.tau,
+                               {("ratings", "mean"): level}, {"mean": full})
+
+
 def full_inputs(**over) -> dict:
     taus, curves, cr = robust_frames(over.pop("areas", {}), **over.pop("noise", {}))
-    full = {m: 0.3 for m in METRICS}
+    full = dict.fromkeys(METRICS, 0.3)
     out = {
         "metrics": tuple(METRICS), "n_systems": 21, "taus": taus, "curves": curves,
         "curve_reps": cr,
@@ -126,6 +144,8 @@ def full_inputs(**over) -> dict:
         "judged": np.random.default_rng(0).normal(0.05, 0.01, 500),
     }
     out.update(over)
+    if "curve_reps" not in over:
+        out["curve_reps"] = with_levels(cr, out["absolute"], out["full_values"])
     return out
 
 

@@ -53,6 +53,15 @@ def by_hand(scores: np.ndarray, weights: np.ndarray, how: str) -> np.ndarray:
     return np.exp(mean) if how == "gmean" else mean
 
 
+def replicate_level(study, subsets, keep, b: int, how: str) -> np.ndarray:
+    """Each metric's mean over the systems of the means on ``keep``, for replicate ``b``."""
+    codes, users = pd.factorize(study.topics["user"])
+    counts = bootstrap.resample_counts(len(users), N_BOOT, SEED)[b]
+    w = counts[codes].astype(float)[None, :]
+    part = subsets.score(keep)
+    return np.array([by_hand(part[n], w, how).mean() for n in subsets.metrics])
+
+
 def replicate_tau(study, subsets, keep, b: int, how: str) -> np.ndarray:
     """τ-b (scipy) per metric between the means on ``keep`` and on the full test set, for the
     users of replicate ``b``."""
@@ -74,6 +83,10 @@ def test_deterministic_scheme_resamples_the_users(small, how):
             want = replicate_tau(study, subsets, m.keep[i], b, how)
             got = cr.tau[("popular", how)][b, i]
             np.testing.assert_allclose(got, want, atol=1e-12, equal_nan=True)
+            np.testing.assert_allclose(cr.level[("popular", how)][b, i],
+                                       replicate_level(study, subsets, m.keep[i], b, how))
+        np.testing.assert_allclose(cr.full_level[how][b],
+                                   replicate_level(study, subsets, None, b, how))
         assert np.all(cr.tau[("popular", how)][b, 0] == 1.0)  # the full test set
 
 

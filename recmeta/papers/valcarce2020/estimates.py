@@ -10,13 +10,11 @@ the paper's Fig. 4 at half of the ratings (:func:`fig4`) and the judged share of
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from ...ledger import Estimate, Outcome, sign_rule
 from ...metaeval.bootstrap import sign_pvalues
@@ -220,37 +218,31 @@ def half_share(r: Mapping[str, Any], target: float = 0.5) -> float | None:
 
 
 def fig4(
-    r: Mapping[str, Any], transform: Callable[[float, float, float], float], target: float = 0.5
+    r: Mapping[str, Any], transform: Callable[..., Any], target: float = 0.5
 ) -> tuple[float, dict[str, Estimate]]:
     """Fig. 4 at the share nearest ``target`` (one half): per metric,
-    ``|transform(value, full, share)|`` with a t band over the masks of that share (the full
-    value is exact)."""
+    ``|transform(value, full, share)|`` of its mean over the systems, with the percentile
+    interval of the same quantity in the two-level bootstrap of users and masks
+    (:attr:`~.uncertainty.CurveReplicates.level`; the full test set's mean recomputed on each
+    replicate's users)."""
     p = half_share(r, target)
     if p is None:
         raise ValueError("the ratings scheme has no share below 1")
+    cr = r["curve_reps"]
+    hit = np.flatnonzero(np.isclose(cr.shares["ratings"], p))
+    if hit.size == 0 or ("ratings", "mean") not in cr.level:
+        raise ValueError(f"the bootstrap of the curves holds no mean values at share {p:g}")
     a = r["absolute"]
     a = a[(a["scheme"] == "ratings") & (a["aggregate"] == "mean") & np.isclose(a["share"], p)]
+    names = list(cr.metrics)
     out = {}
     for row in a.itertuples():
-        full = float(r["full_values"][row.metric])
-        mid = transform(row.value, full, p)
-        if row.samples > 1 and np.isfinite(row.sd):
-            half = stats.t.ppf(0.5 + LEVEL / 2, row.samples - 1) * row.sd / math.sqrt(row.samples)
-            ends = sorted(
-                (transform(row.value - half, full, p), transform(row.value + half, full, p))
-            )
-            lo, hi = (
-                (0.0, max(abs(ends[0]), abs(ends[1])))
-                if ends[0] <= 0 <= ends[1]
-                else (min(abs(ends[0]), abs(ends[1])), max(abs(ends[0]), abs(ends[1])))
-            )
-            est = Estimate(
-                abs(mid),
-                lo,
-                hi,
-                f"t interval over {int(row.samples)} masks at share {p:g}, {LEVEL:.0%}",
-            )
-        else:
-            est = Estimate.point(abs(mid), f"one mask at share {p:g}")
-        out[metric_label(row.metric)] = est
+        k = names.index(row.metric)
+        point = abs(transform(row.value, float(r["full_values"][row.metric]), p))
+        reps = np.abs(
+            transform(cr.level[("ratings", "mean")][:, hit[0], k], cr.full_level["mean"][:, k], p)
+        )
+        out[metric_label(row.metric)] = boot_estimate(
+            float(point), reps, f"at share {p:g}", boot_how(r, "ratings")
+        )
     return p, out

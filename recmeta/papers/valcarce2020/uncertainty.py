@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -47,12 +47,17 @@ class CurveReplicates:
     ``tau[(scheme, aggregate)]`` is (replicates × shares × metrics): each replicate's mean τ at
     each share of ``shares[scheme]`` (descending, as the masks were built); ``masks[scheme]``
     the number of masks per share (1 for a deterministic scheme); ``metrics`` short names.
+    ``level`` holds, in the same shape, each metric's mean over the systems (the paper's
+    Fig. 4), and ``full_level[aggregate]`` (replicates × metrics) that mean on the full test
+    set, in the same replicates.
     """
 
     metrics: tuple[str, ...]
     shares: dict[str, np.ndarray]
     masks: dict[str, int]
     tau: dict[tuple[str, str], np.ndarray]
+    level: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    full_level: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_boot(self) -> int:
@@ -154,7 +159,7 @@ def curve_replicates(
     counts = bootstrap.resample_counts(len(users), int(n_boot), seed).astype(np.float64)
     full = _boot_means(subsets.score(), names, codes, counts)
     rng = np.random.default_rng(seed + 1)
-    shares, n_masks, tau = {}, {}, {}
+    shares, n_masks, tau, level = {}, {}, {}, {}
     for scheme, m in masks.items():
         grid = pd.unique(m.share)
         per_share = [np.flatnonzero(m.share == s)[:max_masks] for s in grid]
@@ -162,24 +167,30 @@ def curve_replicates(
         if len(sizes) != 1:
             raise ValueError(f"scheme {scheme!r}: the shares hold different numbers of masks")
         shares[scheme], n_masks[scheme] = np.asarray(grid, dtype=float), sizes.pop()
-        out = {agg: np.empty((int(n_boot), len(grid), len(names))) for agg in AGGREGATES}
+        shape = (int(n_boot), len(grid), len(names))
+        out = {(what, agg): np.empty(shape) for what in ("tau", "level") for agg in AGGREGATES}
         for i, idx in enumerate(per_share):
-            per_mask = {agg: np.empty((len(idx), int(n_boot), len(names))) for agg in AGGREGATES}
+            per_mask = {key: np.empty((len(idx), int(n_boot), len(names))) for key in out}
             for k, j in enumerate(idx):
                 if m.keep[j].all():
                     boot = full
                 else:
                     boot = _boot_means(subsets.score(m.keep[j]), names, codes, counts)
                 for agg in AGGREGATES:
-                    per_mask[agg][k] = agreement.nan_kendall_tau(boot[agg], full[agg])
+                    per_mask[("tau", agg)][k] = agreement.nan_kendall_tau(boot[agg], full[agg])
+                    with warnings.catch_warnings():  # a resample may leave no scored user
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        per_mask[("level", agg)][k] = np.nanmean(boot[agg], axis=-1)
             draw = rng.integers(0, len(idx), size=(int(n_boot), len(idx)))
             rows = np.arange(int(n_boot))[:, None]
-            for agg in AGGREGATES:
-                drawn = per_mask[agg][draw, rows, :]  # B × drawn masks × metrics
+            for key in out:
+                drawn = per_mask[key][draw, rows, :]  # B × drawn masks × metrics
                 with warnings.catch_warnings():  # all-NaN: no drawn mask scores the point
                     warnings.simplefilter("ignore", RuntimeWarning)
-                    out[agg][:, i, :] = np.nanmean(drawn, axis=1)
+                    out[key][:, i, :] = np.nanmean(drawn, axis=1)
         for agg in AGGREGATES:
-            tau[(scheme, agg)] = out[agg]
+            tau[(scheme, agg)] = out[("tau", agg)]
+            level[(scheme, agg)] = out[("level", agg)]
     short = tuple(n.split("@", 1)[0] for n in names)
-    return CurveReplicates(short, shares, n_masks, tau)
+    full_level = {agg: np.nanmean(full[agg], axis=-1) for agg in AGGREGATES}
+    return CurveReplicates(short, shares, n_masks, tau, level, full_level)
