@@ -109,20 +109,28 @@ def user_sums(
 def _boot_means(
     scores: Mapping[str, np.ndarray], names: list[str], codes: np.ndarray, counts: np.ndarray
 ) -> dict[str, np.ndarray]:
-    """System means of every metric in every replicate: {aggregate: B × metrics × systems}."""
+    """System means of every metric in every replicate: {aggregate: B × metrics × systems}.
+
+    One matrix product for the sums of both means; the numbers of scored topics are shared by
+    both (a topic is NaN in both or in neither), and when every metric and system scores the
+    same topics (as the study's scorer does) a single vector product gives them all.
+    """
     n_users = counts.shape[1]
-    out = {}
-    for agg in AGGREGATES:
-        parts = [user_sums(scores[n], codes, n_users, agg) for n in names]
-        sums = np.stack([p[0] for p in parts])  # metrics × systems × users
-        nums = np.stack([p[1] for p in parts])
-        shape = (counts.shape[0], *sums.shape[:2])
-        num = (counts @ sums.reshape(-1, n_users).T).reshape(shape)  # B × metrics × systems
-        den = (counts @ nums.reshape(-1, n_users).T).reshape(shape)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-        out[agg] = np.exp(mean) if agg == "gmean" else mean
-    return out
+    parts = {agg: [user_sums(scores[n], codes, n_users, agg) for n in names] for agg in AGGREGATES}
+    sums = np.concatenate([np.stack([p[0] for p in parts[agg]]) for agg in AGGREGATES])
+    nums = np.stack([p[1] for p in parts["mean"]]).reshape(-1, n_users)  # (metrics·systems) × U
+    shape = (counts.shape[0], len(AGGREGATES), len(names), sums.shape[1])
+    num = (counts @ sums.reshape(-1, n_users).T).reshape(shape)
+    if (nums == nums[0]).all():
+        den = (counts @ nums[0])[:, None, None, None]
+    else:
+        den = (counts @ nums.T).reshape(shape[0], 1, *shape[2:])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return {
+        agg: np.exp(mean[:, k]) if agg == "gmean" else mean[:, k]
+        for k, agg in enumerate(AGGREGATES)
+    }
 
 
 def curve_replicates(
