@@ -445,11 +445,23 @@ def test_ledger_counts_and_ledger_results(synthetic, real):
     frame = sch.LEDGER.evaluate({**synthetic, **real}, dataset="test", profile="quick")
     text = sch.ledger_counts({"test": frame})
     assert text.startswith("On test: ") and text.endswith(".")
-    assert f"{(frame['verdict'] == A.value).sum()} agrees" in text
+    # tallies per kind: the derivations apart, every count read off the frame
+    kinds = frame.groupby("kind")["verdict"].value_counts()
+    assert f"derivations: {kinds[('derivation', 'holds')]} holds;" in text
+    assert f"replications: {kinds[('replication', 'agrees')]} agrees" in text
+    assert f"transfers: {kinds[('transfer', 'agrees')]} agrees" in text
+    assert " 0 " not in text  # verdicts no claim has are left out
     tables = sch.ledger_tables({"one": frame, "two": frame})
-    assert tables.startswith("**one**\n\n| Claim |") and "\n\n**two**\n\n| Claim |" in tables
+    assert tables.startswith("**one**: the paper's claims\n\n| Claim |")
+    assert "\n\n**one**: derivations (verified identities" in tables
+    assert "\n\n**two**: the paper's claims\n\n| Claim |" in tables
     assert tables.endswith(sch.ledger_counts({"one": frame, "two": frame}))
-    assert tables.count("| scheel2011") == 0 and tables.count("\n|") > 2 * len(frame)
+    one = tables.split("**two**")[0]
+    claims, derived = one.split("**one**: derivations")
+    n_derived = int((frame["kind"] == "derivation").sum())
+    assert n_derived == 10 and derived.count("\n| ") == n_derived + 1
+    assert claims.count("\n| ") == len(frame) - n_derived + 1 and "| holds |" not in claims
+    assert tables.count("| scheel2011") == 0
     both = sch.ledger_results({**synthetic, "junk": 1}, real)
     assert set(both) == set(sch.SYNTHETIC_RESULTS) | set(real)
 
