@@ -33,10 +33,20 @@ The chapter passes these results (the modules of this package make them):
 - ``virtual_reference`` (system name), ``ordinal_levels`` (the paper's 9),
   ``candidate_scores`` (system, user, item, score), ``n_boot`` and ``seed`` (bootstrap).
 
+Kinds: identities, constructions and enumerations are derivations (``paper_dataset=DERIVED``);
+the artificial rankings and Table 2's direction are data-free settings (``data_free``, with the
+reason); the claims on OHSUMED name it, and transfer to MovieLens (their magnitudes are shown,
+not graded).
+
 Uncertainty: on artificial data a normal interval from the spread over the repetitions
 (:func:`recmeta.papers.scheel2011.swaps.curve_difference`); on real data a bootstrap over users
 (:meth:`Estimate.bootstrap_mean`, :meth:`Estimate.bootstrap_diff`, or percentile intervals of
 user-resampled replicates for correlations); exact values for enumerations and identities.
+Claims on every setting or measure are conjunctions under Holm (:func:`recmeta.ledger.every`),
+with one-sided p-values from the normal interval on artificial data and from bootstrap
+replicates (:func:`recmeta.metaeval.bootstrap.sign_pvalues`) on real data. Value claims are
+equivalence tests with a declared :class:`~recmeta.ledger.Margin`; "hardly differs" claims are
+equivalence tests of a difference to 0 with the margin :data:`STABLE`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 
 Uncertainty: a bootstrap over users (:meth:`Estimate.bootstrap_mean`,
 :meth:`Estimate.bootstrap_diff`, or percentile intervals of user-resampled replicates for
-correlations); exact values for identities.
+correlations and for the paired differences of "all measures agree", whose one-sided p-values
+:func:`~recmeta.metaeval.bootstrap.sign_pvalues` reads from the same replicates); exact values
+for identities.
 """
 
 from __future__ import annotations
