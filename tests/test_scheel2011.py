@@ -140,6 +140,12 @@ def test_verdicts_on_inputs_with_known_answers(frame):
         assert row["verdict"] == expected, (cid, row["reason"])
     assert v["scheel2011.fig6.ohsumed-user-ratings"] == N.value
     assert (v.drop("scheel2011.fig6.ohsumed-user-ratings") != N.value).all()
+    # identities carry their floating-point margin; the one value claim is the 0.96, with its
+    # declared margin; "hardly differs" claims are equivalence tests with theirs
+    assert (frame.loc[frame["rule"] == "identity", "margin"] == sch.EXACT).all()
+    assert list(frame.index[frame["rule"] == "value"]) == ["scheel2011.sec2.2.virtual-users-correlation"]
+    assert (frame.loc[frame["rule"] == "equivalence", "margin"] == sch.STABLE).all()
+    assert (frame["rule"] == "equivalence").sum() == 9 and (frame["rule"] != "custom").all()
     # the order of each measure is written by the ledger's order writer: near is clearly first
     text = frame.loc["scheel2011.fig7.closest-strategy", "ours_text"]
     assert [part.split(": ")[1].split(" > ")[0] for part in text.split("; ")] == ["near"] * 3

@@ -213,8 +213,10 @@ def with_reason(out: Outcome, extra: str, detail: str | None = None) -> Outcome:
 
 def exact_value(paper: float, value: float, label: str, method: str = "exact") -> Outcome:
     """An identity: ``value`` (computed exactly) equals ``paper`` within :data:`IDENTITY`
-    (:func:`~recmeta.ledger.value_rule` on a zero-width interval)."""
-    return value_rule(paper, Estimate.exact(value, method), IDENTITY, label=label)
+    (:func:`~recmeta.ledger.value_rule` on a zero-width interval), under the rule name
+    ``identity``."""
+    out = value_rule(paper, Estimate.exact(value, method), IDENTITY, label=label)
+    return replace(out, rule="identity")
 
 
 def exact_zero(value: float, label: str) -> Outcome:

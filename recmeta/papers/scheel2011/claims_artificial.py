@@ -171,7 +171,7 @@ def _(r):
     same = ours.shape == paper.shape and np.allclose(ours, paper, rtol=0, atol=EXACT)
     verdict, word = (Verdict.AGREES, "equal") if same else (Verdict.DIFFERS, "differ from")
     return Outcome(
-        verdict, est, f"our weights {text} {word} the paper's", text, rule="value", margin=EXACT
+        verdict, est, f"our weights {text} {word} the paper's", text, rule="identity", margin=EXACT
     )
 
 
