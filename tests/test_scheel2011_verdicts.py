@@ -19,7 +19,7 @@ from recmeta.ledger import DERIVED, Verdict
 from recmeta.papers import scheel2011 as sch
 from recmeta.papers.scheel2011 import claims_artificial, claims_real
 
-A, D, I = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE
+A, D, INC = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE
 
 #: the claims that cannot fail by construction: identities, constructions, enumerations
 DERIVATIONS = {
@@ -70,8 +70,8 @@ def _se(sd: float, n: int = 10, swaps: int = 20) -> float:
 @pytest.mark.parametrize("gap, sd, verdict", [
     (0.01, 0.02, A),     # interval well inside ± 0.05
     (0.2, 0.02, D),      # interval wholly beyond 0.05
-    (0.05, 0.02, I),     # the gap sits on the margin's edge: the interval straddles it
-    (0.0, 2.0, I),       # centred on 0 but too wide to show equivalence
+    (0.05, 0.02, INC),     # the gap sits on the margin's edge: the interval straddles it
+    (0.0, 2.0, INC),       # centred on 0 but too wide to show equivalence
 ])
 def test_stable_across_levels_is_an_equivalence_test(gap, sd, verdict):
     study = _curves(gap, sd)
@@ -87,7 +87,7 @@ def test_a_gap_at_the_margin_no_longer_agrees():
     study = _curves(0.045, 0.05)
     out = sch.outcome("fig4.muap-stable-across-levels", {"swap_study": study})
     assert out.ours.low < 0.05 < out.ours.high and out.ours.high - out.ours.low < 0.05
-    assert out.verdict is I
+    assert out.verdict is INC
 
 
 def test_stable_claims_on_other_data_are_still_graded():
@@ -103,7 +103,7 @@ def test_stable_claims_on_other_data_are_still_graded():
     row = sch.LEDGER.row("scheel2011.fig8.ordinal.muap-stable", r, dataset="ml-100k",
                          profile="quick")
     assert row["kind"] == "transfer" and row["rule"] == "equivalence"
-    assert row["verdict"] in (A.value, D.value, I.value) and row["margin"] == sch.STABLE
+    assert row["verdict"] in (A.value, D.value, INC.value) and row["margin"] == sch.STABLE
 
 
 # ---------------------------------------------------------------- "every measure falls": Holm
@@ -129,7 +129,7 @@ def test_every_measure_falls_needs_every_part_after_holm():
     # rule (the smallest drop's 95 % interval above 0) agreed; Holm over 24 parts does not
     marginal = _falls(dict.fromkeys(SETTINGS, 2.2))
     out = sch.outcome("sec2.1.performance-falls-with-swaps", {"swap_study": marginal})
-    assert out.verdict is I and "24 parts" in out.reason
+    assert out.verdict is INC and "24 parts" in out.reason
     clear = _falls(dict.fromkeys(SETTINGS, 5.0))  # p = 2.9e-7 each: 24 p < 0.05
     out = sch.outcome("sec2.1.performance-falls-with-swaps", {"swap_study": clear})
     assert out.verdict is A and out.rule == "every sign"
@@ -137,7 +137,8 @@ def test_every_measure_falls_needs_every_part_after_holm():
     rising = _falls({**dict.fromkeys(SETTINGS, 5.0), SETTINGS[3]: -5.0})
     out = sch.outcome("sec2.1.performance-falls-with-swaps", {"swap_study": rising})
     dist, levels, metric = SETTINGS[3]
-    assert out.verdict is D and f"{sch.PAPER_METRICS[metric]} ({dist}, {levels} levels)" in out.reason
+    assert out.verdict is D
+    assert f"{sch.PAPER_METRICS[metric]} ({dist}, {levels} levels)" in out.reason
 
 
 def test_normal_pvalues_are_the_one_sided_normal_tails():
@@ -182,7 +183,7 @@ def test_all_measures_agree_on_the_closest_system_hand_cases():
     # a and b tied under one measure: not established, and the order says so
     tie = {**same, "NDCNG": {"a": 0.7, "b": 0.7, "c": 0.4}}
     out = _closest(tie)
-    assert out.verdict is I and "NDCNG: a − b" in out.reason
+    assert out.verdict is INC and "NDCNG: a − b" in out.reason
     assert "NDCNG: a ≈ b > c" in out.detail or "NDCNG: b ≈ a > c" in out.detail
 
 
