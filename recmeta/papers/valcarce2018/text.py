@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...ledger import counts, row_of, sentence
+from ...ledger import MEANING, Kind, Verdict, dataset_identity, kind_of, row_of, sentence
+from ...ledger.table import tally_by_kind
 from .tables import deep_measures, dp_by_test
 from .values import (
     LABELS,
@@ -43,6 +44,7 @@ __all__ = [
     "data_facts",
     "differences",
     "infap",
+    "legend",
     "masks",
     "mc_standard_error",
     "metric_agreement",
@@ -50,6 +52,7 @@ __all__ = [
     "metric_robustness",
     "monte_carlo",
     "second_dataset",
+    "source_data",
     "tally",
     "undefined_pvalues",
 ]
@@ -90,6 +93,22 @@ def data_facts(results: Mapping[str, Any]) -> str:
         f"({facts['test_only_ratings'] / results['n_test']:.1%} of them) are of "
         f"{facts['test_only_items']:,} items that appear only in the test set and that no system "
         f"can therefore recommend."
+    )
+
+
+def source_data(dataset: str) -> str:
+    """Whether the chapter's data are the paper's ML-1M (a replication) or other data (a
+    transfer), and what that means for the paper's numbers."""
+    if kind_of("ML-1M", None, dataset) is Kind.REPLICATION:
+        return (
+            f"The chapter runs on {dataset_identity(dataset)}, the paper's first dataset, with our "
+            "roster instead of the paper's 21 recommenders: its values on ML-1M are graded "
+            "against ours."
+        )
+    return (
+        f"The chapter runs on {dataset_identity(dataset)}, not on the paper's ML-1M, so every "
+        "number below comes from these data and our roster: the paper's values are shown beside "
+        "ours and not graded, and only its directions, orders and signs are."
     )
 
 
@@ -180,7 +199,9 @@ def monte_carlo(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
         f"With the paper's $B$ = {b:,}, the standard error is {se05:.4f} at p = 0.05 and "
         f"{se01:.5f} at p = 0.01; the paper's ±{PAPER_MC_ERROR[0.05]:g} and "
         f"±{PAPER_MC_ERROR[0.01]:g} are {PAPER_MC_ERROR[0.05] / se05:.1f} and "
-        f"{PAPER_MC_ERROR[0.01] / se01:.1f} of these standard errors. A check against exact "
+        f"{PAPER_MC_ERROR[0.01] / se01:.1f} of these standard errors. At p = 0.05: "
+        f"{cite(ledger, 's4.mc-error-p05', WHY)} At p = 0.01: "
+        f"{cite(ledger, 's4.mc-error-p01', WHY)} A check against exact "
         f"enumeration, on {check['users']} random users of the two closest systems by "
         f"{check['measure']} ({check['a']} and {check['b']}): exact p = {check['exact']:.5f}, "
         f"Monte-Carlo p with B = {check['n_permutations']:,} is {check['mc']:.5f}, "
@@ -260,8 +281,8 @@ def metric_robustness(ledger: pd.DataFrame) -> str:
         (
             f"- Sparsity, order by mean τ: {order('s7.p-most-robust')}. Precision the most "
             f"robust: {cite(ledger, 's7.p-most-robust', why)} Precision and nDCG the two most "
-            f"robust: {cite(ledger, 'fig6.p-ndcg-lead', why)} bpref the least robust: "
-            f"{cite(ledger, 'fig6.bpref-least')}"
+            f"robust: {cite(ledger, 'fig6.p-ndcg-lead', why)} bpref the least robust, infAP "
+            f"and MRR next: {cite(ledger, 'fig6.bpref-least', why)}"
         ),
         (
             f"- Popularity, order by mean τ: {order('fig7.p-most-robust')}. Precision the most "
@@ -327,14 +348,16 @@ def metric_dp(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
 def second_dataset(second: Mapping[str, Any], ledger: pd.DataFrame, ledger2: pd.DataFrame) -> str:
     """The second dataset's size and how many claims get the same verdict on both."""
     first, other = ledger.set_index("claim")["verdict"], ledger2.set_index("claim")["verdict"]
-    tested = first.ne("not reproduced here") & other.ne("not reproduced here")
+    empirical = ledger.set_index("claim")["kind"].ne(Kind.DERIVATION.value)
+    ungraded = {Verdict.NOT_REPRODUCED.value, Verdict.NOT_GRADED.value}
+    tested = ~first.isin(ungraded) & ~other.isin(ungraded) & empirical
     same = (first == other) & tested
     facts = second["data"]
     return (
         f"{second['dataset']}: {facts['users']:,} users, {facts['items']:,} items, "
         f"{facts['ratings']:,} ratings; {len(second['systems'])} systems, "
-        f"{second['n_evaluated']:,} evaluated users. Of the {int(tested.sum())} claims tested on "
-        f"both datasets, {int(same.sum())} get the same verdict on both."
+        f"{second['n_evaluated']:,} evaluated users. Of the {int(tested.sum())} empirical "
+        f"claims graded on both datasets, {int(same.sum())} get the same verdict on both."
     )
 
 
@@ -385,11 +408,23 @@ def differences(results: Mapping[str, Any]) -> str:
 
 
 def tally(frames: Mapping[str, pd.DataFrame]) -> str:
-    """The number of claims per verdict on each dataset."""
+    """The number of claims per kind and verdict on each dataset (verdicts with no claim left
+    out)."""
 
     def one(frame: pd.DataFrame) -> str:
-        return ", ".join(f"{n} {verdict}" for verdict, n in counts(frame).items())
+        table = tally_by_kind(frame)
+        parts = []
+        for kind, row in table.iterrows():
+            held = ", ".join(f"{n} {verdict}" for verdict, n in row.items() if n)
+            n = int(row.sum())
+            parts.append(f"{n} {kind}{'s' if n != 1 else ''} ({held})")
+        return "; ".join(parts)
 
     return " ".join(
         f"On {name}, the {len(frame)} claims: {one(frame)}." for name, frame in frames.items()
     )
+
+
+def legend() -> str:
+    """What each verdict of the ledger means (:data:`recmeta.ledger.MEANING`), as a list."""
+    return "\n".join(f"- *{v.value}*: {MEANING[v]}." for v in Verdict)
