@@ -113,7 +113,7 @@ SYSTEMS = [f"s{k}" for k in range(6)]
 B = 60
 
 
-def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01):
+def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B):
     """Results whose robustness (mean τ) and DP per metric at @100 are planted; the rest is plain."""
     rng = np.random.default_rng(seed)
     robust = {**{m: 0.8 for m in v.METRICS}, **(robust or {})}
@@ -133,16 +133,16 @@ def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01):
     prow = [{"mask": j, "share": p, "sample": 0, "kept_rows": p, "measure": ms,
              "tau": 1.0 if p == 1.0 else level(popular, ms)} for j, p in enumerate(pshares) for ms in MEASURES]
     pboot = np.array([[[1.0 if p == 1.0 else level(popular, ms) + rng.normal(0, 0.005) for ms in MEASURES]
-                       for p in pshares] for _ in range(B)])
+                       for p in pshares] for _ in range(n_boot)])
     dps = pd.Series({ms: dp[ms.split("@")[0]] if ms.endswith("@100") else 3.0 for ms in MEASURES})
     return {
         "systems": SYSTEMS, "metrics": list(v.METRICS), "cutoffs": CUT, "deep": 100, "measures": MEASURES,
         "n_pairs": 15, "degenerate": {},
         "system_means": pd.DataFrame(means.T, index=SYSTEMS, columns=MEASURES),
-        "boot_means": means[None] + rng.normal(0, 0.001, (B, *means.shape)),
+        "boot_means": means[None] + rng.normal(0, 0.001, (n_boot, *means.shape)),
         "sparsity": sparsity, "popularity": pd.DataFrame(prow), "popularity_boot": pboot,
         "dp": dps, "dp_t": dps.copy(),
-        "dp_t_boot": pd.DataFrame(dps.to_numpy()[None] + rng.normal(0, dp_noise, (B, len(MEASURES))), columns=MEASURES),
+        "dp_t_boot": pd.DataFrame(dps.to_numpy()[None] + rng.normal(0, dp_noise, (n_boot, len(MEASURES))), columns=MEASURES),
         "significant": pd.Series(14, index=MEASURES),
         "mc_check": {"measure": "nDCG@100", "a": "s0", "b": "s1", "users": 12, "exact": 0.2, "mc": 0.201,
                      "se": 0.004, "n_permutations": 10_000},

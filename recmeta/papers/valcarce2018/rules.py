@@ -79,7 +79,7 @@ def every_sign(
             None if est.high is None else est.high - shift,
             est.method,
         )
-        outs[name] = sign_rule(shifted, expected, label=f"{name}: {label}")
+        outs[name] = replace(sign_rule(shifted, expected, label=f"{name}: {label}"), ours=est)
         p_up[name], p_down[name] = sign_pvalues_of(d, shift)
     right, wrong = (p_up, p_down) if expected == "positive" else (p_down, p_up)
     out = every(outs, right, wrong, alpha=alpha)

@@ -49,6 +49,7 @@ __all__ = [
     "mc_standard_error",
     "metric_agreement",
     "metric_dp",
+    "metric_dp_order",
     "metric_robustness",
     "monte_carlo",
     "second_dataset",
@@ -304,6 +305,12 @@ def undefined_pvalues(results: Mapping[str, Any]) -> str:
     )
 
 
+def metric_dp_order(ledger: pd.DataFrame) -> str:
+    """The metrics ordered by DP, lowest first, as groups the intervals separate: the order the
+    ledger's ``tab3.ndcg-best`` wrote with :func:`recmeta.ledger.format_order`."""
+    return str(row_of(ledger, _ID + "tab3.ndcg-best")["ours_text"])
+
+
 def metric_dp(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
     """§7, Fig. 8 and Table 3: the most and least discriminative metrics, and how far the
     t-test and the Wilcoxon test move DP from the permutation test's."""
@@ -315,7 +322,7 @@ def metric_dp(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
     by_test = dp_by_test(results)
     w_gap = (by_test["wilcoxon"] - by_test["permutation"]).abs().sort_values(ascending=False)
     first, second = (LABELS[m.split("@")[0]] for m in w_gap.index[:2])
-    order = row_of(ledger, _ID + "tab3.ndcg-best")["ours_text"]
+    order = metric_dp_order(ledger)
     why = ("verdict", "reason")
     dp_gap = (by_test["t"] - by_test["permutation"]).abs().max()
     lines = [
