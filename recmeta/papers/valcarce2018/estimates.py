@@ -33,6 +33,7 @@ __all__ = [
     "boot_estimate",
     "dp_draws",
     "dp_estimate",
+    "draws_estimate",
     "popularity_curves",
     "robustness_draws",
     "robustness_estimate",
@@ -102,6 +103,8 @@ class Draws:
     draws: np.ndarray
     kind: Literal["samples", "bootstrap"]
     what: str
+    #: the range the quantity cannot leave (τ: [−1, 1]); a t interval is clipped to it
+    bounds: tuple[float, float] | None = None
 
 
 def sign_pvalues_of(d: Draws, shift: float = 0.0) -> tuple[float, float]:
@@ -211,7 +214,9 @@ def robustness_draws(
                 raise KeyError(f"share {share:g} is not in the sparsity grid")
         per = f.groupby(["sample", "measure"])["tau"].mean().unstack("measure")
         values = np.array([fn(row) for _, row in per.iterrows()], dtype=float)
-        return Draws(float(values.mean()), values, "samples", f"{label} (random ratings removed)")
+        bounds = (-1.0, 1.0) if isinstance(measure, str) else None
+        what = f"{label} (random ratings removed)"
+        return Draws(float(values.mean()), values, "samples", what, bounds)
     if bias == "popularity":
         if share is not None:
             raise ValueError("the popularity masks are deterministic: use the mean over shares")
@@ -238,10 +243,14 @@ def robustness_estimate(
     users. ``measure`` may be a function of a mapping measure → value, e.g. a difference
     ``lambda v: v["nDCG@100"] - v["nDCG@5"]``, evaluated per sample or per resample.
     """
-    d = robustness_draws(results, bias, measure, share)
+    return draws_estimate(robustness_draws(results, bias, measure, share))
+
+
+def draws_estimate(d: Draws) -> Estimate:
+    """The estimate of :class:`Draws`: a t interval over random masks (clipped to ``bounds``),
+    or the percentile interval of bootstrap replicates."""
     if d.kind == "samples":
-        bounds = (-1.0, 1.0) if isinstance(measure, str) else None
-        return _samples_estimate(d.draws, d.what, bounds)
+        return _samples_estimate(d.draws, d.what, d.bounds)
     return boot_estimate(d.value, d.draws, d.what)
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Literal
 
 from ...ledger import Estimate, Outcome, every, order_groups, order_rule, rank_rule, sign_rule
-from .estimates import Draws, _samples_estimate, boot_estimate, sign_pvalues_of
+from .estimates import Draws, draws_estimate, sign_pvalues_of
 
 __all__ = [
     "every_sign",
@@ -42,12 +42,6 @@ def threshold_rule(est: Estimate, threshold: float, direction: str, label: str) 
     return Outcome(out.verdict, est, out.reason, out.detail, rule="threshold")
 
 
-def _estimate(d: Draws) -> Estimate:
-    if d.kind == "samples":
-        return _samples_estimate(d.draws, d.what)
-    return boot_estimate(d.value, d.draws, d.what)
-
-
 def every_sign(
     parts: Mapping[str, Draws],
     expected: Literal["positive", "negative"],
@@ -72,7 +66,7 @@ def every_sign(
     p_up: dict[str, float] = {}
     p_down: dict[str, float] = {}
     for name, d in parts.items():
-        est = _estimate(d)
+        est = draws_estimate(d)
         shifted = Estimate(
             est.value - shift,
             None if est.low is None else est.low - shift,
