@@ -14,7 +14,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...ledger import MEANING, Kind, Verdict, dataset_identity, kind_of, row_of, sentence
+from ...ledger import (
+    MEANING,
+    Kind,
+    Verdict,
+    dataset_identity,
+    format_number,
+    kind_of,
+    row_of,
+    sentence,
+)
 from ...ledger.table import tally_by_kind
 from .tables import deep_measures, dp_by_test
 from .values import (
@@ -211,6 +220,11 @@ def monte_carlo(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
     )
 
 
+def _span(few: int, many: int) -> str:
+    """``"between 3 and 5"``, or ``"all 5"``/``"5"`` when the range is one number."""
+    return f"between {few} and {many}" if few < many else str(many)
+
+
 def _significant_range(results: Mapping[str, Any]) -> tuple[int, int]:
     sig = results["significant"][deep_measures(results)]
     return int(sig.min()), int(sig.max())
@@ -234,8 +248,9 @@ def cutoff_dp(results: Mapping[str, Any], ledger: pd.DataFrame, dp: pd.DataFrame
         f"- All metrics: {cite(ledger, 'fig4.all-deeper-dp', WHY)}",
         (
             f"- DP sums the p-values of all pairs, so the pairs that are close to each other "
-            f"weigh most: at @{deep}, between {few} and {many} of the {n_pairs} pairs stay "
-            f"significant after Holm's correction, depending on the metric"
+            f"weigh most: at @{deep}, {_span(few, many)} of the {n_pairs} pairs stay "
+            f"significant after Holm's correction"
+            + (", depending on the metric" if few < many else ", for every metric")
             + (
                 ", and the few remaining pairs decide DP."
                 if few < n_pairs
@@ -343,8 +358,9 @@ def metric_dp(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
         ),
         (
             f"- With {results['n_evaluated']:,} evaluated users, the p-values of the paired "
-            f"t-test and of the permutation test differ by at most {t_gap:.3f} for any pair and "
-            f"metric at @{deep}, so their DP differ by {dp_gap:.3f} at most; the Wilcoxon test, "
+            f"t-test and of the permutation test differ by at most {format_number(t_gap)} for "
+            f"any pair and metric at @{deep}, so their DP differ by {format_number(dp_gap)} at "
+            "most; the Wilcoxon test, "
             f"which compares signed ranks rather than means, moves DP most for {first} and "
             f"{second}."
         ),
@@ -394,8 +410,8 @@ def differences(results: Mapping[str, Any]) -> str:
         ),
         (
             f"- **The systems.** Our {len(names)} systems form {n_pairs} pairs, against the "
-            f"paper's {PAPER_SYSTEMS} systems and {PAPER_PAIRS} pairs. At @{deep}, {few} to "
-            f"{many} of our pairs are significant after Holm's correction "
+            f"paper's {PAPER_SYSTEMS} systems and {PAPER_PAIRS} pairs. At @{deep}, "
+            f"{_span(few, many)} of our pairs are significant after Holm's correction "
             f"({many / n_pairs:.0%} at most; the paper does not report its share), and τ moves "
             f"in steps of {4 / (len(names) * (len(names) - 1)):.3f}."
         ),
