@@ -113,7 +113,8 @@ SYSTEMS = [f"s{k}" for k in range(6)]
 B = 60
 
 
-def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B):
+def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B,
+             dataset="ml-100k"):
     """Results whose robustness (mean τ) and DP per metric at @100 are planted; the rest is plain."""
     rng = np.random.default_rng(seed)
     robust = {**{m: 0.8 for m in v.METRICS}, **(robust or {})}
@@ -136,7 +137,7 @@ def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B
                        for p in pshares] for _ in range(n_boot)])
     dps = pd.Series({ms: dp[ms.split("@")[0]] if ms.endswith("@100") else 3.0 for ms in MEASURES})
     return {
-        "systems": SYSTEMS, "metrics": list(v.METRICS), "cutoffs": CUT, "deep": 100, "measures": MEASURES,
+        "dataset": dataset, "systems": SYSTEMS, "metrics": list(v.METRICS), "cutoffs": CUT, "deep": 100, "measures": MEASURES,
         "n_pairs": 15, "degenerate": {},
         "system_means": pd.DataFrame(means.T, index=SYSTEMS, columns=MEASURES),
         "boot_means": means[None] + rng.normal(0, 0.001, (n_boot, *means.shape)),

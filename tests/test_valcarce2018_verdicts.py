@@ -173,6 +173,21 @@ def test_monte_carlo_errors_follow_from_the_declared_margin():
     assert "0.0005" in p05["reason"] and "√(p(2−p)/B)" in p01["reason"]
 
 
+def test_levels_of_tau_read_on_ml1m_are_graded_on_ml1m_only():
+    # the paper's own Fig. 5 puts the smallest τ between metrics at 0.71 on ML-1M and 0.90 on
+    # LibraryThing: a level is a magnitude of the data
+    assert v.PAPER_FIG5["ML-1M"].to_numpy().min() == 0.71
+    assert v.PAPER_FIG5["LibraryThing"].to_numpy().min() == 0.90
+    for claim in ("valcarce2018.fig1.ndcg-min", "valcarce2018.s6.most-above-0.85",
+                  "valcarce2018.fig5.some-below-0.8"):
+        other = v.LEDGER[claim].outcome(_planted())
+        same = v.LEDGER[claim].outcome(_planted(dataset="ml-1m"))
+        assert other.verdict is G and other.ours is not None, claim
+        assert same.verdict in (A, D, I) and same.rule == other.rule == "threshold"
+    # planted: every τ among cut-offs is 1 (one system order), so "some below 0.8" differs on ML-1M
+    assert v.LEDGER["valcarce2018.fig5.some-below-0.8"].outcome(_planted(dataset="ml-1m")).verdict is D
+
+
 # ---- minima --------------------------------------------------------------------------------------
 
 

@@ -28,7 +28,7 @@ from ...ledger import (
     value_rule,
 )
 from ...metaeval.agreement import offdiag
-from .claims import DP_NEEDS, LEDGER, cut_pair, usable
+from .claims import DP_NEEDS, LEDGER, cut_pair, level_on, usable
 from .estimates import (
     basic_estimate,
     boot_estimate,
@@ -80,16 +80,17 @@ TAU_VALUE_RULE = (
     rule=(
         "threshold rule: the smallest τ among nDCG's cut-offs, minus 0.895 (0.90 less its "
         "rounding), lies wholly above 0 (basic bootstrap interval over users: a minimum's "
-        "percentile interval is biased low)"
+        "percentile interval is biased low); a level of ML-1M, graded on ML-1M only"
     ),
-    needs=("system_means", "boot_means", "measures", "systems", "cutoffs"),
+    needs=("system_means", "boot_means", "measures", "systems", "cutoffs", "dataset"),
 )
 def _(r):
     ms = [f"nDCG@{k}" for k in r["cutoffs"]]
     est = tau_stat_estimate(
         r, lambda t: offdiag(t).min(), ms, "smallest τ among nDCG's cut-offs", extreme=True
     )
-    return threshold_rule(est, PAPER_NDCG_CUTOFF_MIN - TAU_ROUNDING, "above", "the smallest τ")
+    out = threshold_rule(est, PAPER_NDCG_CUTOFF_MIN - TAU_ROUNDING, "above", "the smallest τ")
+    return level_on("ML-1M", r, out)
 
 
 @LEDGER.claim(
@@ -225,15 +226,16 @@ def _cutoff_share(
     paper_dataset="ML-1M",
     rule=(
         "threshold rule (most): the share of pairs of cut-offs (all metrics) with τ > 0.85, minus "
-        "0.5, lies wholly above 0 (percentile bootstrap interval over users)"
+        "0.5, lies wholly above 0 (percentile bootstrap interval over users); a level of ML-1M, "
+        "graded on ML-1M only"
     ),
-    needs=("system_means", "boot_means", "measures", "metrics", "cutoffs", "degenerate"),
+    needs=("system_means", "boot_means", "measures", "metrics", "cutoffs", "degenerate", "dataset"),
 )
 def _(r):
     est, note = _cutoff_share(
         r, r["cutoffs"], PAPER_CUTOFF_MOST, "share of pairs of cut-offs with τ > 0.85"
     )
-    return with_note(threshold_rule(est, 0.5, "above", "the share"), note)
+    return level_on("ML-1M", r, with_note(threshold_rule(est, 0.5, "above", "the share"), note))
 
 
 @LEDGER.claim(

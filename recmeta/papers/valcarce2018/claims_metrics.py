@@ -19,7 +19,7 @@ from ...ledger import (
     value_rule,
 )
 from ...metaeval.agreement import offdiag
-from .claims import DP_NEEDS, LEDGER, NO_DATA, degenerate_outcome, usable
+from .claims import DP_NEEDS, LEDGER, NO_DATA, degenerate_outcome, level_on, usable
 from .claims_cutoffs import TAU_VALUE_RULE
 from .estimates import (
     dp_estimate,
@@ -125,9 +125,9 @@ def _(r):
     rule=(
         "threshold rule: the smallest τ between two metrics, minus 0.8, lies wholly below 0 "
         "(basic bootstrap interval over users: a minimum's percentile interval is biased low, "
-        "towards this claim)"
+        "towards this claim); a level of ML-1M and BeerAdvocate, graded on those data only"
     ),
-    needs=("system_means", "boot_means", "measures", "metrics", "deep", "degenerate"),
+    needs=("system_means", "boot_means", "measures", "metrics", "deep", "degenerate", "dataset"),
 )
 def _(r):
     metrics, note = usable(r, r["metrics"])
@@ -135,7 +135,8 @@ def _(r):
     est = tau_stat_estimate(
         r, lambda t: offdiag(t).min(), ms, "smallest τ between two metrics", extreme=True
     )
-    return with_note(threshold_rule(est, PAPER_FIG5_LOW, "below", "the smallest τ"), note)
+    out = with_note(threshold_rule(est, PAPER_FIG5_LOW, "below", "the smallest τ"), note)
+    return level_on("ML-1M, BeerAdvocate", r, out)
 
 
 @LEDGER.claim(
