@@ -175,3 +175,13 @@ def test_sign_pvalues_from_replicates():
     assert p_pos == pytest.approx(3 / 101) and p_neg == pytest.approx(3 / 101 + 97 / 101)
     with pytest.raises(ValueError, match="finite"):
         sign_pvalues([0.1, np.nan])
+
+
+def test_half_unit_reads_the_printed_digits():
+    from recmeta.ledger import half_unit
+
+    assert half_unit("0.90") == pytest.approx(0.005) and half_unit(0.9) == pytest.approx(0.05)
+    assert half_unit(100) == pytest.approx(0.5) and half_unit("7.0") == pytest.approx(0.05)
+    assert half_unit(0.0077) == pytest.approx(0.00005) and half_unit(2.6) == pytest.approx(0.05)
+    assert half_unit(1e-5) == pytest.approx(5e-6)
+    assert Margin.printed("0.90", 0.01, "r").total == pytest.approx(0.015)

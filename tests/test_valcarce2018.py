@@ -113,7 +113,8 @@ SYSTEMS = [f"s{k}" for k in range(6)]
 B = 60
 
 
-def _planted(robust=None, popular=None, dp=None, seed=0):
+def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B,
+             dataset="ml-100k"):
     """Results whose robustness (mean τ) and DP per metric at @100 are planted; the rest is plain."""
     rng = np.random.default_rng(seed)
     robust = {**{m: 0.8 for m in v.METRICS}, **(robust or {})}
@@ -133,16 +134,16 @@ def _planted(robust=None, popular=None, dp=None, seed=0):
     prow = [{"mask": j, "share": p, "sample": 0, "kept_rows": p, "measure": ms,
              "tau": 1.0 if p == 1.0 else level(popular, ms)} for j, p in enumerate(pshares) for ms in MEASURES]
     pboot = np.array([[[1.0 if p == 1.0 else level(popular, ms) + rng.normal(0, 0.005) for ms in MEASURES]
-                       for p in pshares] for _ in range(B)])
+                       for p in pshares] for _ in range(n_boot)])
     dps = pd.Series({ms: dp[ms.split("@")[0]] if ms.endswith("@100") else 3.0 for ms in MEASURES})
     return {
-        "systems": SYSTEMS, "metrics": list(v.METRICS), "cutoffs": CUT, "deep": 100, "measures": MEASURES,
+        "dataset": dataset, "systems": SYSTEMS, "metrics": list(v.METRICS), "cutoffs": CUT, "deep": 100, "measures": MEASURES,
         "n_pairs": 15, "degenerate": {},
         "system_means": pd.DataFrame(means.T, index=SYSTEMS, columns=MEASURES),
-        "boot_means": means[None] + rng.normal(0, 0.001, (B, *means.shape)),
+        "boot_means": means[None] + rng.normal(0, 0.001, (n_boot, *means.shape)),
         "sparsity": sparsity, "popularity": pd.DataFrame(prow), "popularity_boot": pboot,
         "dp": dps, "dp_t": dps.copy(),
-        "dp_t_boot": pd.DataFrame(dps.to_numpy()[None] + rng.normal(0, 0.01, (B, len(MEASURES))), columns=MEASURES),
+        "dp_t_boot": pd.DataFrame(dps.to_numpy()[None] + rng.normal(0, dp_noise, (n_boot, len(MEASURES))), columns=MEASURES),
         "significant": pd.Series(14, index=MEASURES),
         "mc_check": {"measure": "nDCG@100", "a": "s0", "b": "s1", "users": 12, "exact": 0.2, "mc": 0.201,
                      "se": 0.004, "n_permutations": 10_000},
@@ -178,8 +179,11 @@ def _verdict(results, claim):
     ("valcarce2018.fig3.ndcg-deeper-robust", {"popular": {"nDCG": 0.9}}, A),
     ("valcarce2018.fig3.ndcg-deeper-robust", {"popular": {"nDCG": 0.7}}, I),
     ("valcarce2018.fig3.ndcg-deeper-robust", {"popular": {"nDCG": 0.5}}, D),
-    # the paper's DP of precision on ML-1M (2.6), ours rescaled from 15 to 210 pairs
-    ("valcarce2018.tab3.ml1m.p", {"dp": {"P": 2.6 * 15 / 210}}, A),
+    # the paper's DP of precision on ML-1M (2.6 ± 0.15), ours rescaled from 15 to 210 pairs:
+    # inside the margin with a tight interval; the same value with a wide interval is
+    # inconclusive (a wider interval never agrees more); outside the margin
+    ("valcarce2018.tab3.ml1m.p", {"dp": {"P": 2.6 * 15 / 210}, "dp_noise": 0.001}, A),
+    ("valcarce2018.tab3.ml1m.p", {"dp": {"P": 2.6 * 15 / 210}, "dp_noise": 0.05}, I),
     ("valcarce2018.tab3.ml1m.p", {"dp": {"P": 1.0}}, D),
 ])
 def test_planted_results_give_the_expected_verdict(claim, planted, expected):
@@ -193,7 +197,7 @@ def test_the_whole_ledger_evaluates_on_planted_results():
     nr = frame[frame["verdict"] == N.value]
     assert (nr["paper_dataset"].str.contains("LibraryThing|BeerAdvocate")).all()
     assert nr["reason"].str.contains("no LibraryThing|no BeerAdvocate").all()
-    assert frame.set_index("claim").at["valcarce2018.s4.monte-carlo", "verdict"] == A.value
+    assert frame.set_index("claim").at["valcarce2018.s4.monte-carlo", "verdict"] == Verdict.HOLDS.value
 
 
 def test_implicit_data_leave_bpref_claims_not_reproduced():
@@ -213,15 +217,10 @@ def test_rules_on_hand_made_estimates():
     assert v.rules.group_rule({"a": e(3), "b": e(2), "c": e(1)}, ["a", "b"]).verdict is A
     assert v.rules.group_rule({"a": e(3), "b": e(2), "c": e(1.995)}, ["a", "b"]).verdict is I
     assert v.rules.group_rule({"a": e(3), "b": e(1), "c": e(2)}, ["a", "b"]).verdict is D
-    assert v.rules.all_rule({"a": e(0.95), "b": e(0.97)}, 0.9, "τ").verdict is A
-    assert v.rules.all_rule({"a": e(0.905), "b": e(0.97)}, 0.9, "τ").verdict is I
-    assert v.rules.all_rule({"a": e(0.8), "b": e(0.97)}, 0.9, "τ").verdict is D
     outs = {"x": v.rules.threshold_rule(e(0.95), 0.9, "above", "τ"), "y": v.rules.threshold_rule(e(0.8), 0.9, "above", "τ"),
             "z": v.rules.threshold_rule(e(0.91), 0.9, "above", "τ")}
     assert [o.verdict for o in outs.values()] == [A, D, I]
-    assert v.rules.majority_rule(outs, "t").verdict is I  # 1 of 3 agree, 1 of 3 differ
-    assert v.rules.majority_rule({"x": outs["x"], "z": outs["x"], "y": outs["y"]}, "t").verdict is A
-    assert v.tau_tolerance(15) == pytest.approx(1 / 15) and v.tau_tolerance(1000) == 0.005
+    assert {o.rule for o in outs.values()} == {"threshold"}
 
 
 # ---- the study on a real subset --------------------------------------------------------------------
@@ -382,7 +381,7 @@ def test_text_of_the_small_study(small_study):
     ledger = v.LEDGER.evaluate(r, dataset="ml-100k-300", profile="quick")
     row = ledger.set_index("claim").loc["valcarce2018.s6.p-5-100"]
     cited = v.text.cite(ledger, "s6.p-5-100", v.text.PAPER)
-    assert f"**{row['verdict']}**" in cited and "0.76 (ML-1M)" in cited
+    assert f"**{row['verdict']}**" in cited and "0.76 ± 0.030 (ML-1M)" in cited
     facts = v.text.data_facts(r)
     assert f"{r['n_evaluated']:,} of the {r['n_users']:,} test users" in facts
     assert f"{len(FAST)} systems against the paper's 21" in facts
@@ -396,8 +395,9 @@ def test_text_of_the_small_study(small_study):
     for t in texts:
         assert t and "{" not in t and "nan" not in t.lower().replace("nanmean", ""), t
     assert "9 random test sets and 3 popularity test sets" in v.text.masks(r)  # 3 shares × 3
-    tested = int((ledger["verdict"] != N.value).sum())
-    assert f"Of the {tested} claims tested on both datasets, {tested} get" in \
+    graded = ~ledger["verdict"].isin([N.value, Verdict.NOT_GRADED.value])
+    tested = int((graded & (ledger["kind"] != "derivation")).sum())
+    assert f"Of the {tested} empirical claims graded on both datasets, {tested} get" in \
         v.text.second_dataset(r, ledger, ledger)
     assert v.text.tally({"a": ledger}).startswith(f"On a, the {len(ledger)} claims:")
     assert v.text.mc_standard_error(0.05, 100_000) == pytest.approx(np.sqrt(0.05 * 0.95 / 1e5))

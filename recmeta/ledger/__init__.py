@@ -6,6 +6,7 @@
 - :mod:`~recmeta.ledger.kinds`: derivation, replication or transfer, from the claim's and the
   run's datasets;
 - :mod:`~recmeta.ledger.order`: orders written as groups the intervals separate;
+- :mod:`~recmeta.ledger.coverage`: which figures, tables and equations of a paper the claims cover;
 - :mod:`~recmeta.ledger.claims`: :class:`Claim` and :class:`Ledger`;
 - :mod:`~recmeta.ledger.table`: the ledger as a table and its Markdown;
 - :mod:`~recmeta.ledger.store`: evaluated ledgers on disk, for ``recmeta claims``;

@@ -511,8 +511,9 @@ class Margin:
 
     @classmethod
     def printed(cls, paper: float | str, substantive: float, reason: str) -> Margin:
-        """Half a unit of the paper's last printed digit plus ``substantive``."""
-        return cls(half_unit(float(paper)), substantive, reason)
+        """Half a unit of the paper's last printed digit plus ``substantive`` (pass ``paper`` as
+        the printed string when it ends in zeros: ``"0.90"``, see :func:`half_unit`)."""
+        return cls(half_unit(paper), substantive, reason)
 
 
 def value_rule(paper: float, ours: Estimate, margin: Margin, *, label: str = "ours") -> Outcome:
@@ -548,7 +549,16 @@ def value_rule(paper: float, ours: Estimate, margin: Margin, *, label: str = "ou
     return out(Verdict.INCONCLUSIVE, f"{text} reaches beyond {band}: neither inside nor outside")
 
 
-def half_unit(printed: float) -> float:
-    """Half a unit of the last digit the paper prints: 0.001 → 0.0005, 0.00045 → 0.000005."""
-    exponent = Decimal(str(printed)).normalize().as_tuple().exponent
+def half_unit(printed: float | str) -> float:
+    """Half a unit of the last digit the paper prints: 0.001 → 0.0005, 0.00045 → 0.000005,
+    ``"0.90"`` → 0.005, 100 → 0.5.
+
+    A number cannot carry the zeros the paper printed at its end (0.90 is 0.9): pass such a value
+    as the printed string. A whole number reads as printed without decimals."""
+    if isinstance(printed, str):
+        exponent = Decimal(printed.strip()).as_tuple().exponent
+    elif float(printed).is_integer():
+        exponent = 0
+    else:
+        exponent = Decimal(repr(float(printed))).as_tuple().exponent
     return 0.5 * 10.0 ** int(exponent)

@@ -33,42 +33,56 @@ The chapter passes these results (the modules of this package make them):
 - ``virtual_reference`` (system name), ``ordinal_levels`` (the paper's 9),
   ``candidate_scores`` (system, user, item, score), ``n_boot`` and ``seed`` (bootstrap).
 
+Kinds: identities, constructions and enumerations are derivations (``paper_dataset=DERIVED``);
+the artificial rankings and Table 2's direction are data-free settings (``data_free``, with the
+reason); the claims on OHSUMED name it, and transfer to MovieLens (their magnitudes are shown,
+not graded).
+
 Uncertainty: on artificial data a normal interval from the spread over the repetitions
 (:func:`recmeta.papers.scheel2011.swaps.curve_difference`); on real data a bootstrap over users
 (:meth:`Estimate.bootstrap_mean`, :meth:`Estimate.bootstrap_diff`, or percentile intervals of
 user-resampled replicates for correlations); exact values for enumerations and identities.
+Claims on every setting or measure are conjunctions under Holm (:func:`recmeta.ledger.every`),
+with one-sided p-values from the normal interval on artificial data and from bootstrap
+replicates (:func:`recmeta.metaeval.bootstrap.sign_pvalues`) on real data. Value claims are
+equivalence tests with a declared :class:`~recmeta.ledger.Margin`; "hardly differs" claims are
+equivalence tests of a difference to 0 with the margin :data:`STABLE`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import pandas as pd
 
 from ...book.costs import Plan, Size
-from ...ledger import Estimate, Ledger, Outcome, legacy_value_rule
+from ...ledger import Estimate, Ledger, Margin, Outcome, value_rule
 from .. import register
 from .settings import Settings
 
 __all__ = [
     "CHAPTER",
     "CLOSEST_STRATEGY",
-    "CORRELATION_TOLERANCE",
+    "CORRELATION_MARGIN",
     "EQ4_EXAMPLE_LEVELS",
     "EQ4_EXAMPLE_WEIGHTS",
     "EXACT",
+    "IDENTITY",
     "LEDGER",
     "OHSUMED",
     "PAPER_ITEMS",
     "PAPER_MAX_SWAPS",
     "PAPER_REPETITIONS",
     "STABLE",
+    "STABLE_REASON",
     "SYNTHETIC_RESULTS",
     "VIRTUAL_LEVELS",
     "VIRTUAL_USER_CORRELATION",
     "cost_plan",
+    "exact_value",
     "exact_zero",
     "ledger_results",
     "normal_interval",
@@ -132,15 +146,24 @@ VIRTUAL_LEVELS = {"strategy 1 (TF of title)": 9, "strategy 9 (TF-IDF of title)":
 
 #: Pearson's correlation of the two virtual users' relevance scores (sec. 2.2), printed as 0.96
 VIRTUAL_USER_CORRELATION = 0.96
-#: half a unit of its last printed digit
-CORRELATION_TOLERANCE = 0.005
+#: its equivalence margin: the printed rounding and a substantive part read as shared variance
+CORRELATION_MARGIN = Margin.printed(
+    VIRTUAL_USER_CORRELATION,
+    0.025,
+    "r within 0.025 of 0.96 keeps the shared variance r² within ±0.05 of the paper's 0.92",
+)
 
 #: the strategy every measure finds closest to the reference strategy 1 (sec. 4, Fig. 7)
 CLOSEST_STRATEGY = "strategy 9 (TF-IDF of title)"
 
 #: "does not differ much": within half a grid step of the paper's figures, whose value axes
-#: have a line every 0.1 (Figs. 4–8)
+#: have a line every 0.1 (Figs. 4–8): the equivalence margin of the "stable" claims
 STABLE = 0.05
+#: why that margin, in one line
+STABLE_REASON = (
+    "the paper reads 'almost independent' off figures gridded every 0.1; "
+    "half a grid step is what such a reading cannot see"
+)
 
 #: the results on artificial data: the same for every dataset
 SYNTHETIC_RESULTS = (
@@ -154,6 +177,8 @@ SYNTHETIC_RESULTS = (
 
 #: tolerance of identities that hold exactly up to floating-point rounding
 EXACT = 1e-9
+#: the margin of an identity: floating-point rounding only
+IDENTITY = Margin(0.0, EXACT, "an identity: only floating-point rounding may separate the sides")
 
 _Z95 = 1.959963984540054  # scipy.stats.norm.ppf(0.975)
 
@@ -181,13 +206,22 @@ def normal_interval(value: float, se: float, what: str) -> Estimate:
 
 
 def with_reason(out: Outcome, extra: str, detail: str | None = None) -> Outcome:
-    """``out`` with ``extra`` appended to its reason (and ``detail`` if given)."""
-    return Outcome(out.verdict, out.ours, f"{out.reason}; {extra}", detail or out.detail)
+    """``out`` with ``extra`` appended to its reason (and ``detail`` if given); its rule and
+    margin are kept."""
+    return replace(out, reason=f"{out.reason}; {extra}", detail=detail or out.detail)
+
+
+def exact_value(paper: float, value: float, label: str, method: str = "exact") -> Outcome:
+    """An identity: ``value`` (computed exactly) equals ``paper`` within :data:`IDENTITY`
+    (:func:`~recmeta.ledger.value_rule` on a zero-width interval), under the rule name
+    ``identity``."""
+    out = value_rule(paper, Estimate.exact(value, method), IDENTITY, label=label)
+    return replace(out, rule="identity")
 
 
 def exact_zero(value: float, label: str) -> Outcome:
     """Agrees when ``value`` is 0 within :data:`EXACT` (an identity that holds exactly)."""
-    return legacy_value_rule(0.0, Estimate.exact(value), tolerance=EXACT, label=label)
+    return exact_value(0.0, value, label, "exact (no sampling)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,20 +9,32 @@ identities.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
+from scipy.stats import norm, spearmanr
 
-from ...ledger import DERIVED, Estimate, Outcome, Verdict, legacy_value_rule, sign_rule
+from ...ledger import (
+    DERIVED,
+    Estimate,
+    Outcome,
+    Verdict,
+    equivalence_rule,
+    every,
+    format_estimate,
+    sign_rule,
+)
 from .claims import (
     EQ4_EXAMPLE_LEVELS,
     EQ4_EXAMPLE_WEIGHTS,
     EXACT,
     LEDGER,
     STABLE,
+    STABLE_REASON,
+    exact_value,
     exact_zero,
     normal_interval,
     with_reason,
@@ -30,7 +42,7 @@ from .claims import (
 from .measures import PAPER_METRICS, level_weights
 from .swaps import curve_difference
 
-__all__ = ["level_settings"]
+__all__ = ["level_settings", "normal_pvalues"]
 
 #: why the artificial-ranking claims replicate on any run: they use no data
 ARTIFICIAL = "artificial rankings generated from the paper's stated design; no dataset is read"
@@ -73,15 +85,25 @@ def _stable_of(r: Mapping[str, Any], *, distribution: str, metric: str) -> Outco
 
 def _stable(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
     est, few, many = _level_gap(study, distribution, metric)
-    out = legacy_value_rule(
-        0.0,
+    out = equivalence_rule(
         est,
-        tolerance=STABLE,
-        max_width=STABLE,
+        STABLE,
         label=f"mean {PAPER_METRICS[metric]}({few} levels) − "
         f"{PAPER_METRICS[metric]}({many} levels)",
     )
-    return with_reason(out, f"'stable' means within ±{STABLE:g} of no difference")
+    return replace(with_reason(out, STABLE_REASON), margin=STABLE)
+
+
+def normal_pvalues(value: float, se: float) -> tuple[float, float]:
+    """One-sided p-values of the sign of ``value`` from its normal interval (standard error
+    ``se``): ``(P(Z ≥ value/se), P(Z ≤ value/se))`` under "no effect", i.e. against "θ ≤ 0" and
+    against "θ ≥ 0"; with ``se == 0`` the sign is exact (p 0 or 1)."""
+    if not (np.isfinite(value) and np.isfinite(se) and se >= 0):
+        raise ValueError(f"need a finite value and a finite se >= 0, got {value!r}, {se!r}")
+    if se == 0:
+        return (0.0 if value > 0 else 1.0), (0.0 if value < 0 else 1.0)
+    z = value / se
+    return float(norm.sf(z)), float(norm.cdf(z))
 
 
 # --------------------------------------------------------------------------------------------
@@ -93,17 +115,17 @@ def _stable(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
     statement="The ideal ranking (no swap) scores 1 on every measure",
     source="§2",
     paper_value=1.0,
-    paper_dataset="artificial rankings",
-    data_free=ARTIFICIAL,
-    rule="exact: the unswapped rankings of both swap studies, every measure; agrees within 1e-9",
+    paper_dataset=DERIVED,
+    rule="identity: the unswapped rankings of both swap studies, every measure; holds within 1e-9",
     needs=("swap_study", "swap_study_unit"),
 )
 def _(r):
     rows = pd.concat([r["swap_study"], r["swap_study_unit"]])
     values = rows.loc[rows["swaps"] == 0, "value"].to_numpy()
     worst = float(values[np.argmax(np.abs(values - 1.0))])
-    est = Estimate.exact(worst, "exact (every unswapped ranking; the value farthest from 1)")
-    return legacy_value_rule(1.0, est, tolerance=EXACT)
+    return exact_value(
+        1.0, worst, "the unswapped score farthest from 1", "exact (every unswapped ranking)"
+    )
 
 
 @LEDGER.claim(
@@ -112,8 +134,9 @@ def _(r):
     "item relevant, a t above the top grade none)",
     source="§3.1, Table 1; eqs. 1–2",
     paper_value="AP differs across t (Table 1's values are not legible in our copy)",
-    paper_dataset="8-item list, grades 0–4",
-    rule="exact: range of AP^t over the positive grades of our own 8-item list; agrees if > 0",
+    paper_dataset=DERIVED,
+    rule="construction: range of AP^t over the positive grades of our own 8-item list; "
+    "holds if > 0",
     needs=("threshold_ap",),
 )
 def _(r):
@@ -135,8 +158,8 @@ def _(r):
     f"{EQ4_EXAMPLE_WEIGHTS[0]:g} and {EQ4_EXAMPLE_WEIGHTS[1]:g}",
     source="§3.1, eq. 4",
     paper_value=", ".join(f"{w:g}" for w in EQ4_EXAMPLE_WEIGHTS),
-    paper_dataset="worked example",
-    rule="exact: both weights of level_weights equal the paper's within 1e-9",
+    paper_dataset=DERIVED,
+    rule="identity: both weights of level_weights equal the paper's within 1e-9",
     needs=("weights_example",),
 )
 def _(r):
@@ -145,9 +168,11 @@ def _(r):
     paper = np.asarray(EQ4_EXAMPLE_WEIGHTS)
     text = ", ".join(f"{x:g}" for x in ours)
     est = Estimate.exact(float(ours[-1]), "exact (eq. 4)")
-    if ours.shape == paper.shape and np.allclose(ours, paper, rtol=0, atol=EXACT):
-        return Outcome(Verdict.AGREES, est, f"our weights {text} equal the paper's", text)
-    return Outcome(Verdict.DIFFERS, est, f"our weights {text} differ from the paper's", text)
+    same = ours.shape == paper.shape and np.allclose(ours, paper, rtol=0, atol=EXACT)
+    verdict, word = (Verdict.AGREES, "equal") if same else (Verdict.DIFFERS, "differ from")
+    return Outcome(
+        verdict, est, f"our weights {text} {word} the paper's", text, rule="identity", margin=EXACT
+    )
 
 
 @LEDGER.claim(
@@ -156,7 +181,7 @@ def _(r):
     source="§5; eq. 4",
     paper_value="identical",
     paper_dataset=DERIVED,
-    rule="exact: largest |µMAP − MAP| over the two-level swap studies; agrees within 1e-9",
+    rule="identity: largest |µMAP − MAP| over the two-level swap studies; agrees within 1e-9",
     needs=("swap_study",),
 )
 def _(r):
@@ -176,8 +201,9 @@ def _(r):
     "and t = 2; the 9-level virtual user: 8 MAP values)",
     source="§4 (Figs. 6–7); eq. 4",
     paper_value="weighted mean",
-    paper_dataset="OHSUMED",
-    rule="exact: largest |µMAP − Σ_t w_t MAP^t| over every setting of the swap study; within 1e-9",
+    paper_dataset=DERIVED,
+    rule="identity: largest |µMAP − Σ_t w_t MAP^t| over every setting of the swap study; "
+    "holds within 1e-9",
     needs=("swap_study",),
 )
 def _(r):
@@ -200,24 +226,36 @@ def _(r):
     paper_value="decreases",
     paper_dataset="artificial rankings",
     data_free=ARTIFICIAL,
-    rule="sign rule on the smallest drop 1 − mean(at the most swaps) over every setting and "
-    "measure (normal interval over the repetitions)",
+    rule="every: the drop 1 − mean(at the most swaps) of each setting and measure is positive, "
+    "Holm across them (one-sided p-values from the normal interval over the repetitions)",
     needs=("swap_study",),
 )
 def _(r):
     s = r["swap_study"]
     s = s[s["threshold"].isna() & s["metric"].isin(list(PAPER_METRICS))]
     top = s["swaps"].max()
-    start = s[s["swaps"] == 0].set_index(["distribution", "levels", "metric"])["value"]
-    end = s[s["swaps"] == top].set_index(["distribution", "levels", "metric"])
+    keys = ["distribution", "levels", "metric"]
+    start = s[s["swaps"] == 0].set_index(keys)["value"]
+    end = s[s["swaps"] == top].set_index(keys)
     drop = start.reindex(end.index) - end["value"]
-    key = drop.idxmin()
-    se = float(end.loc[key, "sd"] / np.sqrt(end.loc[key, "n"]))
-    est = normal_interval(float(drop.loc[key]), se, f"{int(end.loc[key, 'n'])} rankings")
-    out = sign_rule(est, "positive", label=f"smallest drop after {top} swaps")
-    dist, levels, metric = key
-    return with_reason(
-        out, f"the smallest drop is that of {PAPER_METRICS[metric]} ({dist}, {levels} levels)"
+    se = end["sd"] / np.sqrt(end["n"])
+    parts: dict[str, Outcome] = {}
+    p_up: dict[str, float] = {}
+    p_down: dict[str, float] = {}
+    ests: dict[str, Estimate] = {}
+    for (dist, levels, metric), d in drop.items():
+        name = f"{PAPER_METRICS[metric]} ({dist}, {levels} levels)"
+        e = float(se.loc[(dist, levels, metric)])
+        n = int(end.loc[(dist, levels, metric), "n"])
+        ests[name] = normal_interval(float(d), e, f"{n} rankings")
+        parts[name] = sign_rule(ests[name], "positive", label=f"drop after {top} swaps")
+        p_up[name], p_down[name] = normal_pvalues(float(d), e)
+    least = min(ests, key=lambda k: ests[k].value)
+    out = every(parts, p_up, p_down)
+    return replace(
+        out,
+        ours=ests[least],
+        detail=f"smallest drop after {top} swaps: {least}, {format_estimate(ests[least])}",
     )
 
 
@@ -226,10 +264,9 @@ def _(r):
     statement="How much a swap costs depends on the distance between the levels of the two items",
     source="§2.1",
     paper_value="depends on the distance",
-    paper_dataset="artificial rankings",
-    data_free=ARTIFICIAL,
-    rule="exact: Spearman's ρ between level distance and loss 1 − score over every single swap "
-    "of a uniform reference, the smallest over the three measures; agrees if > 0",
+    paper_dataset=DERIVED,
+    rule="enumeration: Spearman's ρ between level distance and loss 1 − score over every "
+    "single swap of a uniform reference, the smallest over the three measures; holds if > 0",
     needs=("single_swaps",),
 )
 def _(r):
@@ -252,9 +289,8 @@ def _(r):
     "draw level probabilities at random, so that some levels may stay unused",
     source="§2.1, Figs. 2–3",
     paper_value="some levels unused (non-uniform)",
-    paper_dataset="artificial rankings",
-    data_free=ARTIFICIAL,
-    rule="exact: uniform counts differ by at most one item; count the empty levels of the "
+    paper_dataset=DERIVED,
+    rule="construction: uniform counts differ by at most one item; count the empty levels of the "
     "non-uniform references (agrees if at least one)",
     needs=("level_counts",),
 )
@@ -273,15 +309,17 @@ def _(r):
             Verdict.AGREES,
             est,
             f"uniform references are even; the non-uniform ones leave {empty} levels empty",
+            rule="count",
         )
     if not even:
-        return Outcome(Verdict.DIFFERS, est, "a uniform reference is not even")
+        return Outcome(Verdict.DIFFERS, est, "a uniform reference is not even", rule="count")
     return Outcome(
         Verdict.INCONCLUSIVE,
         est,
         "no level of the non-uniform references is empty "
         "in this draw (the paper says levels *may* stay "
         "unused)",
+        rule="count",
     )
 
 
@@ -308,8 +346,8 @@ for _fig, _dist in (("fig4", "uniform"), ("fig5", "non-uniform")):
             paper_value="almost independent of the number of levels",
             paper_dataset="artificial rankings",
             data_free=ARTIFICIAL,
-            rule=f"value rule: mean {_name}(fewest) − {_name}(most levels) "
-            f"within ±{STABLE:g} of 0 (normal interval over the repetitions)",
+            rule=f"equivalence: mean {_name}(fewest) − {_name}(most levels) "
+            f"inside ±{STABLE:g} (normal interval over the repetitions)",
             needs=("swap_study",),
         )(partial(_stable_of, distribution=_dist, metric=_metric))
     if _fig == "fig4":
@@ -321,8 +359,8 @@ for _fig, _dist in (("fig4", "uniform"), ("fig5", "non-uniform")):
             paper_value="high gains cause the low NDCG",
             paper_dataset="artificial rankings (level values not given)",
             data_free=ARTIFICIAL,
-            rule=f"value rule: mean NDCG(fewest) − NDCG(most levels), uniform levels on [0, 1], "
-            f"within ±{STABLE:g} of 0 (normal interval over the repetitions)",
+            rule=f"equivalence: mean NDCG(fewest) − NDCG(most levels), uniform levels on "
+            f"[0, 1], inside ±{STABLE:g} (normal interval over the repetitions)",
             needs=("swap_study_unit",),
         )(lambda r: _stable(r["swap_study_unit"], "uniform", "nDCG(gain=exp)"))
 del _fig, _dist, _metric, _key, _name

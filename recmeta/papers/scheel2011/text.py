@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 from scipy.stats import norm
 
-from ...ledger import Verdict, counts, ours_text, sentence, to_markdown
+from ...ledger import Kind, Verdict, ours_text, sentence, tally_by_kind, to_markdown
 from .claims import (
     LEDGER,
     PAPER_ITEMS,
@@ -60,6 +60,13 @@ __all__ = [
 
 #: what a claim on artificial data only is said to be measured on
 ARTIFICIAL = "artificial data"
+
+#: the kinds of claim as the tallies name them
+KIND_PLURAL = {
+    Kind.DERIVATION.value: "derivations",
+    Kind.REPLICATION.value: "replications",
+    Kind.TRANSFER.value: "transfers",
+}
 
 
 def _row(results: Mapping[str, Any], settings: Settings, claim: str) -> dict[str, Any]:
@@ -440,15 +447,31 @@ def virtual_users_text(results: Mapping[str, Any], settings: Settings) -> str:
 
 # ---------------------------------------------------------------------- the ledger
 def ledger_counts(ledgers: Mapping[str, pd.DataFrame]) -> str:
-    """The number of claims per verdict of each dataset's evaluated ledger."""
-    return " ".join(
-        f"On {name}: " + ", ".join(f"{n} {v}" for v, n in counts(frame).items()) + "."
-        for name, frame in ledgers.items()
-    )
+    """The number of claims per kind and verdict of each dataset's evaluated ledger
+    (:func:`recmeta.ledger.tally_by_kind`; verdicts that no claim has are left out)."""
+    parts = []
+    for name, frame in ledgers.items():
+        tally = tally_by_kind(frame)
+        kinds = [
+            f"{KIND_PLURAL.get(str(kind), str(kind))}: "
+            + ", ".join(f"{n} {v}" for v, n in row.items() if n)
+            for kind, row in tally.iterrows()
+        ]
+        parts.append(f"On {name}: " + "; ".join(kinds) + ".")
+    return " ".join(parts)
 
 
 def ledger_tables(ledgers: Mapping[str, pd.DataFrame]) -> str:
-    """Each dataset's evaluated ledger as a Markdown table under the dataset's name, then
+    """Each dataset's evaluated ledger as Markdown under the dataset's name: the paper's claims
+    (replications and transfers), then the derivations in a table of their own, then
     :func:`ledger_counts`."""
-    tables = [f"**{name}**\n\n{to_markdown(frame)}" for name, frame in ledgers.items()]
-    return "\n\n".join([*tables, ledger_counts(ledgers)])
+    blocks = []
+    for name, frame in ledgers.items():
+        derived = frame["kind"] == Kind.DERIVATION.value
+        blocks.append(f"**{name}**: the paper's claims\n\n{to_markdown(frame[~derived])}")
+        if derived.any():
+            blocks.append(
+                f"**{name}**: derivations (verified identities and constructions, never "
+                f"counted as replications)\n\n{to_markdown(frame[derived])}"
+            )
+    return "\n\n".join([*blocks, ledger_counts(ledgers)])

@@ -27,7 +27,7 @@ from .study import analyse, cost_plan, study
 from .values import (
     CHAPTER,
     CUTOFFS,
-    DP_TOLERANCE,
+    DP_MARGIN,
     LABELS,
     METRICS,
     PAPER,
@@ -51,15 +51,16 @@ from .values import (
     PAPER_SYSTEMS,
     PAPER_TABLE2,
     PAPER_TABLE3,
-    TAU_TOLERANCE,
+    TAU_MARGIN,
+    TAU_ROUNDING,
     label,
-    tau_tolerance,
+    mc_margin,
 )
 
 __all__ = [
     "CHAPTER",
     "CUTOFFS",
-    "DP_TOLERANCE",
+    "DP_MARGIN",
     "LABELS",
     "LEDGER",
     "METRICS",
@@ -85,7 +86,8 @@ __all__ = [
     "PAPER_TABLE2",
     "PAPER_TABLE3",
     "QUICK_SYSTEMS",
-    "TAU_TOLERANCE",
+    "TAU_MARGIN",
+    "TAU_ROUNDING",
     "Settings",
     "analyse",
     "cost_plan",
@@ -99,6 +101,6 @@ __all__ = [
     "study",
     "summary",
     "tables",
-    "tau_tolerance",
+    "mc_margin",
     "text",
 ]

@@ -11,11 +11,15 @@ read the results of :func:`recmeta.papers.valcarce2018.study.study`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...ledger import (
+    Kind,
     Ledger,
     Outcome,
+    Verdict,
+    kind_of,
     not_reproduced,
 )
 from .. import register
@@ -25,7 +29,15 @@ from .values import (
     PAPER,
 )
 
-__all__ = ["DP_NEEDS", "LEDGER", "NO_DATA", "cut_pair", "degenerate_outcome", "usable"]
+__all__ = [
+    "DP_NEEDS",
+    "LEDGER",
+    "NO_DATA",
+    "cut_pair",
+    "degenerate_outcome",
+    "level_on",
+    "usable",
+]
 
 LEDGER = register(
     Ledger(CHAPTER, paper=PAPER, title="Robustness and discriminative power of ranking metrics")
@@ -67,3 +79,22 @@ def cut_pair(deep: int, cutoffs: Sequence[int]) -> tuple[int, int]:
 
 #: the results every DP claim reads
 DP_NEEDS = ("dp", "dp_t", "dp_t_boot")
+
+
+def level_on(paper_dataset: str, r: Mapping[str, Any], out: Outcome) -> Outcome:
+    """A threshold on a level of τ that the paper reads on ``paper_dataset`` ("at least 0.9",
+    "some below 0.8"): graded on those data, shown and not graded on others.
+
+    Such a level is a magnitude of the data: the paper's own Fig. 5 puts the smallest τ between
+    two metrics at 0.71 on ML-1M and at 0.90 on LibraryThing. ``r`` must hold ``"dataset"``.
+    """
+    if kind_of(paper_dataset, None, r["dataset"]) is Kind.REPLICATION:
+        return out
+    return replace(
+        out,
+        verdict=Verdict.NOT_GRADED,
+        reason=(
+            f"a level of τ the paper reads on {paper_dataset}, shown on {r['dataset']} and not "
+            f"graded (the paper's own datasets differ in such levels); on its own: {out.reason}"
+        ),
+    )

@@ -5,26 +5,39 @@ and 8, Table 3) with a bootstrap spread; τ among measures (Figs. 1 and 5) with 
 users; and :func:`summary`, one row per metric at the deepest cut-off. Every interval is either
 a Student-t interval over the random masks or a percentile interval over bootstrap resamples of
 the evaluated users (the resamples :func:`recmeta.papers.valcarce2018.study.analyse` drew).
+A minimum or maximum over many measures gets the *basic* bootstrap interval
+(:func:`basic_estimate`): the percentile interval of a minimum is biased low. A conjunction
+("every metric ...") reads one-sided p-values per part from the same samples or replicates
+(:func:`sign_pvalues_of`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ...ledger import Estimate
 from ...metaeval import agreement
+from ...metaeval.bootstrap import percentile_interval, sign_pvalues
 from .values import LABELS, PAPER_PAIRS, PAPER_TABLE3
 
 __all__ = [
+    "Draws",
+    "basic_estimate",
     "boot_estimate",
+    "dp_draws",
     "dp_estimate",
+    "draws_estimate",
     "popularity_curves",
+    "robustness_draws",
     "robustness_estimate",
+    "sign_pvalues_of",
     "sparsity_curves",
     "summary",
     "tau_estimates",
@@ -60,11 +73,10 @@ def popularity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.Dat
     measures = list(results["measures"])
     shares = f.drop_duplicates("mask").set_index("mask")
     rows = []
-    q = [(1 - level) / 2, (1 + level) / 2]
     for r in f.itertuples(index=False):
         reps = boot[:, r.mask, measures.index(r.measure)]
-        reps = reps[np.isfinite(reps)]
-        low, high = np.quantile(reps, q) if reps.size else (np.nan, np.nan)
+        finite = np.isfinite(reps).any()
+        low, high = percentile_interval(reps, level) if finite else (np.nan, np.nan)
         rows.append(
             {
                 "measure": r.measure,
@@ -78,11 +90,49 @@ def popularity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.Dat
     return pd.DataFrame(rows)
 
 
+@dataclass(frozen=True)
+class Draws:
+    """A quantity's value with the draws its uncertainty comes from.
+
+    ``kind="samples"``: independent random masks (the value is their mean; a Student-t interval
+    and one-sample t-tests); ``kind="bootstrap"``: replicates over bootstrap resamples of users
+    (percentile interval, :func:`recmeta.metaeval.bootstrap.sign_pvalues`).
+    """
+
+    value: float
+    draws: np.ndarray
+    kind: Literal["samples", "bootstrap"]
+    what: str
+    #: the range the quantity cannot leave (τ: [−1, 1]); a t interval is clipped to it
+    bounds: tuple[float, float] | None = None
+
+
+def sign_pvalues_of(d: Draws, shift: float = 0.0) -> tuple[float, float]:
+    """One-sided p-values of ``value − shift > 0`` and ``< 0`` from the draws.
+
+    Random masks: one-sample t-tests of the per-mask values against ``shift``
+    (``scipy.stats.ttest_1samp``; identical values give 0 or 1 by their side); bootstrap
+    replicates: :func:`recmeta.metaeval.bootstrap.sign_pvalues` of ``replicates − shift``.
+    """
+    x = np.asarray(d.draws, dtype=float) - shift
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        raise ValueError(f"no finite draw of {d.what} to test its sign")
+    if d.kind == "bootstrap":
+        return sign_pvalues(x)
+    if x.size < 2 or np.ptp(x) == 0:
+        m = float(x.mean())
+        return (0.0 if m > 0 else 1.0), (0.0 if m < 0 else 1.0)
+    up = stats.ttest_1samp(x, 0.0, alternative="greater").pvalue
+    down = stats.ttest_1samp(x, 0.0, alternative="less").pvalue
+    return float(up), float(down)
+
+
 def _samples_estimate(
     values: np.ndarray, what: str, bounds: tuple[float, float] | None = None
 ) -> Estimate:
-    """Mean of per-sample values with a t interval, clipped to ``bounds`` (τ cannot leave [−1, "
-    "1])."""
+    """Mean of per-sample values with a t interval, clipped to ``bounds`` (τ cannot leave
+    [−1, 1])."""
     values = np.asarray(values, dtype=float)
     if values.size < 2:
         return Estimate.point(float(values.mean()), f"{what}; one random sample, no interval")
@@ -102,6 +152,7 @@ def _samples_estimate(
 def boot_estimate(
     value: float, replicates: np.ndarray, what: str, *, floor: float | None = None
 ) -> Estimate:
+    """``value`` with the percentile interval of its bootstrap replicates over users."""
     reps = np.asarray(replicates, dtype=float)
     reps = reps[np.isfinite(reps)]
     if floor is not None:
@@ -115,17 +166,44 @@ def boot_estimate(
     )
 
 
-def robustness_estimate(
-    results: Mapping[str, Any], bias: str, measure: str | Callable, share: float | None = None
+def basic_estimate(
+    value: float,
+    replicates: np.ndarray,
+    what: str,
+    bounds: tuple[float, float] | None = None,
 ) -> Estimate:
-    """Robustness of a measure to a bias: the mean τ over the shares (the area under the curve
-    divided by its width), or τ at one ``share`` (sparsity only).
+    """``value`` (a minimum or maximum over several quantities) with the *basic* bootstrap
+    interval ``[2θ̂ − q_0.975, 2θ̂ − q_0.025]`` (Davison & Hinkley 1997, eq. 5.6), clipped to
+    ``bounds``.
 
-    ``bias="sparsity"``: a Student-t interval over the random samples (each sample's τ averaged
-    over the shares); ``bias="popularity"``: a percentile interval over bootstrap resamples of
-    users. ``measure`` may be a function of a mapping measure → value, e.g. a difference
-    ``lambda v: v["nDCG@100"] - v["nDCG@5"]``, evaluated per sample or per resample.
+    The replicates of a minimum lie below the minimum they estimate (a minimum of noisy values
+    is biased low, and resampling repeats the bias), so their percentile interval is shifted
+    low; the basic interval reflects the quantiles about ``θ̂``, which removes that shift to
+    first order. It is therefore not biased towards "below a threshold" (nor "above").
     """
+    reps = np.asarray(replicates, dtype=float)
+    reps = reps[np.isfinite(reps)]
+    if reps.size < 2:
+        return Estimate.point(value, f"{what}; no bootstrap interval")
+    q_low, q_high = percentile_interval(reps)
+    low, high = 2 * value - q_high, 2 * value - q_low
+    if bounds is not None:
+        low, high = float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
+    return Estimate(
+        value,
+        low,
+        high,
+        f"{what}; basic (bias-corrected) interval over {reps.size} bootstrap resamples of "
+        "users, 95 %",
+    )
+
+
+def robustness_draws(
+    results: Mapping[str, Any], bias: str, measure: str | Callable, share: float | None = None
+) -> Draws:
+    """The draws behind :func:`robustness_estimate`: the per-mask values (sparsity: each random
+    sample's τ averaged over the shares, or at ``share``) or the bootstrap replicates over users
+    (popularity: τ averaged over the deterministic masks)."""
     fn = measure if callable(measure) else (lambda v, m=measure: v[m])
     label = "mean τ over shares" if share is None else f"τ at {share:.0%} of the ratings"
     if bias == "sparsity":
@@ -135,9 +213,10 @@ def robustness_estimate(
             if f.empty:
                 raise KeyError(f"share {share:g} is not in the sparsity grid")
         per = f.groupby(["sample", "measure"])["tau"].mean().unstack("measure")
-        values = np.array([fn(row) for _, row in per.iterrows()])
+        values = np.array([fn(row) for _, row in per.iterrows()], dtype=float)
         bounds = (-1.0, 1.0) if isinstance(measure, str) else None
-        return _samples_estimate(values, f"{label} (random ratings removed)", bounds)
+        what = f"{label} (random ratings removed)"
+        return Draws(float(values.mean()), values, "samples", what, bounds)
     if bias == "popularity":
         if share is not None:
             raise ValueError("the popularity masks are deterministic: use the mean over shares")
@@ -149,8 +228,30 @@ def robustness_estimate(
             reps = boot[:, cols.index(measure)]
         else:
             reps = np.array([fn(dict(zip(cols, row, strict=True))) for row in boot])
-        return boot_estimate(float(value), reps, f"{label} (popular items removed)")
+        return Draws(float(value), reps, "bootstrap", f"{label} (popular items removed)")
     raise ValueError(f"bias must be 'sparsity' or 'popularity', got {bias!r}")
+
+
+def robustness_estimate(
+    results: Mapping[str, Any], bias: str, measure: str | Callable, share: float | None = None
+) -> Estimate:
+    """Robustness of a measure to a bias: the mean τ over the shares (the area under the curve
+    divided by its width), or τ at one ``share`` (sparsity only).
+
+    ``bias="sparsity"``: a Student-t interval over the random samples (each sample's τ averaged
+    over the shares); ``bias="popularity"``: a percentile interval over bootstrap resamples of
+    users. ``measure`` may be a function of a mapping measure → value, e.g. a difference
+    ``lambda v: v["nDCG@100"] - v["nDCG@5"]``, evaluated per sample or per resample.
+    """
+    return draws_estimate(robustness_draws(results, bias, measure, share))
+
+
+def draws_estimate(d: Draws) -> Estimate:
+    """The estimate of :class:`Draws`: a t interval over random masks (clipped to ``bounds``),
+    or the percentile interval of bootstrap replicates."""
+    if d.kind == "samples":
+        return _samples_estimate(d.draws, d.what, d.bounds)
+    return boot_estimate(d.value, d.draws, d.what)
 
 
 def tau_estimates(
@@ -211,28 +312,34 @@ def tau_stat_estimate(
     measures: Sequence[str],
     what: str,
     matrices: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    extreme: bool = False,
 ) -> Estimate:
-    """``fn`` of the τ matrix (among ``measures``) with a bootstrap interval over users."""
+    """``fn`` of the τ matrix (among ``measures``) with a bootstrap interval over users: the
+    percentile interval, or the basic interval (:func:`basic_estimate`) when ``fn`` is a
+    minimum or maximum (``extreme=True``)."""
     value, reps = matrices if matrices is not None else tau_matrices(results, measures)
-    stats = np.array([fn(t) if np.isfinite(t).all() else np.nan for t in reps])
-    return boot_estimate(float(fn(value)), stats, what)
+    draws = np.array([fn(t) if np.isfinite(t).all() else np.nan for t in reps])
+    if extreme:
+        return basic_estimate(float(fn(value)), draws, what, bounds=(-1.0, 1.0))
+    return boot_estimate(float(fn(value)), draws, what)
 
 
-def dp_estimate(
+def dp_draws(
     results: Mapping[str, Any],
     fn: Callable[[pd.Series], float] | str,
     what: str | None = None,
     *,
     scale: float = 1.0,
-    floor: float | None = None,
-) -> Estimate:
-    """A statistic of the DP values (``fn`` of a Series measure → DP, or a measure name).
+) -> Draws:
+    """A statistic of the DP values (``fn`` of a Series measure → DP, or a measure name) and
+    its bootstrap replicates over users.
 
-    The value uses the permutation test's DP. The interval is the spread of the same statistic
-    over bootstrap resamples of users, whose p-values come from the paired t-test
+    The value uses the permutation test's DP. The replicates are the spread of the same
+    statistic over bootstrap resamples of users, whose p-values come from the paired t-test
     (:func:`recmeta.metaeval.significance.bootstrap_dp_t`), placed around the value: replicate
-    ``b`` is
-    ``value + fn(DP_t*_b) − fn(DP_t)``. ``scale`` multiplies everything (e.g. to 210 pairs).
+    ``b`` is ``value + fn(DP_t*_b) − fn(DP_t)``. ``scale`` multiplies everything (e.g. to 210
+    pairs).
     """
     name = None
     if isinstance(fn, str):
@@ -247,12 +354,26 @@ def dp_estimate(
     else:
         cols = list(boot.columns)
         reps = np.array([fn(dict(zip(cols, row, strict=True))) for row in boot.to_numpy()]) * scale
-    return boot_estimate(
+    return Draws(
         value,
         value + reps - base,
+        "bootstrap",
         f"{what} (permutation test; bootstrap spread by paired t-test)",
-        floor=floor,
     )
+
+
+def dp_estimate(
+    results: Mapping[str, Any],
+    fn: Callable[[pd.Series], float] | str,
+    what: str | None = None,
+    *,
+    scale: float = 1.0,
+    floor: float | None = None,
+) -> Estimate:
+    """:func:`dp_draws` as an estimate with the percentile interval of the replicates (each
+    replicate raised to ``floor`` first, e.g. 0: a DP is never negative)."""
+    d = dp_draws(results, fn, what, scale=scale)
+    return boot_estimate(d.value, d.draws, d.what, floor=floor)
 
 
 def summary(results: Mapping[str, Any]) -> pd.DataFrame:

@@ -1,20 +1,23 @@
 """Valcarce et al. (2018): the verdict rules its claims need beyond the ledger's own.
 
-A threshold the paper states ("at least 0.9"), "every metric above a threshold", "these k are
-the k best", "the same holds for the other metrics" (a majority of per-metric verdicts), and the
-ledger's order rule worded for the claim ("least robust").
+A threshold the paper states ("at least 0.9"), "every metric shows the direction" (a conjunction
+under Holm's correction, :func:`recmeta.ledger.every`), "these k are the k best", and the
+ledger's order rule worded for the claim ("least robust"). Every order these rules print is
+written by :func:`recmeta.ledger.format_order`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Literal
 
-from ...ledger import Estimate, Outcome, Verdict, order_rule, rank_rule, sign_rule
+from ...ledger import Estimate, Outcome, every, order_groups, order_rule, rank_rule, sign_rule
+from .estimates import Draws, draws_estimate, sign_pvalues_of
 
 __all__ = [
-    "all_rule",
+    "every_sign",
     "group_rule",
-    "majority_rule",
     "short_order",
     "threshold_rule",
     "with_note",
@@ -23,7 +26,8 @@ __all__ = [
 
 
 def threshold_rule(est: Estimate, threshold: float, direction: str, label: str) -> Outcome:
-    """Our estimate lies above (``direction="above"``) or below a threshold the paper states."""
+    """Our estimate lies above (``direction="above"``) or below a threshold the paper states:
+    the sign rule on ``est − threshold``."""
     shifted = Estimate(
         est.value - threshold,
         None if est.low is None else est.low - threshold,
@@ -35,40 +39,57 @@ def threshold_rule(est: Estimate, threshold: float, direction: str, label: str) 
         "positive" if direction == "above" else "negative",
         label=f"{label} minus {threshold:g}",
     )
-    return Outcome(out.verdict, est, out.reason, out.detail)
+    return Outcome(out.verdict, est, out.reason, out.detail, rule="threshold")
 
 
-def all_rule(estimates: Mapping[str, Estimate], threshold: float, label: str) -> Outcome:
-    """Every item lies above ``threshold``: all intervals above → agrees; one wholly below →
-    differs; otherwise inconclusive. ``ours`` is the lowest item's estimate."""
-    worst = min(estimates, key=lambda k: estimates[k].value)
-    est = estimates[worst]
-    below = [k for k, e in estimates.items() if e.high is not None and e.high < threshold]
-    unsure = [
-        k for k, e in estimates.items() if k not in below and (e.low is None or e.low <= threshold)
+def every_sign(
+    parts: Mapping[str, Draws],
+    expected: Literal["positive", "negative"],
+    *,
+    shift: float = 0.0,
+    label: str = "the difference",
+    alpha: float = 0.05,
+) -> Outcome:
+    """ "Every part lies on the ``expected`` side of ``shift``": :func:`recmeta.ledger.every`
+    over the parts' sign rules, with one-sided p-values from each part's draws
+    (:func:`.estimates.sign_pvalues_of`: t-tests over random masks, bootstrap replicates over
+    users) and Holm's correction across the parts.
+
+    Agrees only when Holm establishes every part; differs when it establishes one part on the
+    other side; otherwise inconclusive. The reason says when the draws are too few for any
+    part to pass Holm's first step (``B`` bootstrap replicates give no p-value below
+    ``1/(B + 1)``).
+    """
+    if not parts:
+        raise ValueError("every_sign needs at least one part")
+    outs: dict[str, Outcome] = {}
+    p_up: dict[str, float] = {}
+    p_down: dict[str, float] = {}
+    for name, d in parts.items():
+        est = draws_estimate(d)
+        shifted = Estimate(
+            est.value - shift,
+            None if est.low is None else est.low - shift,
+            None if est.high is None else est.high - shift,
+            est.method,
+        )
+        outs[name] = replace(sign_rule(shifted, expected, label=f"{name}: {label}"), ours=est)
+        p_up[name], p_down[name] = sign_pvalues_of(d, shift)
+    right, wrong = (p_up, p_down) if expected == "positive" else (p_down, p_up)
+    out = every(outs, right, wrong, alpha=alpha)
+    first = alpha / len(parts)
+    coarse = [
+        n for n, d in parts.items() if d.kind == "bootstrap" and 1 / (d.draws.size + 1) > first
     ]
-    detail = None
-    if below:
-        return Outcome(
-            Verdict.DIFFERS,
-            est,
-            f"{label} of {', '.join(below)} lies wholly below {threshold:g} (lowest: {worst})",
-            detail,
+    note = ""
+    if coarse:
+        b = min(parts[n].draws.size for n in coarse)
+        note = (
+            f"with {b} bootstrap resamples no p-value falls below 1/{b + 1}, above Holm's first "
+            f"threshold {alpha:g}/{len(parts)}: more resamples are needed to establish all "
+            f"{len(parts)} parts"
         )
-    if unsure:
-        return Outcome(
-            Verdict.INCONCLUSIVE,
-            est,
-            f"the interval of {label} of {', '.join(unsure)} "
-            f"reaches {threshold:g} (lowest: {worst})",
-            detail,
-        )
-    return Outcome(
-        Verdict.AGREES,
-        est,
-        f"{label} of every metric lies wholly above {threshold:g} (lowest: {worst})",
-        detail,
-    )
+    return with_note(out, note)
 
 
 def group_rule(
@@ -82,29 +103,6 @@ def group_rule(
     return rank_rule(estimates, expected, 1, len(expected), higher_is_better, value=estimates[best])
 
 
-def majority_rule(outcomes: Mapping[str, Outcome], label: str) -> Outcome:
-    """ "The same holds for the other metrics": the per-item verdicts, counted.
-
-    A majority of agreeing items → **agrees**; a majority of differing items → **differs**;
-    otherwise **inconclusive**. ``ours`` is the share of items that agree (exact).
-    """
-    n = len(outcomes)
-    agree = [k for k, o in outcomes.items() if o.verdict is Verdict.AGREES]
-    differ = [k for k, o in outcomes.items() if o.verdict is Verdict.DIFFERS]
-    marks = {Verdict.AGREES: "✓", Verdict.DIFFERS: "✗", Verdict.INCONCLUSIVE: "?"}
-    detail = ", ".join(f"{k} {marks.get(o.verdict, '–')}" for k, o in outcomes.items())
-    text = (
-        f"{label}: {len(agree)} of {n} agree, {len(differ)} differ, "
-        f"{n - len(agree) - len(differ)} inconclusive"
-    )
-    est = Estimate.exact(len(agree) / n, "share of the metrics whose own verdict agrees")
-    if len(agree) * 2 > n:
-        return Outcome(Verdict.AGREES, est, text, detail)
-    if len(differ) * 2 > n:
-        return Outcome(Verdict.DIFFERS, est, text, detail)
-    return Outcome(Verdict.INCONCLUSIVE, est, text, detail)
-
-
 def worded_order(
     estimates: Mapping[str, Estimate],
     expected: str,
@@ -113,27 +111,28 @@ def worded_order(
     best: str = "best",
 ) -> Outcome:
     """:func:`order_rule` worded for the claim: ``best`` names the end of the order that is
-    claimed ("least robust"), and an order read from the lowest value up uses ``<``."""
+    claimed ("least robust"). The order in ``detail`` is the ledger's
+    (:func:`recmeta.ledger.format_order`), read from the lowest value up (``<``) when
+    ``higher_is_better`` is false."""
     out = order_rule(estimates, expected, higher_is_better=higher_is_better)
     reason = out.reason.replace(" is best (", f" is {best} (").replace(
         " tie at the top ", f" tie as {best} "
     )
-    detail = out.detail if higher_is_better else (out.detail or "").replace(" > ", " < ")
-    return Outcome(out.verdict, out.ours, reason, detail)
+    return replace(out, reason=reason)
 
 
-def short_order(out: Outcome, keep: int = 6) -> Outcome:
-    """The outcome with a long order in ``detail`` cut after ``keep`` places."""
-    detail = out.detail or ""
-    sep = " < " if " < " in detail else " > "
-    parts = detail.split(sep)
-    if len(parts) <= keep:
+def short_order(
+    out: Outcome, estimates: Mapping[str, Estimate], keep: int = 6, *, descending: bool = True
+) -> Outcome:
+    """The outcome with its order cut after ``keep`` groups of
+    :func:`recmeta.ledger.order_groups` (the groups of the order in ``detail``)."""
+    groups = order_groups(estimates, descending)
+    if len(groups) <= keep:
         return out
-    return Outcome(out.verdict, out.ours, out.reason, sep.join(parts[:keep]) + sep + "…")
+    sep = " > " if descending else " < "
+    return replace(out, detail=sep.join(" ≈ ".join(g) for g in groups[:keep]) + sep + "…")
 
 
 def with_note(out: Outcome, note: str) -> Outcome:
     """The outcome with ``note`` appended to its reason (nothing when the note is empty)."""
-    return Outcome(
-        out.verdict, out.ours, f"{out.reason}; {note}" if note else out.reason, out.detail
-    )
+    return replace(out, reason=f"{out.reason}; {note}") if note else out

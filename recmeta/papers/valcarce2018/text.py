@@ -14,7 +14,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...ledger import counts, row_of, sentence
+from ...ledger import (
+    MEANING,
+    Kind,
+    Verdict,
+    dataset_identity,
+    format_number,
+    kind_of,
+    row_of,
+    sentence,
+)
+from ...ledger.table import tally_by_kind
 from .tables import deep_measures, dp_by_test
 from .values import (
     LABELS,
@@ -43,13 +53,16 @@ __all__ = [
     "data_facts",
     "differences",
     "infap",
+    "legend",
     "masks",
     "mc_standard_error",
     "metric_agreement",
     "metric_dp",
+    "metric_dp_order",
     "metric_robustness",
     "monte_carlo",
     "second_dataset",
+    "source_data",
     "tally",
     "undefined_pvalues",
 ]
@@ -90,6 +103,22 @@ def data_facts(results: Mapping[str, Any]) -> str:
         f"({facts['test_only_ratings'] / results['n_test']:.1%} of them) are of "
         f"{facts['test_only_items']:,} items that appear only in the test set and that no system "
         f"can therefore recommend."
+    )
+
+
+def source_data(dataset: str) -> str:
+    """Whether the chapter's data are the paper's ML-1M (a replication) or other data (a
+    transfer), and what that means for the paper's numbers."""
+    if kind_of("ML-1M", None, dataset) is Kind.REPLICATION:
+        return (
+            f"The chapter runs on {dataset_identity(dataset)}, the paper's first dataset, with our "
+            "roster instead of the paper's 21 recommenders: its values on ML-1M are graded "
+            "against ours."
+        )
+    return (
+        f"The chapter runs on {dataset_identity(dataset)}, not on the paper's ML-1M, so every "
+        "number below comes from these data and our roster: the paper's values are shown beside "
+        "ours and not graded, and only its directions, orders and signs are."
     )
 
 
@@ -180,13 +209,20 @@ def monte_carlo(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
         f"With the paper's $B$ = {b:,}, the standard error is {se05:.4f} at p = 0.05 and "
         f"{se01:.5f} at p = 0.01; the paper's ±{PAPER_MC_ERROR[0.05]:g} and "
         f"±{PAPER_MC_ERROR[0.01]:g} are {PAPER_MC_ERROR[0.05] / se05:.1f} and "
-        f"{PAPER_MC_ERROR[0.01] / se01:.1f} of these standard errors. A check against exact "
+        f"{PAPER_MC_ERROR[0.01] / se01:.1f} of these standard errors. At p = 0.05: "
+        f"{cite(ledger, 's4.mc-error-p05', WHY)} At p = 0.01: "
+        f"{cite(ledger, 's4.mc-error-p01', WHY)} A check against exact "
         f"enumeration, on {check['users']} random users of the two closest systems by "
         f"{check['measure']} ({check['a']} and {check['b']}): exact p = {check['exact']:.5f}, "
         f"Monte-Carlo p with B = {check['n_permutations']:,} is {check['mc']:.5f}, "
         f"{(check['mc'] - check['exact']) / max(check['se'], 1e-12):+.1f} standard errors "
         f"away. {cite(ledger, 's4.monte-carlo', ('verdict', 'reason'))}"
     )
+
+
+def _span(few: int, many: int) -> str:
+    """``"between 3 and 5"``, or ``"all 5"``/``"5"`` when the range is one number."""
+    return f"between {few} and {many}" if few < many else str(many)
 
 
 def _significant_range(results: Mapping[str, Any]) -> tuple[int, int]:
@@ -212,8 +248,9 @@ def cutoff_dp(results: Mapping[str, Any], ledger: pd.DataFrame, dp: pd.DataFrame
         f"- All metrics: {cite(ledger, 'fig4.all-deeper-dp', WHY)}",
         (
             f"- DP sums the p-values of all pairs, so the pairs that are close to each other "
-            f"weigh most: at @{deep}, between {few} and {many} of the {n_pairs} pairs stay "
-            f"significant after Holm's correction, depending on the metric"
+            f"weigh most: at @{deep}, {_span(few, many)} of the {n_pairs} pairs stay "
+            f"significant after Holm's correction"
+            + (", depending on the metric" if few < many else ", for every metric")
             + (
                 ", and the few remaining pairs decide DP."
                 if few < n_pairs
@@ -260,8 +297,8 @@ def metric_robustness(ledger: pd.DataFrame) -> str:
         (
             f"- Sparsity, order by mean τ: {order('s7.p-most-robust')}. Precision the most "
             f"robust: {cite(ledger, 's7.p-most-robust', why)} Precision and nDCG the two most "
-            f"robust: {cite(ledger, 'fig6.p-ndcg-lead', why)} bpref the least robust: "
-            f"{cite(ledger, 'fig6.bpref-least')}"
+            f"robust: {cite(ledger, 'fig6.p-ndcg-lead', why)} bpref the least robust, infAP "
+            f"and MRR next: {cite(ledger, 'fig6.bpref-least', why)}"
         ),
         (
             f"- Popularity, order by mean τ: {order('fig7.p-most-robust')}. Precision the most "
@@ -283,6 +320,12 @@ def undefined_pvalues(results: Mapping[str, Any]) -> str:
     )
 
 
+def metric_dp_order(ledger: pd.DataFrame) -> str:
+    """The metrics ordered by DP, lowest first, as groups the intervals separate: the order the
+    ledger's ``tab3.ndcg-best`` wrote with :func:`recmeta.ledger.format_order`."""
+    return str(row_of(ledger, _ID + "tab3.ndcg-best")["ours_text"])
+
+
 def metric_dp(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
     """§7, Fig. 8 and Table 3: the most and least discriminative metrics, and how far the
     t-test and the Wilcoxon test move DP from the permutation test's."""
@@ -294,7 +337,7 @@ def metric_dp(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
     by_test = dp_by_test(results)
     w_gap = (by_test["wilcoxon"] - by_test["permutation"]).abs().sort_values(ascending=False)
     first, second = (LABELS[m.split("@")[0]] for m in w_gap.index[:2])
-    order = row_of(ledger, _ID + "tab3.ndcg-best")["ours_text"]
+    order = metric_dp_order(ledger)
     why = ("verdict", "reason")
     dp_gap = (by_test["t"] - by_test["permutation"]).abs().max()
     lines = [
@@ -315,8 +358,9 @@ def metric_dp(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
         ),
         (
             f"- With {results['n_evaluated']:,} evaluated users, the p-values of the paired "
-            f"t-test and of the permutation test differ by at most {t_gap:.3f} for any pair and "
-            f"metric at @{deep}, so their DP differ by {dp_gap:.3f} at most; the Wilcoxon test, "
+            f"t-test and of the permutation test differ by at most {format_number(t_gap)} for "
+            f"any pair and metric at @{deep}, so their DP differ by {format_number(dp_gap)} at "
+            "most; the Wilcoxon test, "
             f"which compares signed ranks rather than means, moves DP most for {first} and "
             f"{second}."
         ),
@@ -327,14 +371,16 @@ def metric_dp(results: Mapping[str, Any], ledger: pd.DataFrame) -> str:
 def second_dataset(second: Mapping[str, Any], ledger: pd.DataFrame, ledger2: pd.DataFrame) -> str:
     """The second dataset's size and how many claims get the same verdict on both."""
     first, other = ledger.set_index("claim")["verdict"], ledger2.set_index("claim")["verdict"]
-    tested = first.ne("not reproduced here") & other.ne("not reproduced here")
+    empirical = ledger.set_index("claim")["kind"].ne(Kind.DERIVATION.value)
+    ungraded = {Verdict.NOT_REPRODUCED.value, Verdict.NOT_GRADED.value}
+    tested = ~first.isin(ungraded) & ~other.isin(ungraded) & empirical
     same = (first == other) & tested
     facts = second["data"]
     return (
         f"{second['dataset']}: {facts['users']:,} users, {facts['items']:,} items, "
         f"{facts['ratings']:,} ratings; {len(second['systems'])} systems, "
-        f"{second['n_evaluated']:,} evaluated users. Of the {int(tested.sum())} claims tested on "
-        f"both datasets, {int(same.sum())} get the same verdict on both."
+        f"{second['n_evaluated']:,} evaluated users. Of the {int(tested.sum())} empirical "
+        f"claims graded on both datasets, {int(same.sum())} get the same verdict on both."
     )
 
 
@@ -364,8 +410,8 @@ def differences(results: Mapping[str, Any]) -> str:
         ),
         (
             f"- **The systems.** Our {len(names)} systems form {n_pairs} pairs, against the "
-            f"paper's {PAPER_SYSTEMS} systems and {PAPER_PAIRS} pairs. At @{deep}, {few} to "
-            f"{many} of our pairs are significant after Holm's correction "
+            f"paper's {PAPER_SYSTEMS} systems and {PAPER_PAIRS} pairs. At @{deep}, "
+            f"{_span(few, many)} of our pairs are significant after Holm's correction "
             f"({many / n_pairs:.0%} at most; the paper does not report its share), and τ moves "
             f"in steps of {4 / (len(names) * (len(names) - 1)):.3f}."
         ),
@@ -385,11 +431,23 @@ def differences(results: Mapping[str, Any]) -> str:
 
 
 def tally(frames: Mapping[str, pd.DataFrame]) -> str:
-    """The number of claims per verdict on each dataset."""
+    """The number of claims per kind and verdict on each dataset (verdicts with no claim left
+    out)."""
 
     def one(frame: pd.DataFrame) -> str:
-        return ", ".join(f"{n} {verdict}" for verdict, n in counts(frame).items())
+        table = tally_by_kind(frame)
+        parts = []
+        for kind, row in table.iterrows():
+            held = ", ".join(f"{n} {verdict}" for verdict, n in row.items() if n)
+            n = int(row.sum())
+            parts.append(f"{n} {kind}{'s' if n != 1 else ''} ({held})")
+        return "; ".join(parts)
 
     return " ".join(
         f"On {name}, the {len(frame)} claims: {one(frame)}." for name, frame in frames.items()
     )
+
+
+def legend() -> str:
+    """What each verdict of the ledger means (:data:`recmeta.ledger.MEANING`), as a list."""
+    return "\n".join(f"- *{v.value}*: {MEANING[v]}." for v in Verdict)
