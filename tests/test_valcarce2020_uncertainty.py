@@ -135,3 +135,21 @@ def test_refuses_bad_sizes(small):
         v20.curve_replicates(subsets, masks, study.topics, n_boot=1, seed=0)
     with pytest.raises(ValueError, match="max_masks"):
         v20.curve_replicates(subsets, masks, study.topics, n_boot=2, seed=0, max_masks=0)
+
+
+def test_some_on_hand_p_values():
+    from recmeta.ledger import Estimate, Verdict
+    from recmeta.papers.valcarce2020.parts import some
+
+    parts = {k: Estimate(v, v - 0.01, v + 0.01) for k, v in (("a", 0.1), ("b", -0.2))}
+    # one part clearly shows it (p = 0.001 ≤ 0.05/2): agrees
+    out = some(parts, {"a": 0.001, "b": 0.9}, {"a": 0.9, "b": 0.001}, what="parts")
+    assert out.verdict is Verdict.AGREES and out.ours is parts["a"] and out.rule == "some sign"
+    # 0.03 > 0.05/2: Holm does not establish it, and "a" is not excluded: inconclusive
+    out = some(parts, {"a": 0.03, "b": 0.9}, {"a": 0.9, "b": 0.001}, what="parts")
+    assert out.verdict is Verdict.INCONCLUSIVE
+    # every part excluded: differs
+    out = some(parts, {"a": 0.9, "b": 0.9}, {"a": 0.01, "b": 0.02}, what="parts")
+    assert out.verdict is Verdict.DIFFERS and out.ours is parts["a"]  # the nearer of equal p
+    with pytest.raises(ValueError, match="no p-value"):
+        some(parts, {"a": 0.1}, {"a": 0.1, "b": 0.1}, what="parts")
