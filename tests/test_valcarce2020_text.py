@@ -7,12 +7,14 @@ and values on a small pooled study.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from recmeta.book.costs import Size
-from recmeta.ledger import format_estimate, top_set
+from recmeta.ledger import Estimate, format_estimate, format_order, top_set
 from recmeta.papers import valcarce2020 as v20
 from recmeta.papers.valcarce2020 import text
 from recmeta.recommenders import roster
@@ -26,7 +28,7 @@ def test_settings_resolve_the_profiles_defaults():
     assert q.systems == ["random", "pop", "bias", "kr-x", "wrmf-50", "ease-250"]
     assert q.shares == [1.0, 0.75, 0.5, 0.25, 0.1]
     assert q.popular_shares == [1.0, 0.95, 0.9, 0.85, 0.8]
-    assert (q.n_samples, q.n_permutations, q.n_boot, q.second_samples) == (5, 2_000, 100, 3)
+    assert (q.n_samples, q.n_permutations, q.n_boot, q.second_samples) == (5, 2_000, 1_000, 3)
     assert q.second_systems == ["random", "pop", "bias", "kr-x", "wrmf-50"]
     f = v20.Settings.resolve("full", k=4)
     assert not f.quick and f.folds == [0, 1, 2, 3]
@@ -37,6 +39,7 @@ def test_settings_resolve_the_profiles_defaults():
     assert len(f.popular_shares) == 21 and f.popular_shares[-1] == pytest.approx(0.8)
     assert (f.n_samples, f.n_permutations, f.n_boot, f.second_samples) == (50, 100_000, 1_000, 10)
     assert len(f.second_systems) == 9
+    assert q.boot_masks is None and f.boot_masks == 10
 
 
 def test_settings_keep_what_is_given_and_refuse_bad_values():
@@ -74,29 +77,31 @@ def test_profile_note_states_the_sizes():
     assert note.startswith("This page ran the **quick** profile: 6 systems, fold(s) 0, 1 of 5; ")
     assert "5 shares from 100% down to 10%" in note
     assert "5 shares of items from 100% down to 80%" in note
-    assert "5 random masks per share; 2,000 permutations per test; 100 bootstrap" in note
+    assert "5 random masks per share; 2,000 permutations per test; 1000 bootstrap" in note
     assert "The paper used 21 systems, 5 folds, 50 samples per share and 100,000" in note
 
 
 # ---- sentences from hand-built frames ----------------------------------------------------------
 
 
-def ledger_frame(verdicts: list[str]) -> pd.DataFrame:
+def ledger_frame(verdicts: list[str], kinds: list[str] | None = None) -> pd.DataFrame:
     return pd.DataFrame({
         "claim": [f"c{i}" for i in range(len(verdicts))],
         "statement": [f"Claim {i}" for i in range(len(verdicts))],
         "source": "§1", "paper_value": "P", "paper_dataset": "ML-1M", "ours": np.nan,
         "low": np.nan, "high": np.nan, "ours_text": "", "method": "",
+        "kind": kinds or ["transfer"] * len(verdicts),
         "verdict": verdicts, "reason": [f"because {i}" for i in range(len(verdicts))],
         "dataset": "ml-100k", "profile": "quick"})
 
 
 def test_tally_and_differences():
     frame = ledger_frame(["agrees", "differs", "agrees", "inconclusive", "not reproduced here",
-                          "differs"])
+                          "differs", "holds", "shown, not graded"],
+                         ["transfer"] * 6 + ["derivation", "transfer"])
     assert text.tally(frame, "ml-100k", "quick") == (
-        "On ml-100k (quick profile), of 6 claims: 2 agree, 2 differ, 1 are inconclusive and 1 "
-        "are not reproduced here.")
+        "On ml-100k (quick profile), of 8 claims: derivations (1): 1 hold; transfers (7): "
+        "2 agree, 2 differ, 1 inconclusive, 1 shown, not graded, 1 not reproduced here.")
     d = text.differences(frame)
     lines = d.split("\n")
     assert lines[0] == "The claims our results contradict, with the ledger's reason:"
@@ -106,14 +111,41 @@ def test_tally_and_differences():
 
 
 def test_causes_name_the_weak_systems_and_the_quick_step():
-    quick = text.causes(["random", "pop", "wrmf-50", "ease-250"], "ml-100k", True).split("\n")
+    curves = pd.DataFrame({"scheme": ["ratings", "popular"], "aggregate": ["mean", "gmean"],
+                           "metric": ["P@100", "RR@100"], "share": [0.5, 0.8],
+                           "tau": [0.9, 0.4]})
+    quick = text.causes(["random", "pop", "wrmf-50", "ease-250"], "ml-100k", True,
+                        curves).split("\n")
     assert len(quick) == 5 and all(line.startswith("- **") for line in quick)
     assert "weak baselines (random, pop: random" in quick[1]
+    # 2 weak of 4 systems: 4 of the 6 pairs cross, so τ >= (8 - 6)/6 if they keep their order
+    assert "the 4 pairs of a weak baseline and another system" in quick[1]
+    assert "= 0.33" in quick[1]
+    assert ("The lowest mean τ of any curve here is 0.400 (GMRR, most popular items removed, "
+            "80% kept).") in quick[1]
     assert "ml-100k is run instead" in quick[2]
+    assert "hurts more" not in "\n".join(quick)  # no outcome presumed
     # four systems: six pairs, one swapped pair moves τ by 2/6
     assert f"moves τ by {2 / 6:.2f}:" in quick[4]
     full = text.causes(["wrmf-50", "ease-250"], "ml-latest-small", False).split("\n")
     assert len(full) == 4 and full[1].startswith("- **Systems.** Our 2 systems differ from")
+
+
+def test_dp_order_never_prints_an_order_its_intervals_contradict():
+    """The order sentence once named the best DP and every metric overlapping it as "lowest",
+    then the rest: Recall, whose wide interval overlapped the best, was listed among the lowest
+    with DP 0.49 while MRR, at 0.0655 and clear of the best, was not."""
+    est = {"nDCG": Estimate(0.01, 0.0, 0.02), "RR": Estimate(0.0655, 0.05, 0.08),
+           "R": Estimate(0.49, 0.0, 1.0), "P": Estimate(2.0, 1.9, 2.1)}
+    # the former rule: the best and everything overlapping it, so Recall but not MRR
+    assert top_set(est, higher_is_better=False) == ("nDCG", "R")
+    said = text.dp_order(est)
+    names = re.findall(r"nDCG|MRR|Recall|P\b", said.split(":", 1)[1])
+    values = {"nDCG": 0.01, "MRR": 0.0655, "Recall": 0.49, "P": 2.0}
+    # every metric is named, in increasing DP
+    assert names == sorted(values, key=values.get)
+    # "<" only between groups the intervals separate: Recall overlaps everything below P
+    assert said.endswith("nDCG ≈ MRR ≈ Recall < P.")
 
 
 def test_rating_removal_reads_the_change_table():
@@ -239,11 +271,12 @@ def test_sentences_on_a_small_study(small):
     est = v20.judged_estimate(v20.judged_share(study, 20))
     assert format_estimate(est) in judged
     dp_est = v20.tables.dp_estimates(inputs)
-    lowest = top_set({v20.label(m): e for m, e in zip(res.measures, dp_est.values())},
-                     higher_is_better=False)
+    order = format_order({v20.label(m): e for m, e in zip(res.measures, dp_est.values())},
+                         descending=False)
     power = text.discriminative_power(res, inputs)
     assert power.startswith("6 system pairs (the paper: 210).")
-    assert f"Lowest DP: {', '.join(lowest)}" in power
+    assert f"lowest first (≈: intervals overlapping; <: separated): {order}." in power
+    assert "GF1" in text.gf1_apart(inputs) and "lowest first" in text.gf1_apart(inputs)
     assert "τ(MAP, GMAP) = " in text.arith_geo(res, inputs)
     gp_gf1 = res.tau("gmean").loc["P@20", "F1@20"]
     assert f"Our τ(GP, GF1) is {gp_gf1:.2f}." in text.arith_geo(res, inputs)

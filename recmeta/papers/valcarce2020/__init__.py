@@ -4,7 +4,9 @@ chapter.
 
 - :mod:`.folds`: the k folds pooled over (fold, user) topics, the nine metrics, the masks;
 - :mod:`.curves`: areas and points of the robustness curves, expected precision;
-- :mod:`.bootstrap`: τ among metrics and DP with bootstraps over users;
+- :mod:`.replicates`: τ among metrics and DP with bootstraps over users;
+- :mod:`.uncertainty`: the robustness curves' two-level bootstrap (users and masks);
+- :mod:`.parts`: "some part ..." under Holm's control;
 - :mod:`.study`: :class:`Settings`, :func:`run` and its :class:`Results`, :func:`cost_plan`;
 - :mod:`.tables`: the chapter's tables built from the results;
 - :mod:`.estimates`, :mod:`.claims`, :mod:`.claims_incompleteness` and
@@ -87,6 +89,7 @@ from .tables import (
     scorer_check,
     verdicts_side_by_side,
 )
+from .uncertainty import CurveReplicates, curve_replicates
 
 __all__ = [
     "AGGREGATES",
@@ -112,6 +115,8 @@ __all__ = [
     "Results",
     "Settings",
     "Study",
+    "CurveReplicates",
+    "curve_replicates",
     "TauReplicates",
     "area_estimate",
     "area_table",

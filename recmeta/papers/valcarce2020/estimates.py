@@ -2,28 +2,31 @@
 
 Each function reads the named results of :meth:`~.study.Results.ledger_inputs` (``r``) and
 returns :class:`~recmeta.ledger.Estimate` values with their intervals, keyed by the paper's
-metric labels: areas under the robustness curves (:func:`areas`, :func:`area_diff`), τ among
+metric labels: areas under the robustness curves with the two-level bootstrap of
+:mod:`.uncertainty` (:func:`areas`, :func:`area_diff`), τ among
 metrics with a bootstrap over users (:func:`bulk_tau`, :func:`tau_stat`), DP (:func:`dp_of`),
 the paper's Fig. 4 at half of the ratings (:func:`fig4`) and the judged share of the lists.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from ...ledger import Estimate, Outcome
-from .curves import area_estimate, robustness_summary, tau_resolution
+from ...ledger import Estimate, Outcome, sign_rule
+from ...metaeval.bootstrap import sign_pvalues
+from .curves import robustness_summary
 from .folds import LABELS
 from .replicates import TauReplicates, dp_estimate
 
 __all__ = [
     "LEVEL",
     "area_diff",
+    "area_replicates",
+    "boot_how",
     "areas",
     "boot_estimate",
     "bulk_tau",
@@ -33,8 +36,8 @@ __all__ = [
     "judged_estimate",
     "metric_label",
     "offdiag",
+    "signs",
     "tau_stat",
-    "tau_step",
     "with_note",
 ]
 
@@ -55,81 +58,112 @@ def judged_estimate(judged: Any) -> Estimate:
 
 
 def with_note(out: Outcome, note: str) -> Outcome:
-    """``out`` with ``note`` appended to its reason."""
-    return Outcome(out.verdict, out.ours, f"{out.reason}; {note}", out.detail)
+    """``out`` with ``note`` appended to its reason (its rule and margin kept)."""
+    return replace(out, reason=f"{out.reason}; {note}")
 
 
-def boot_estimate(point: float, reps: np.ndarray, what: str) -> Estimate:
-    """The point value with the percentile interval of bootstrap replicates over users."""
+def boot_estimate(point: float, reps: np.ndarray, what: str, how: str | None = None) -> Estimate:
+    """The point value with the percentile interval of bootstrap replicates (over users, unless
+    ``how`` says otherwise)."""
     r = np.asarray(reps, dtype=np.float64)
     r = r[np.isfinite(r)]
     if r.size < 2:
         return Estimate.point(point, f"{what}: too few finite bootstrap replicates for an interval")
-    return Estimate.from_samples(
-        r,
-        LEVEL,
-        value=float(point),
-        method=f"{what}: percentile interval of {r.size} bootstrap "
-        f"replicates over users, {LEVEL:.0%}",
-    )
+    how = how or f"percentile interval of {r.size} bootstrap replicates over users, {LEVEL:.0%}"
+    return Estimate.from_samples(r, LEVEL, value=float(point), method=f"{what}: {how}")
 
 
-_SUMMARY: list[tuple[Any, dict[tuple[str, str], dict[str, Estimate]]]] = []  # the last few
+_SUMMARY: list[tuple[Any, dict[tuple[str, str], dict[str, float]]]] = []  # the last few
 
 
-def areas(r: Mapping[str, Any], scheme: str, aggregate: str = "mean") -> dict[str, Estimate]:
-    """Area under each metric's τ curve with its band, keyed by the paper's label.
-
-    :func:`~.curves.robustness_summary` of the results' curves (the rule of
-    :func:`~.curves.area_estimate`), computed once per curves frame.
-    """
+def _points(r: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, float]]:
+    """Area under each observed curve (mean τ over the masks, trapezoid rule over the shares),
+    by (scheme, aggregate) and short metric name; computed once per curves frame."""
     curves = r["curves"]
     table = next((t for frame, t in _SUMMARY if frame is curves), None)
     if table is None:
-        s = robustness_summary(curves, n_systems=r["n_systems"])
-        det = curves.groupby(["scheme", "aggregate"])["samples"].max() == 1
-        table = {}
-        for (sch, agg), part in s.groupby(["scheme", "aggregate"], sort=False):
-            how = (
-                "deterministic masks, ± half a swapped pair's τ step"
-                if det[(sch, agg)]
-                else "t interval over the random masks (Welch–Satterthwaite df), 95 %"
-            )
-            table[(sch, agg)] = {
-                metric_label(row.metric, agg): Estimate(
-                    row.mean_tau, row.low, row.high, f"area of {sch}/{agg}: {how}"
-                )
-                for row in part.itertuples()
-            }
+        s = robustness_summary(curves)
+        table = {
+            key: dict(zip(part["metric"], part["mean_tau"].astype(float), strict=True))
+            for key, part in s.groupby(["scheme", "aggregate"], sort=False)
+        }
         _SUMMARY.insert(0, (curves, table))
         del _SUMMARY[4:]
-    if (scheme, aggregate) not in table:
+    return table
+
+
+def boot_how(r: Mapping[str, Any], *schemes: str) -> str:
+    """How the replicates of ``schemes`` were drawn, in words."""
+    cr = r["curve_reps"]
+    random = [s for s in schemes if not cr.deterministic(s)]
+    masks = f", and the masks of {', '.join(random)} at each share" if random else ""
+    return (
+        f"percentile interval of {cr.n_boot} bootstrap replicates (users resampled{masks}), "
+        f"{LEVEL:.0%}"
+    )
+
+
+def area_replicates(
+    r: Mapping[str, Any], scheme: str, aggregate: str = "mean", metric: str | None = None
+) -> tuple[float, np.ndarray]:
+    """The observed area under a curve and its bootstrap replicates
+    (:class:`~.uncertainty.CurveReplicates`); ``metric=None`` averages the metrics."""
+    cr = r["curve_reps"]
+    point = _points(r).get((scheme, aggregate))
+    if point is None:
         raise KeyError(f"no robustness curves for scheme {scheme!r}, aggregate {aggregate!r}")
-    est = table[(scheme, aggregate)]
-    return {metric_label(m, aggregate): est[metric_label(m, aggregate)] for m in r["metrics"]}
+    reps = cr.area(scheme, aggregate)  # B × metrics
+    names = list(cr.metrics)
+    if metric is None:
+        return float(np.mean([point[m] for m in names])), reps.mean(axis=1)
+    return float(point[metric]), reps[:, names.index(metric)]
+
+
+def areas(r: Mapping[str, Any], scheme: str, aggregate: str = "mean") -> dict[str, Estimate]:
+    """Area under each metric's τ curve with its bootstrap interval, keyed by the paper's label
+    (:func:`area_replicates`)."""
+    out = {}
+    for m in r["metrics"]:
+        point, reps = area_replicates(r, scheme, aggregate, m)
+        lab = metric_label(m, aggregate)
+        out[lab] = boot_estimate(point, reps, f"area of {lab} ({scheme})", boot_how(r, scheme))
+    return out
 
 
 def area_diff(
     r: Mapping[str, Any], a: Mapping[str, str | None], b: Mapping[str, str | None]
-) -> Estimate:
-    """Area of curve ``a`` minus area of curve ``b`` (keys scheme, aggregate, metric), paired by
-    mask when both use the same scheme (:func:`~.curves.area_estimate`)."""
+) -> tuple[Estimate, np.ndarray]:
+    """Area of curve ``a`` minus area of curve ``b`` (keys scheme, aggregate, metric; ``b``'s
+    missing keys are ``a``'s) with its interval, and the replicates of the difference. The
+    replicates share their users, and their masks when both curves come from one scheme: the
+    difference is paired."""
     scheme, aggregate = a["scheme"], a.get("aggregate", "mean")
     if scheme is None or aggregate is None:
         raise ValueError(f"curve a must name a scheme and an aggregate, got {dict(a)}")
-    return area_estimate(
-        r["taus"],
-        scheme=scheme,
-        aggregate=aggregate,
-        metric=a.get("metric"),
-        minus=b,
-        n_systems=r["n_systems"],
-    )
+    other = {"scheme": scheme, "aggregate": aggregate, "metric": a.get("metric"), **dict(b)}
+    if other["scheme"] is None or other["aggregate"] is None:
+        raise ValueError(f"curve b must name a scheme and an aggregate, got {dict(b)}")
+    pa, ra = area_replicates(r, scheme, aggregate, a.get("metric"))
+    pb, rb = area_replicates(r, other["scheme"], other["aggregate"], other["metric"])
+    reps = ra - rb
+    est = boot_estimate(pa - pb, reps, "difference of areas", boot_how(r, scheme, other["scheme"]))
+    return est, reps
 
 
-def tau_step(r: Mapping[str, Any]) -> float:
-    """One swapped system pair's change of Kendall's τ: 2 / C(S, 2)."""
-    return 2 * tau_resolution(r["n_systems"])
+def signs(
+    parts: Mapping[str, tuple[Estimate, np.ndarray]],
+    expected: str,
+    label: Callable[[str], str],
+) -> tuple[dict[str, Outcome], dict[str, float], dict[str, float]]:
+    """Sign rules and one-sided bootstrap p-values of several parts, for
+    :func:`recmeta.ledger.every`: ``parts[k]`` is an estimate and its replicates; the p-values
+    come from :func:`recmeta.metaeval.bootstrap.sign_pvalues`."""
+    outs, p_exp, p_opp = {}, {}, {}
+    for k, (est, reps) in parts.items():
+        pos, neg = sign_pvalues(np.asarray(reps)[np.isfinite(reps)])
+        outs[k] = sign_rule(est, expected, label=label(k))  # type: ignore[arg-type]
+        p_exp[k], p_opp[k] = (pos, neg) if expected == "positive" else (neg, pos)
+    return outs, p_exp, p_opp
 
 
 def bulk_tau(tb: TauReplicates, aggregate: str, exclude: Iterable[str]) -> dict[str, Estimate]:
@@ -184,37 +218,31 @@ def half_share(r: Mapping[str, Any], target: float = 0.5) -> float | None:
 
 
 def fig4(
-    r: Mapping[str, Any], transform: Callable[[float, float, float], float], target: float = 0.5
+    r: Mapping[str, Any], transform: Callable[..., Any], target: float = 0.5
 ) -> tuple[float, dict[str, Estimate]]:
     """Fig. 4 at the share nearest ``target`` (one half): per metric,
-    ``|transform(value, full, share)|`` with a t band over the masks of that share (the full
-    value is exact)."""
+    ``|transform(value, full, share)|`` of its mean over the systems, with the percentile
+    interval of the same quantity in the two-level bootstrap of users and masks
+    (:attr:`~.uncertainty.CurveReplicates.level`; the full test set's mean recomputed on each
+    replicate's users)."""
     p = half_share(r, target)
     if p is None:
         raise ValueError("the ratings scheme has no share below 1")
+    cr = r["curve_reps"]
+    hit = np.flatnonzero(np.isclose(cr.shares["ratings"], p))
+    if hit.size == 0 or ("ratings", "mean") not in cr.level:
+        raise ValueError(f"the bootstrap of the curves holds no mean values at share {p:g}")
     a = r["absolute"]
     a = a[(a["scheme"] == "ratings") & (a["aggregate"] == "mean") & np.isclose(a["share"], p)]
+    names = list(cr.metrics)
     out = {}
     for row in a.itertuples():
-        full = float(r["full_values"][row.metric])
-        mid = transform(row.value, full, p)
-        if row.samples > 1 and np.isfinite(row.sd):
-            half = stats.t.ppf(0.5 + LEVEL / 2, row.samples - 1) * row.sd / math.sqrt(row.samples)
-            ends = sorted(
-                (transform(row.value - half, full, p), transform(row.value + half, full, p))
-            )
-            lo, hi = (
-                (0.0, max(abs(ends[0]), abs(ends[1])))
-                if ends[0] <= 0 <= ends[1]
-                else (min(abs(ends[0]), abs(ends[1])), max(abs(ends[0]), abs(ends[1])))
-            )
-            est = Estimate(
-                abs(mid),
-                lo,
-                hi,
-                f"t interval over {int(row.samples)} masks at share {p:g}, {LEVEL:.0%}",
-            )
-        else:
-            est = Estimate.point(abs(mid), f"one mask at share {p:g}")
-        out[metric_label(row.metric)] = est
+        k = names.index(row.metric)
+        point = abs(transform(row.value, float(r["full_values"][row.metric]), p))
+        reps = np.abs(
+            transform(cr.level[("ratings", "mean")][:, hit[0], k], cr.full_level["mean"][:, k], p)
+        )
+        out[metric_label(row.metric)] = boot_estimate(
+            float(point), reps, f"at share {p:g}", boot_how(r, "ratings")
+        )
     return p, out

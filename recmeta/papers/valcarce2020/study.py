@@ -39,9 +39,16 @@ from .folds import (
     scorer,
 )
 from .replicates import dp_mc_halfwidth, dp_replicates, tau_replicates
+from .uncertainty import CurveReplicates, curve_replicates
 
 __all__ = ["Results", "Settings", "cost_plan", "robustness", "run"]
 
+#: bootstrap replicates in the quick profile: a one-sided bootstrap p-value is at least
+#: 1/(B + 1), and Holm over the 36 pairs of metrics needs 0.05/36, so B >= 720
+QUICK_BOOT = 1_000
+#: masks per share that enter the bootstrap of the curves in the full profile (of 50): each
+#: costs one pass and n_boot means; fewer masks only widen the intervals
+FULL_MASKS = 10
 #: the quick profile's systems: a few fast ones, weak and strong
 QUICK_SYSTEMS: tuple[str, ...] = ("random", "pop", "bias", "kr-x", "wrmf-50", "ease-250")
 #: left out of the full roster: slowest to train / near copy of iknn-20 (21 systems remain)
@@ -76,6 +83,7 @@ class Settings:
     n_samples: int
     n_permutations: int
     n_boot: int
+    boot_masks: int | None
     second_systems: list[str]
     second_folds: list[int]
     second_samples: int
@@ -93,6 +101,7 @@ class Settings:
         n_samples: int | None = None,
         n_permutations: int | None = None,
         n_boot: int | None = None,
+        boot_masks: int | None = None,
         second_systems: Sequence[str] | None = None,
         second_folds: Sequence[int] = (0, 1),
         second_samples: int | None = None,
@@ -138,7 +147,8 @@ class Settings:
             else 2_000
             if quick
             else 100_000,
-            n_boot=int(n_boot) if n_boot is not None else 100 if quick else 1_000,
+            n_boot=int(n_boot) if n_boot is not None else QUICK_BOOT if quick else 1_000,
+            boot_masks=int(boot_masks) if boot_masks is not None else None if quick else FULL_MASKS,
             second_systems=list(
                 second_systems if second_systems is not None else SECOND_SYSTEMS[profile]
             ),
@@ -302,6 +312,7 @@ class Results:
     judged: pd.Series
     n_permutations: int
     seed: int
+    curve_reps: CurveReplicates | None = None
 
     @property
     def measures(self) -> list[str]:
@@ -399,7 +410,10 @@ class Results:
         resamples of users); ``dp`` the per-user DP with ``dp_reps`` and ``dp_base``
         (:func:`dp_replicates`) and ``dp_mc`` (:func:`dp_mc_halfwidth`); ``judged`` the per-user
         judged share of the lists;
-        ``full_values`` each metric's mean over systems on the full test set (arithmetic).
+        ``full_values`` each metric's mean over systems on the full test set (arithmetic);
+        ``curve_reps`` the two-level bootstrap of the robustness curves
+        (:func:`~.uncertainty.curve_replicates`, drawn by :func:`run` when given ``n_boot``;
+        None otherwise, and the claims on robustness are then not reproduced).
         """
         seed = self.seed if seed is None else seed
         short = {n: n.split("@", 1)[0] for n in self.measures}
@@ -422,6 +436,7 @@ class Results:
             "dp_base": base,
             "dp_mc": dp_mc_halfwidth(self.pvalues, self.n_permutations),
             "judged": self.judged,
+            "curve_reps": self.curve_reps,
         }
 
 
@@ -435,6 +450,8 @@ def run(
     cutoff: int = 100,
     metrics: Sequence[str] = METRICS,
     progress: bool = False,
+    n_boot: int | None = None,
+    boot_masks: int | None = None,
 ) -> Results:
     """The whole study on one pooled cross-validation (Valcarce et al. 2020, Secs. 6–7).
 
@@ -443,6 +460,9 @@ def run(
     :func:`recmeta.metaeval.significance.pvalue_table` (paired permutation test, difference of
     means, ``n_permutations`` sign flips, seeded), on users
     (each user's scores averaged over the folds: the main input) and on (fold, user) topics.
+    With ``n_boot``, the robustness curves also get ``n_boot`` replicates of the two-level
+    bootstrap of :func:`~.uncertainty.curve_replicates` (users and masks resampled; seed
+    ``seed``, the users drawn as in :meth:`Results.ledger_inputs`).
     """
     missing = [s for s in SCHEMES if s not in shares]
     if missing:
@@ -456,8 +476,10 @@ def run(
     }
     ref_arrays = {agg: reference[agg][names].T.to_numpy() for agg in AGGREGATES}
     curves, absolute, taus = [], [], []
+    all_masks = {}
     for k, scheme in enumerate(SCHEMES):
         masks = incompleteness_masks(study.test, scheme, shares[scheme], n_samples, seed=seed + k)
+        all_masks[scheme] = masks
         c, a, t = robustness(subsets, masks, ref_arrays)
         curves.append(c.assign(scheme=scheme))
         absolute.append(a.assign(scheme=scheme))
@@ -482,4 +504,9 @@ def run(
         judged_share(study, cutoff),
         int(n_permutations),
         int(seed),
+        None
+        if n_boot is None
+        else curve_replicates(
+            subsets, all_masks, study.topics, n_boot=int(n_boot), seed=seed, max_masks=boot_masks
+        ),
     )

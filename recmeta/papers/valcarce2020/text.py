@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...ledger import Estimate, counts, format_estimate, sentence, top_set
+from ...ledger import Estimate, format_estimate, format_order, sentence, tally_by_kind
 from ...metrics import Subsets
 from . import claims as c
-from .estimates import judged_estimate
-from .folds import Study, judged_share, label, overall_judged_share
+from .estimates import bulk_tau, judged_estimate
+from .folds import LABELS, SCHEMES, Study, judged_share, label, overall_judged_share
 from .study import Results, Settings
 from .tables import INFAP_GAP, dp_estimates, middle_share
 
@@ -89,7 +89,7 @@ def judged(study: Study, subsets: Subsets, cutoff: int) -> str:
 
 def arith_geo(results: Results, inputs: Mapping[str, Any]) -> str:
     """τ between arithmetic and geometric orderings of MAP and F1 against the paper's (§7.1),
-    and why GF1 follows GP here."""
+    and how GF1 relates to the other geometric metrics here."""
     tb = inputs["tau_among"]
     est = {
         m: Estimate.from_samples(
@@ -108,35 +108,61 @@ def arith_geo(results: Results, inputs: Mapping[str, Any]) -> str:
         "$\\log F_1@n = \\log P@n + \\log\\frac{2n}{n + |R_u|}$ on every topic with a hit, and "
         "the last term does not depend on the system, while a topic without a hit is floored at "
         "$10^{-5}$ in both: GF1 and GP can order two systems differently only when the systems "
-        "hit different sets of topics. The paper's Fig. 9 shows GF1 correlating poorly with "
-        "every geometric metric but GMRR (§7.1); its GF1 may have handled zero or undefined "
-        "values differently, which the paper does not state."
+        "hit different sets of topics. " + gf1_apart(inputs)
+    )
+
+
+def gf1_apart(inputs: Mapping[str, Any]) -> str:
+    """Whether GF1 stands apart from the geometric metrics here, as in the paper's Fig. 9: its
+    mean τ with the seven metrics other than GF1 and GMRR against theirs, in the groups of
+    :func:`recmeta.ledger.format_order` (the order the ledger's claim reads)."""
+    est = bulk_tau(inputs["tau_among"], "gmean", {"F1", "RR"})
+    groups = format_order(est, descending=False)
+    first = groups.split(" < ")[0].split(" ≈ ")
+    if len(first) == len(est):
+        where = "the intervals separate no metric from the others"
+    elif first == ["GF1"]:
+        where = "GF1 is alone at the bottom, as in the paper's Fig. 9"
+    elif "GF1" in first:
+        others = ", ".join(g for g in first if g != "GF1")
+        where = f"GF1 is among the lowest, with {others} (intervals overlapping)"
+    else:
+        where = (
+            "GF1 is not among the lowest, unlike the paper's Fig. 9, where it correlates poorly "
+            "with every geometric metric but GMRR (§7.1); the paper does not say how its GF1 "
+            "handled zero or undefined values"
+        )
+    return (
+        f"Mean τ of each geometric metric with the seven other than GF1 and GMRR, lowest first "
+        f"(bootstrap intervals): {groups}. Here {where}."
     )
 
 
 def discriminative_power(results: Results, inputs: Mapping[str, Any]) -> str:
-    """The number of pairs, which metrics have the lowest DP, and what testing on (fold, user)
-    topics changes."""
-    est = dp_estimates(inputs)
+    """The number of pairs, the metrics in order of DP (:func:`dp_order`), and what testing on
+    (fold, user) topics changes."""
     n = results.n_systems
-    lowest = top_set(
-        {label(m): e for m, e in zip(results.measures, est.values(), strict=True)},
-        higher_is_better=False,
-    )
     moved = int((results.dp_topics.rank(method="min") != results.dp.rank(method="min")).sum())
     lower = int((results.dp_topics < results.dp).sum())
     return (
         f"{n * (n - 1) // 2} system pairs (the paper: {c.N_PAIRS}). *DP* is the sum of the "
         "p-values over all pairs (lower discriminates more), on users; its interval is a "
-        "bootstrap over users widened by the Monte-Carlo error of the p-values. Lowest DP: "
-        + (
-            f"{lowest[0]}, clear of the others."
-            if len(lowest) == 1
-            else f"{', '.join(lowest)}, tied within their intervals."
-        )
+        "bootstrap over users widened by the Monte-Carlo error of the p-values. "
+        + dp_order(dp_estimates(inputs))
         + " Testing on (fold, user) topics instead, as if each user's folds were independent "
         f"users, lowers DP for {lower} of the {len(results.dp)} metrics and changes the rank of "
         f"{moved}."
+    )
+
+
+def dp_order(estimates: Mapping[str, Estimate]) -> str:
+    """The metrics ordered by DP, lowest first, as groups whose intervals overlap
+    (:func:`recmeta.ledger.format_order`, the order the ledger's claims read): "<" only where
+    the intervals separate the groups. Keys are short names or the paper's labels."""
+    named = {LABELS.get(m, m): e for m, e in estimates.items()}
+    return (
+        "Ordered by DP, lowest first (≈: intervals overlapping; <: separated): "
+        f"{format_order(named, descending=False)}."
     )
 
 
@@ -189,26 +215,42 @@ def half_ratings(results: Results) -> str:
     half = cv[np.isclose(cv.share, 0.5) & (cv.scheme == "ratings") & (cv["aggregate"] == "mean")]
     if not len(half):
         return "The grid of shares has no point at one half."
+    below = [label(m) for m in half.loc[half.tau <= c.TAU_HALF_RATINGS, "metric"]]
     return (
         f"Lowest mean τ with half of the test ratings removed (arithmetic means): "
         f"{half.tau.min():.3f} ({label(half.loc[half.tau.idxmin(), 'metric'])}); the paper "
-        f"finds every metric above {c.TAU_HALF_RATINGS:g} there."
+        f"finds every metric above {c.TAU_HALF_RATINGS:g} there; here "
+        + (
+            f"{len(below)} of {len(half)} mean τ lie at or below it ({', '.join(below)})."
+            if below
+            else "every mean τ lies above it (the ledger tests each against the users' and "
+            "masks' spread)."
+        )
     )
 
 
 def tally(ledger: pd.DataFrame, dataset: str, profile: str) -> str:
-    """How many claims agree, differ, are inconclusive or not reproduced."""
-    t = counts(ledger)
-    return (
-        f"On {dataset} ({profile} profile), of {len(ledger)} claims: {t['agrees']} agree, "
-        f"{t['differs']} differ, {t['inconclusive']} are inconclusive and "
-        f"{t['not reproduced here']} are not reproduced here."
-    )
+    """The claims per kind of evidence and verdict (:func:`tally_text`)."""
+    return f"On {dataset} ({profile} profile), of {len(ledger)} claims: {tally_text(ledger)}."
+
+
+def tally_text(ledger: pd.DataFrame) -> str:
+    """Claims per kind (derivation, replication, transfer) and verdict, from
+    :func:`recmeta.ledger.tally_by_kind`, every non-zero count named."""
+    t = tally_by_kind(ledger)
+    plural = {"derivation": "derivations", "replication": "replications", "transfer": "transfers"}
+    verb = {"agrees": "agree", "differs": "differ", "holds": "hold", "fails": "fail"}
+    parts = []
+    for kind, row in t.iterrows():
+        said = ", ".join(f"{int(v)} {verb.get(str(k), k)}" for k, v in row.items() if v)
+        parts.append(f"{plural.get(str(kind), str(kind))} ({int(row.sum())}): {said}")
+    return "; ".join(parts)
 
 
 def differences(ledger: pd.DataFrame) -> str:
-    """The claims our results contradict, each with the ledger's reason."""
-    rows = [r for r in ledger.to_dict("records") if r["verdict"] == "differs"]
+    """The claims our results contradict (a claim that differs, a derivation that fails), each
+    with the ledger's reason."""
+    rows = [r for r in ledger.to_dict("records") if r["verdict"] in ("differs", "fails")]
     if not rows:
         return "No claim is contradicted by our results."
     return "The claims our results contradict, with the ledger's reason:\n\n" + "\n".join(
@@ -216,10 +258,25 @@ def differences(ledger: pd.DataFrame) -> str:
     )
 
 
-def causes(systems: Sequence[str], dataset: str, quick: bool) -> str:
-    """The choices of ours that can move the verdicts, as a Markdown list."""
+def causes(
+    systems: Sequence[str], dataset: str, quick: bool, curves: pd.DataFrame | None = None
+) -> str:
+    """The choices of ours that can move the verdicts, as a Markdown list; ``curves`` (the
+    study's robustness curves) gives the lowest mean τ observed beside the floor that the weak
+    baselines' pairs would set."""
     weak = [s for s in WEAK if s in systems]
     n = len(systems)
+    pairs = n * (n - 1) // 2
+    cross = len(weak) * (n - len(weak))
+    floor = (2 * cross - pairs) / pairs if pairs else float("nan")
+    lowest = ""
+    if curves is not None and len(curves):
+        row = curves.loc[curves["tau"].idxmin()]
+        lowest = (
+            f" The lowest mean τ of any curve here is {row['tau']:.3f} "
+            f"({label(row['metric'], row['aggregate'])}, {SCHEMES[row['scheme']]}, "
+            f"{row['share']:.0%} kept)."
+        )
     out = [
         (
             "- **infAP.** With trec_eval's reading on plain qrels, infAP is MAP (the check table "
@@ -228,18 +285,20 @@ def causes(systems: Sequence[str], dataset: str, quick: bool) -> str:
         ),
         (
             f"- **Systems.** Our {n} systems include weak baselines ({', '.join(weak)}: "
-            "random, popularity or rating prediction) far below the top-N models. Pairs that far "
-            "apart keep their order under any incompleteness, so every τ curve starts from a high "
-            "floor, and the differences between metrics come from the few close pairs. "
+            "random, popularity or rating prediction). If the "
+            f"{cross} pairs of a weak baseline and another system all kept their order on an "
+            f"incomplete test set, τ there could not fall below (2·{cross} − {pairs})/{pairs} "
+            f"= {floor:.2f}; the differences between metrics would then come from the other "
+            f"pairs.{lowest} "
             if weak
-            else f"- **Systems.** Our {n} systems differ from the paper's. "
+            else f"- **Systems.** Our {n} systems differ from the paper's.{lowest} "
         )
         + f"The paper's {c.N_SYSTEMS} systems were mostly competitive top-N methods.",
         (
             f"- **Dataset.** ML-1M, the paper's MovieLens, is not available here; {dataset} is run "
-            "instead. Removing users hurts more when there are fewer of them, and the judged share "
-            "of the lists (above) decides how far apart the judged items lie, which the paper "
-            "blames for the instability of bpref and infAP."
+            "instead. The paper blames the instability of bpref and infAP on how far apart the "
+            "judged items lie in the lists, which the judged share of the lists (above) "
+            "measures."
         ),
         (
             "- **Pooling.** The paper does not say how folds are pooled; we average over (fold, "
@@ -272,13 +331,10 @@ def datasets(table: pd.DataFrame, dataset: str, second: str) -> str:
 
 def second_tally(ledger: pd.DataFrame, second: str, s: Settings) -> str:
     """The second dataset's design and its ledger's tally."""
-    t = counts(ledger)
     return (
         f"On {second} ({len(s.second_systems)} systems, fold(s) "
         f"{', '.join(map(str, s.second_folds))}, {s.second_samples} masks per share), of "
-        f"{len(ledger)} claims: {t['agrees']} agree, {t['differs']} differ, "
-        f"{t['inconclusive']} are inconclusive and {t['not reproduced here']} are not "
-        "reproduced here."
+        f"{len(ledger)} claims: {tally_text(ledger)}."
     )
 
 

@@ -1,0 +1,204 @@
+r"""Robustness curves of Valcarce et al. (2020) with uncertainty from the users and the masks.
+
+A point of a robustness curve is the mean, over the masks of one share, of Kendall's τ between
+the systems' ordering on an incomplete test set and on the full one. Two things vary if the
+study is run again: the users (a sample of a population) and, for the random schemes, the
+masks. :func:`curve_replicates` resamples both in one **two-level bootstrap** (Davison &
+Hinkley 1997, §3.8):
+
+1. the users are drawn with replacement (:func:`recmeta.metaeval.bootstrap.resample_counts`,
+   all of a user's (fold, user) topics together, the same draws as the τ among metrics of
+   :func:`~.replicates.tau_replicates`); the systems' means on the full test set and on every
+   mask are recomputed on those users, and τ between them;
+2. at each share, the masks of a random scheme are drawn with replacement among the ``n``
+   masks the study built, and the replicate's point is the mean τ over the drawn masks.
+
+A deterministic scheme (popular items, largest users) has one mask per share and only the users
+vary: the bootstrap of Valcarce et al. (2018)'s chapter for the same scheme. The same user and
+mask draws serve every metric and both means, so differences between metrics are paired.
+
+An area (:meth:`CurveReplicates.area`) is the trapezoid mean of a replicate's points
+(:func:`~.curves.trapezoid_weights`); its interval is the percentile interval of the replicates
+(:func:`recmeta.metaeval.bootstrap.percentile_interval`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ...metaeval import agreement, bootstrap
+from ...metaeval.incompleteness import Masks
+from ...metrics import GMEAN_FLOOR, Subsets
+from .curves import trapezoid_weights
+from .folds import AGGREGATES
+
+__all__ = ["CurveReplicates", "curve_replicates", "user_sums"]
+
+
+@dataclass(frozen=True)
+class CurveReplicates:
+    """Bootstrap replicates of every robustness curve (:func:`curve_replicates`).
+
+    ``tau[(scheme, aggregate)]`` is (replicates × shares × metrics): each replicate's mean τ at
+    each share of ``shares[scheme]`` (descending, as the masks were built); ``masks[scheme]``
+    the number of masks per share (1 for a deterministic scheme); ``metrics`` short names.
+    ``level`` holds, in the same shape, each metric's mean over the systems (the paper's
+    Fig. 4), and ``full_level[aggregate]`` (replicates × metrics) that mean on the full test
+    set, in the same replicates.
+    """
+
+    metrics: tuple[str, ...]
+    shares: dict[str, np.ndarray]
+    masks: dict[str, int]
+    tau: dict[tuple[str, str], np.ndarray]
+    level: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    full_level: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n_boot(self) -> int:
+        return int(next(iter(self.tau.values())).shape[0])
+
+    def _get(self, scheme: str, aggregate: str) -> np.ndarray:
+        if (scheme, aggregate) not in self.tau:
+            raise KeyError(f"no replicates for scheme {scheme!r}, aggregate {aggregate!r}")
+        return self.tau[(scheme, aggregate)]
+
+    def area(self, scheme: str, aggregate: str = "mean") -> np.ndarray:
+        """Each replicate's area under each metric's curve (replicates × metrics)."""
+        w = trapezoid_weights(self.shares[scheme])
+        return np.einsum("bsm,s->bm", self._get(scheme, aggregate), w)
+
+    def at(self, scheme: str, share: float, aggregate: str = "mean") -> np.ndarray | None:
+        """Each replicate's mean τ at ``share`` (replicates × metrics), None if off the grid."""
+        hit = np.flatnonzero(np.isclose(self.shares[scheme], share))
+        return None if hit.size == 0 else self._get(scheme, aggregate)[:, hit[0], :]
+
+    def deterministic(self, scheme: str) -> bool:
+        return self.masks[scheme] == 1
+
+
+def user_sums(
+    matrix: np.ndarray, codes: np.ndarray, n_users: int, how: str = "mean"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per user, the sum of a (systems × topics) matrix over the user's scored topics and their
+    number: two (systems × users) arrays. ``how="gmean"`` sums ``log(max(x, GMEAN_FLOOR))``.
+
+    The mean over the users drawn in a bootstrap replicate with counts ``c`` is then
+    ``(c @ sums.T) / (c @ numbers.T)``: the NaN-skipping mean over their topics, as
+    :func:`recmeta.metrics.aggregate` and :func:`~.replicates.cluster_means` compute it.
+    """
+    x = np.asarray(matrix, dtype=np.float64)
+    if how == "gmean":
+        x = np.log(np.maximum(x, GMEAN_FLOOR))
+    elif how != "mean":
+        raise ValueError(f"how must be one of {AGGREGATES}, got {how!r}")
+    seen = np.isfinite(x)
+    sums = np.zeros((x.shape[0], n_users))
+    nums = np.zeros((x.shape[0], n_users))
+    for s in range(x.shape[0]):  # a loop over the systems only
+        sums[s] = np.bincount(codes, weights=np.where(seen[s], x[s], 0.0), minlength=n_users)
+        nums[s] = np.bincount(codes, weights=seen[s].astype(np.float64), minlength=n_users)
+    return sums, nums
+
+
+def _boot_means(
+    scores: Mapping[str, np.ndarray], names: list[str], codes: np.ndarray, counts: np.ndarray
+) -> dict[str, np.ndarray]:
+    """System means of every metric in every replicate: {aggregate: B × metrics × systems}.
+
+    One matrix product for the sums of both means; the numbers of scored topics are shared by
+    both (a topic is NaN in both or in neither), and when every metric and system scores the
+    same topics (as the study's scorer does) a single vector product gives them all.
+    """
+    n_users = counts.shape[1]
+    parts = {agg: [user_sums(scores[n], codes, n_users, agg) for n in names] for agg in AGGREGATES}
+    sums = np.concatenate([np.stack([p[0] for p in parts[agg]]) for agg in AGGREGATES])
+    nums = np.stack([p[1] for p in parts["mean"]]).reshape(-1, n_users)  # (metrics·systems) × U
+    shape = (counts.shape[0], len(AGGREGATES), len(names), sums.shape[1])
+    num = (counts @ sums.reshape(-1, n_users).T).reshape(shape)
+    if (nums == nums[0]).all():
+        den = (counts @ nums[0])[:, None, None, None]
+    else:
+        den = (counts @ nums.T).reshape(shape[0], 1, *shape[2:])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return {
+        agg: np.exp(mean[:, k]) if agg == "gmean" else mean[:, k]
+        for k, agg in enumerate(AGGREGATES)
+    }
+
+
+def curve_replicates(
+    subsets: Subsets,
+    masks: Mapping[str, Masks],
+    topics: pd.DataFrame,
+    *,
+    n_boot: int,
+    seed: int,
+    max_masks: int | None = None,
+) -> CurveReplicates:
+    """The two-level bootstrap of the robustness curves (see the module's docstring).
+
+    ``subsets`` scores the study's metrics on any subset of the test rows (:func:`~.folds.scorer`);
+    ``masks`` maps each scheme to its :class:`~recmeta.metaeval.incompleteness.Masks`;
+    ``topics`` gives each topic's user (:attr:`~.folds.Study.topics`). Each mask is scored once
+    per topic; replicate ``b`` draws the users with counts ``resample_counts(users, n_boot,
+    seed)[b]`` and, at each share, as many masks as there are, with replacement (generator
+    seeded with ``seed + 1``). τ is :func:`recmeta.metaeval.agreement.nan_kendall_tau` (NaN
+    where a replicate leaves a system without a scored user; such points are averaged over
+    the masks that have one).
+
+    ``max_masks`` bounds the cost (each mask scored costs a pass and ``n_boot`` means): only the
+    first ``max_masks`` masks of each share enter the bootstrap, drawn ``max_masks`` at a time.
+    Their mean varies more than the mean of all ``n`` masks the point value averages, so the
+    interval can only widen (towards inconclusive).
+    """
+    if int(n_boot) != n_boot or n_boot < 2:
+        raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    if max_masks is not None and (int(max_masks) != max_masks or max_masks < 1):
+        raise ValueError(f"max_masks must be a positive integer or None, got {max_masks!r}")
+    names = list(subsets.metrics)
+    codes, users = pd.factorize(topics["user"])
+    counts = bootstrap.resample_counts(len(users), int(n_boot), seed).astype(np.float64)
+    full = _boot_means(subsets.score(), names, codes, counts)
+    rng = np.random.default_rng(seed + 1)
+    shares, n_masks, tau, level = {}, {}, {}, {}
+    for scheme, m in masks.items():
+        grid = pd.unique(m.share)
+        per_share = [np.flatnonzero(m.share == s)[:max_masks] for s in grid]
+        sizes = {len(j) for j in per_share}
+        if len(sizes) != 1:
+            raise ValueError(f"scheme {scheme!r}: the shares hold different numbers of masks")
+        shares[scheme], n_masks[scheme] = np.asarray(grid, dtype=float), sizes.pop()
+        shape = (int(n_boot), len(grid), len(names))
+        out = {(what, agg): np.empty(shape) for what in ("tau", "level") for agg in AGGREGATES}
+        for i, idx in enumerate(per_share):
+            per_mask = {key: np.empty((len(idx), int(n_boot), len(names))) for key in out}
+            for k, j in enumerate(idx):
+                if m.keep[j].all():
+                    boot = full
+                else:
+                    boot = _boot_means(subsets.score(m.keep[j]), names, codes, counts)
+                for agg in AGGREGATES:
+                    per_mask[("tau", agg)][k] = agreement.nan_kendall_tau(boot[agg], full[agg])
+                    with warnings.catch_warnings():  # a resample may leave no scored user
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        per_mask[("level", agg)][k] = np.nanmean(boot[agg], axis=-1)
+            draw = rng.integers(0, len(idx), size=(int(n_boot), len(idx)))
+            rows = np.arange(int(n_boot))[:, None]
+            for key in out:
+                drawn = per_mask[key][draw, rows, :]  # B × drawn masks × metrics
+                with warnings.catch_warnings():  # all-NaN: no drawn mask scores the point
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    out[key][:, i, :] = np.nanmean(drawn, axis=1)
+        for agg in AGGREGATES:
+            tau[(scheme, agg)] = out[("tau", agg)]
+            level[(scheme, agg)] = out[("level", agg)]
+    short = tuple(n.split("@", 1)[0] for n in names)
+    full_level = {agg: np.nanmean(full[agg], axis=-1) for agg in AGGREGATES}
+    return CurveReplicates(short, shares, n_masks, tau, level, full_level)
