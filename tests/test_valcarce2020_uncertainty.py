@@ -139,7 +139,7 @@ def test_refuses_bad_sizes(small):
 
 def test_some_on_hand_p_values():
     from recmeta.ledger import Estimate, Verdict
-    from recmeta.papers.valcarce2020.parts import some
+    from recmeta.ledger import some
 
     parts = {k: Estimate(v, v - 0.01, v + 0.01) for k, v in (("a", 0.1), ("b", -0.2))}
     # one part clearly shows it (p = 0.001 ≤ 0.05/2): agrees

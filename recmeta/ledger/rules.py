@@ -473,12 +473,17 @@ def equivalence_rule(ours: Estimate, margin: float, *, label: str = "the differe
     text = f"{label} {format_estimate(ours)}"
     m = format_number(margin)
     if ours.low is None or ours.high is None:
-        return Outcome(Verdict.INCONCLUSIVE, ours, f"{text} has no interval to compare with ± {m}")
+        return Outcome(
+            Verdict.INCONCLUSIVE,
+            ours,
+            f"{text} has no interval to compare with ± {m}",
+            margin=margin,
+        )
     if -margin <= ours.low and ours.high <= margin:
-        return Outcome(Verdict.AGREES, ours, f"{text} lies within ± {m}")
+        return Outcome(Verdict.AGREES, ours, f"{text} lies within ± {m}", margin=margin)
     if ours.low > margin or ours.high < -margin:
-        return Outcome(Verdict.DIFFERS, ours, f"{text} lies wholly beyond ± {m}")
-    return Outcome(Verdict.INCONCLUSIVE, ours, f"{text} straddles ± {m}")
+        return Outcome(Verdict.DIFFERS, ours, f"{text} lies wholly beyond ± {m}", margin=margin)
+    return Outcome(Verdict.INCONCLUSIVE, ours, f"{text} straddles ± {m}", margin=margin)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ chapter.
 - :mod:`.curves`: areas and points of the robustness curves, expected precision;
 - :mod:`.replicates`: τ among metrics and DP with bootstraps over users;
 - :mod:`.uncertainty`: the robustness curves' two-level bootstrap (users and masks);
-- :mod:`.parts`: "some part ..." under Holm's control;
 - :mod:`.study`: :class:`Settings`, :func:`run` and its :class:`Results`, :func:`cost_plan`;
 - :mod:`.tables`: the chapter's tables built from the results;
 - :mod:`.estimates`, :mod:`.claims`, :mod:`.claims_incompleteness` and

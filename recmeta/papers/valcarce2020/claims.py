@@ -18,9 +18,9 @@ Readings, stated once:
   share too; the deterministic schemes (popular items, largest users) resample the users, as
   the chapter on Valcarce et al. (2018) does for the same scheme.
 - "Every ..." over several signs is :func:`recmeta.ledger.every` (Holm across the parts);
-  "some ..." is :func:`.parts.some`. A claim on a smallest or largest value is tested part by
-  part in this way, never by a percentile bootstrap of the minimum (biased low, hence towards
-  "some τ is below").
+  "some ..." is :func:`recmeta.ledger.some`. A claim on a smallest or largest value is tested
+  part by part in this way, never by a percentile bootstrap of the minimum (biased low, hence
+  towards "some τ is below").
 - "X, Y and Z are the most robust" means ranks 1 to 3 of 9; "... among the least robust"
   ranks 7 to 9 (the bottom third) unless the paper names more metrics. A rank is established
   only where the intervals do not overlap (:func:`recmeta.ledger.rank_range`), as for
@@ -58,6 +58,7 @@ from ...ledger import (
     order_rule,
     rank_rule,
     sign_rule,
+    some,
     value_rule,
 )
 from ...metaeval.bootstrap import sign_pvalues
@@ -74,7 +75,6 @@ from .estimates import (
     tau_stat,
     with_note,
 )
-from .parts import some
 
 __all__ = [
     "CHAPTER",
