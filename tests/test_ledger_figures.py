@@ -57,6 +57,7 @@ def test_verdict_bars_draw_one_segment_per_verdict_kind_chapter_and_dataset():
     # kinds (rows 0, 1, 2) are the same in every panel
     assert [t.get_text() for t in axes[0].get_yticklabels()] == ["derivation", "replication",
                                                                  "transfer"]
+    assert all(ax.get_ylim() == (2.5, -0.5) for ax in axes)  # derivation on top, in every panel
     a100, a_ls, b100, b_ls = (sorted(_segments(ax)) for ax in axes)
     # a, ml-100k: derivation 2 holds; transfer 1 agrees then 1 differs stacked after it
     assert a100 == [(0, 0.0, 2.0), (2, 0.0, 1.0), (2, 1.0, 1.0)]

@@ -112,10 +112,10 @@ def verdict_bars(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None)
     used = [v for v in table.columns if table[v].sum() > 0]
     kinds = _kinds(frame)  # the same rows in every panel
     with sns.axes_style("whitegrid"):
-        fig = Figure(figsize=(WIDTH, 0.5 + 1.25 * len(names)), dpi=_DPI, layout="constrained")
+        fig = Figure(figsize=(WIDTH, 0.5 + 1.4 * len(names)), dpi=_DPI, layout="constrained")
         subs = fig.subfigures(len(names), 1, squeeze=False)[:, 0]
         for sub, chapter in zip(subs, names, strict=True):
-            sub.suptitle((chapters or {}).get(chapter, chapter), fontsize=10, ha="left", x=0.01)
+            sub.suptitle((chapters or {}).get(chapter, chapter), fontsize=11, ha="left", x=0.01)
             axes = sub.subplots(1, len(datasets), sharex=True, sharey=True, squeeze=False)[0]
             for ax, ds in zip(axes, datasets, strict=True):
                 left = np.zeros(len(kinds))
@@ -133,23 +133,21 @@ def verdict_bars(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None)
                             linewidth=0.5,
                         )
                         labels = [f"{int(x)}" if x >= biggest / 20 else "" for x in n[ys]]
-                        ax.bar_label(bars, labels=labels, label_type="center", fontsize=7)
+                        ax.bar_label(bars, labels=labels, label_type="center", fontsize=8)
                     left += n
-                ax.set_yticks(range(len(kinds)), kinds, fontsize=8)
+                ax.set_yticks(range(len(kinds)), kinds, fontsize=9)
                 ax.set_xlim(0, biggest * 1.02)
-                ax.invert_yaxis()
-                ax.set_title(ds, fontsize=8)
-                ax.tick_params(axis="x", labelsize=7)
+                ax.set_ylim(len(kinds) - 0.5, -0.5)  # first kind on top
+                ax.set_title(ds, fontsize=9)
+                ax.tick_params(axis="x", labelsize=8)
                 ax.grid(axis="y", visible=False)
-            axes[0].set_ylabel("kind", fontsize=8)
-            if sub is subs[-1]:
-                for ax in axes:
-                    ax.set_xlabel("claims", fontsize=8)
+            axes[0].set_ylabel("kind", fontsize=9)
+        fig.supxlabel("number of claims", fontsize=9)
         fig.legend(
             handles=[Patch(color=COLOURS.get(v, "black"), label=v) for v in used],
             loc="outside upper center",
             ncol=len(used),
-            fontsize=7.5,
+            fontsize=8.5,
             frameon=False,
             handlelength=1.2,
             columnspacing=1.0,
@@ -206,7 +204,7 @@ def forest(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None) -> Fi
     limit = max(3.0, float(reach) * 1.5)
     with sns.axes_style("whitegrid"):
         fig = Figure(
-            figsize=(WIDTH, 1.1 + 0.5 * len(names) + 0.2 * sum(sizes)),
+            figsize=(WIDTH, 1.1 + 0.5 * len(names) + 0.23 * sum(sizes)),
             dpi=_DPI,
             layout="constrained",
         )
@@ -226,14 +224,14 @@ def forest(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None) -> Fi
             labels = [
                 f"{_short(c)} ({d})" for c, d in zip(part["claim"], part["dataset"], strict=True)
             ]
-            ax.set_yticks(y, labels, fontsize=7)
+            ax.set_yticks(y, labels, fontsize=8)
             ax.set_ylim(len(part) - 0.5, -0.5)
-            ax.set_title((chapters or {}).get(chapter, chapter), fontsize=9, loc="left")
+            ax.set_title((chapters or {}).get(chapter, chapter), fontsize=11, loc="left")
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlim(-limit, limit)
             ticks = [t for t in _TICKS if abs(t) <= limit]
             ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-            ax.tick_params(axis="x", labelsize=7)
+            ax.tick_params(axis="x", labelsize=8)
         axes[-1].set_xlabel("(ours − paper) / margin: 0 is the paper's value, ±1 its margin")
         verdicts = [v for v in COLOURS if (rows["verdict"] == v).any()]
         handles = [
@@ -241,7 +239,7 @@ def forest(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None) -> Fi
             *(Line2D([], [], color="black", marker=marker[d], ls="", label=d) for d in datasets),
             Patch(color="#0072B2", alpha=0.12, label="paper ± margin"),
         ]
-        fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=7, frameon=False)
+        fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=8.5, frameon=False)
     return fig
 
 
