@@ -32,7 +32,7 @@ def stored(tmp_path, monkeypatch):
         _row("v.shown"),
         _row("v.free", data_free=True, verdict="agrees", low=0.45, high=0.55,
              tie_sensitive=True),
-        _row("d.eq", kind="derivation", rule="custom", rule_text="identity", paper_value="eq. 1",
+        _row("d.eq", kind="derivation", rule="identity", rule_text="identity", paper_value="eq. 1",
              paper_dataset="derivation", margin=None, verdict="holds", tie_sensitive=False),
         _row("s.sign", rule="sign", rule_text="sign of the difference", paper_value="positive",
              margin=None, verdict="differs"),

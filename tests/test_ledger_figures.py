@@ -66,7 +66,8 @@ def test_verdict_bars_draw_one_segment_per_verdict_kind_chapter_and_dataset():
     colours = {p.get_facecolor()[:3] for p in axes[0].patches}
     assert len(colours) == 3  # holds, agrees, differs
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["agrees", "differs", "inconclusive", "holds", "fails"]
+    # read row by row (four columns): the verdicts present, in Verdict order
+    assert labels == ["agrees", "fails", "differs", "inconclusive", "holds"]
 
 
 def _forest_frame():

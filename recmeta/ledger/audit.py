@@ -4,7 +4,10 @@
 :func:`recmeta.ledger.store.load`, or the records of ``recmeta claims --json``) and lists, one
 sentence each, every record that breaks one of them:
 
-- every record names its ``kind`` (derivation, replication, transfer) and its ``rule``;
+- every record names its ``kind`` (derivation, replication, transfer) and its ``rule``, and
+  that rule is not the placeholder ``custom`` (an :class:`~recmeta.ledger.rules.Outcome` built by
+  hand names its rule: ``set``, ``shape``, ``count``...), so that no comparison of values
+  escapes the rules below under another name;
 - a value rule has a positive, finite ``margin``, and its ``paper_value`` is a number;
 - a transfer record with a value rule is graded (agrees/differs) only when ``data_free``: a
   magnitude measured on other data is shown, not graded;
@@ -74,6 +77,11 @@ def _record(r: dict[str, Any]) -> list[str]:
         out.append(f"{where}: kind {r['kind']!r} is not one of {sorted(kinds)}")
     if _missing(r["rule"]):
         out.append(f"{where}: no rule (value, sign, order, rank, set, ...)")
+    elif r["rule"] == "custom":
+        out.append(
+            f"{where}: rule 'custom' names no rule; give the Outcome its rule= (value, set, "
+            "shape, count, ...)"
+        )
     if r["rule"] != "value":
         return out
     paper = numeric(r["paper_value"])
