@@ -19,9 +19,10 @@ def _row(chapter, claim, dataset, verdict, ours, profile="full", *, kind="transf
 
 
 def _page(frame, **kw):
+    kw.setdefault("with_ledger", ["robustness"])
     return book.ledger_page(frame, profile="full",
                             chapters={"robustness": "Robustness", "sampled-metrics": "Sampled"},
-                            with_ledger=["robustness"], **kw)
+                            **kw)
 
 
 def test_ledger_page_tallies_per_chapter_kind_and_dataset():
@@ -36,18 +37,24 @@ def test_ledger_page_tallies_per_chapter_kind_and_dataset():
         _row("robustness", "a", "mine.csv", "differs", 0.1),                   # a reader's own run
     ])
     text = _page(frame)
-    head = next(line for line in text.splitlines() if line.startswith("| Chapter |"))
-    # the verdicts present, in Verdict order
-    assert head == ("| Chapter | Kind | Dataset | Claims | agrees | differs | inconclusive | holds "
-                    "| fails |")
-    counts = [line for line in text.splitlines() if line.startswith("| robustness |")]
-    assert counts == ["| robustness | derivation | ml-100k | 1 | 0 | 0 | 0 | 1 | 0 |",
-                      "| robustness | derivation | ml-latest-small | 1 | 0 | 0 | 0 | 0 | 1 |",
-                      "| robustness | transfer | ml-100k | 2 | 1 | 0 | 1 | 0 | 0 |",
-                      "| robustness | transfer | ml-latest-small | 2 | 1 | 1 | 0 | 0 | 0 |"]
-    totals = [line for line in text.splitlines() if line.startswith("| **all chapters** |")]
-    assert len(totals) == 4
-    assert totals[2] == "| **all chapters** | transfer | ml-100k | 2 | 1 | 0 | 1 | 0 | 0 |"
+    lines = text.splitlines()
+    assert "each cell counts them on ml-100k / ml-latest-small." in text
+    # one table per kind, derivations first; the verdicts present for that kind, in Verdict order
+    derivations = lines[lines.index("**Derivations**") + 2:lines.index("**Transfers**")]
+    assert derivations[:4] == [
+        "| Chapter | Claims | holds | fails |",
+        "|---|---|---|---|",
+        "| robustness | 1 / 1 | 1 / 0 | 0 / 1 |",
+        "| **all** | 1 / 1 | 1 / 0 | 0 / 1 |",
+    ]
+    transfers = lines[lines.index("**Transfers**") + 2:]
+    assert transfers[:4] == [
+        "| Chapter | Claims | agrees | differs | inconclusive |",
+        "|---|---|---|---|---|",
+        "| robustness | 2 / 2 | 1 / 1 | 0 / 1 | 1 / 0 |",
+        "| **all** | 2 / 2 | 1 / 1 | 0 / 1 | 1 / 0 |",
+    ]
+    assert "**Replications**" not in lines  # no replication in this frame
     assert "Sampled <../notebooks/sampled-metrics>" in text  # not yet in the ledger, said so
     row_a = next(line for line in text.splitlines() if line.startswith("| statement a |"))
     assert "**agrees**" in row_a and "**differs**" in row_a and "0.45" in row_a and "0.9" in row_a
@@ -69,6 +76,18 @@ def test_derivations_have_their_own_table_apart_from_replications_and_transfers(
     assert row_d == "| statement d | Fig. 1 | 0.5 | 0.00 [-0.10, 0.10]: **holds** |"
     row_r = text[text.index("| statement r |"):].splitlines()[0]
     assert "| replication |" in row_r and "| transfer |" not in row_r
+
+
+def test_a_chapter_missing_on_one_dataset_shows_a_dash():
+    frame = pd.DataFrame([
+        _row("robustness", "a", "ml-100k", "agrees", 0.45),
+        _row("sampled-metrics", "s", "ml-100k", "differs", 0.2),
+        _row("sampled-metrics", "s", "ml-latest-small", "agrees", 0.5),
+    ])
+    lines = _page(frame, with_ledger=["robustness", "sampled-metrics"]).splitlines()
+    assert "| robustness | 1 / — | 1 / — | 0 / — |" in lines
+    assert "| sampled-metrics | 1 / 1 | 0 / 1 | 1 / 0 |" in lines
+    assert "| **all** | 2 / 1 | 1 / 1 | 1 / 0 |" in lines
 
 
 def test_the_paper_column_shows_each_value_claims_margin():

@@ -77,29 +77,39 @@ def _verdicts(frame: pd.DataFrame) -> list[str]:
     return [v.value for v in Verdict if v.value in present]
 
 
-def tallies(frame: pd.DataFrame, chapters: Sequence[str], datasets: Sequence[str]) -> str:
-    """A Markdown table of the claims per chapter, kind and dataset, by verdict (the verdicts
-    present in ``frame``), with the totals per kind and dataset over all chapters."""
+def _tally(frame: pd.DataFrame, chapters: Sequence[str], present: Sequence[str]) -> str:
     verdicts = _verdicts(frame)
-    head = ["Chapter", "Kind", "Dataset", "Claims", *verdicts]
+    head = ["Chapter", "Claims", *verdicts]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, part in [*((c, frame[frame["chapter"] == c]) for c in chapters), ("**all**", frame)]:
+        if part.empty:
+            continue
+        per = [part[part["dataset"] == ds] for ds in present]
+        counts = [p["verdict"].astype(str).value_counts() for p in per]
+        total = " / ".join(str(len(p)) if len(p) else "—" for p in per)
+        cells = [
+            " / ".join(
+                str(c.get(v, 0)) if len(p) else "—" for c, p in zip(counts, per, strict=True)
+            )
+            for v in verdicts
+        ]
+        lines.append("| " + " | ".join([name, total, *cells]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def tallies(frame: pd.DataFrame, chapters: Sequence[str], datasets: Sequence[str]) -> str:
+    """Markdown tables of the claims per kind (one table each, derivations first), chapter (rows)
+    and verdict (columns: the verdicts present for that kind); each cell gives the counts on the
+    ``datasets`` present, joined by " / ", and a last row the totals over all chapters."""
+    present = [ds for ds in datasets if (frame["dataset"] == ds).any()]
     kinds = frame["kind"].fillna("unknown").astype(str)
     order = [k.value for k in Kind] + sorted(set(kinds) - {k.value for k in Kind})
-
-    def add(name: str, part: pd.DataFrame) -> None:
-        for kind in order:
-            for ds in datasets:
-                rows = part[(kinds.loc[part.index] == kind) & (part["dataset"] == ds)]
-                if rows.empty:
-                    continue
-                n = rows["verdict"].astype(str).value_counts().reindex(verdicts, fill_value=0)
-                cells = [name, kind, ds, str(len(rows)), *map(str, n)]
-                lines.append("| " + " | ".join(cells) + " |")
-
-    for chapter in chapters:
-        add(chapter, frame[frame["chapter"] == chapter])
-    add("**all chapters**", frame)
-    return "\n".join(lines) + "\n"
+    out = [f"Claims per kind, chapter and verdict; each cell counts them on {' / '.join(present)}."]
+    for kind in order:
+        part = frame[kinds == kind]
+        if len(part):
+            out.append(f"**{kind.capitalize()}s**\n\n" + _tally(part, chapters, present))
+    return "\n\n".join(out)
 
 
 def _first(rows: pd.DataFrame) -> dict[str, Any]:
@@ -176,13 +186,14 @@ def ledger_page(
         raise ValueError(f"unknown figure(s) {unknown}; the page shows {sorted(CAPTIONS)}")
     frame = book_rows(frame, profile, datasets)
     out = [_figure(name, uri) for name, uri in (figures or {}).items()]
+    out.append("## What the verdicts mean\n")
     out.append(legend())
     pending = [c for c in chapters if c not in with_ledger]
     missing = [c for c in chapters if c in with_ledger and not (frame["chapter"] == c).any()]
     if frame.empty:
         out.append(f"No chapter stored its ledger in this build (profile {profile}).\n")
     else:
-        out.append(f"Claims of this build (profile {profile}) per chapter, kind and dataset:\n")
+        out.append(f"## Tallies\n\nThis build ran the {profile} profile.\n")
         out.append(tallies(frame, list(chapters), datasets))
     if pending:
         out.append(
