@@ -127,6 +127,13 @@ def test_the_page_opens_with_its_figures():
         _page(frame, figures={"other": "x.png"})
 
 
+def test_a_ledger_stored_before_kinds_existed_shows_as_unknown():
+    old = pd.DataFrame([_row("robustness", "a", "ml-100k", "agrees", 0.45)]).drop(
+        columns=["kind", "margin", "data_free", "tie_sensitive", "rule_text"])
+    lines = _page(old).splitlines()
+    assert "**Claims of kind unknown**" in lines and "| robustness | 1 | 1 |" in lines
+
+
 def test_ledger_page_without_stored_ledgers_says_so():
     empty = pd.DataFrame(columns=list(COLUMNS))
     text = book.ledger_page(empty, profile="quick", chapters={"robustness": "Robustness"},

@@ -73,9 +73,11 @@ CAPTIONS: dict[str, str] = {
         "Value claims against their equivalence margins, one panel per chapter, one row per "
         "claim and dataset. Each row is normalised by its own claim: z = (ours − paper) / "
         "margin, so the paper's value is at 0 and its band paper ± margin is the shaded "
-        "[−1, 1], whatever the claim's scale. The dot is our estimate, the line our interval; "
-        "a value agrees when its whole line lies inside the band and differs when it lies "
-        "wholly outside. The axis is linear inside ±1 and logarithmic beyond."
+        "[−1, 1], whatever the claim's scale. The marker is our estimate (its shape the "
+        "dataset), the line our interval, the colour the verdict: a value agrees when its whole "
+        "line lies inside the band and differs when it lies wholly outside; a magnitude measured "
+        "on other data is drawn but not graded. The axis is linear inside ±1 and logarithmic "
+        "beyond."
     ),
 }
 

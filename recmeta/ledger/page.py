@@ -25,7 +25,7 @@ import pandas as pd
 from .figures import CAPTIONS
 from .kinds import Kind
 from .rules import MEANING, Verdict
-from .table import cell as _cell, ours_text, paper_text
+from .table import COLUMNS, cell as _cell, ours_text, paper_text
 
 __all__ = ["DATASETS", "KIND_MEANING", "book_rows", "legend", "tallies", "ledger_page"]
 
@@ -59,7 +59,10 @@ def book_rows(
     frame: pd.DataFrame, profile: str, datasets: Sequence[str] = DATASETS
 ) -> pd.DataFrame:
     """The stored rows the page speaks of: the build's ``profile`` on the book's ``datasets``
-    (a reader's own runs left out)."""
+    (a reader's own runs left out). A ledger stored before a column existed (``kind``,
+    ``margin``...) gets it empty, so its claims show as of kind "unknown"."""
+    lacking = {c: None for c in COLUMNS if c not in frame.columns}
+    frame = frame.assign(**lacking) if lacking else frame
     return frame[(frame["profile"] == profile) & frame["dataset"].isin(list(datasets))]
 
 
@@ -108,7 +111,9 @@ def tallies(frame: pd.DataFrame, chapters: Sequence[str], datasets: Sequence[str
     for kind in order:
         part = frame[kinds == kind]
         if len(part):
-            out.append(f"**{kind.capitalize()}s**\n\n" + _tally(part, chapters, present))
+            known = kind in {k.value for k in Kind}
+            label = f"{kind.capitalize()}s" if known else f"Claims of kind {kind}"
+            out.append(f"**{label}**\n\n" + _tally(part, chapters, present))
     return "\n\n".join(out)
 
 
