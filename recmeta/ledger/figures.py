@@ -25,6 +25,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from ..files import write_atomic
 from .audit import numeric
@@ -154,6 +155,7 @@ def verdict_bars(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None)
                     left += n
                 ax.set_yticks(range(len(kinds)), kinds, fontsize=9)
                 ax.set_xlim(0, biggest * 1.02)
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
                 ax.set_ylim(len(kinds) - 0.5, -0.5)  # first kind on top
                 ax.set_title(ds, fontsize=9)
                 ax.tick_params(axis="x", labelsize=8)
