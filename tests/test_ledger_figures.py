@@ -124,7 +124,11 @@ def test_forest_is_none_without_a_drawable_value_claim():
 
 
 def test_write_figures_writes_the_png_files(tmp_path):
-    out = figures.write_figures(_forest_frame(), tmp_path / "figs", prefix="ledger-")
+    store.save(_forest_frame().assign(chapter="robustness"), chapter="robustness",
+               dataset="ml-100k", profile="full", root=tmp_path / "store")
+    stored = store.load(root=tmp_path / "store")
+    assert len(figures.value_rows(stored)) == 4  # the same rows after the trip through JSON
+    out = figures.write_figures(stored, tmp_path / "figs", prefix="ledger-")
     assert set(out) == {"verdicts", "values"}
     for name, path in out.items():
         assert path == tmp_path / "figs" / f"ledger-{name}.png"
