@@ -245,13 +245,26 @@ def forest(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None) -> Fi
             ]
             ax.set_yticks(y, labels, fontsize=8)
             ax.set_ylim(len(part) - 0.5, -0.5)
-            ax.set_title((chapters or {}).get(chapter, chapter), fontsize=11, loc="left")
+            # the chapter's title from the figure's left edge (a long title would overrun the
+            # axes, which start after the claims' labels); an empty title keeps its room
+            ax.set_title(" ", fontsize=11)
+            title = ax.annotate(
+                (chapters or {}).get(chapter, chapter),
+                xy=(0.01, 1.0),
+                xycoords=("figure fraction", "axes fraction"),
+                xytext=(0, 5),
+                textcoords="offset points",
+                fontsize=11,
+                ha="left",
+                va="bottom",
+            )
+            title.set_in_layout(False)
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlim(-limit, limit)
             ticks = [t for t in _TICKS if abs(t) <= limit]
             ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
             ax.tick_params(axis="x", labelsize=8)
-        axes[-1].set_xlabel("(ours − paper) / margin: 0 is the paper's value, ±1 its margin")
+        axes[-1].set_xlabel("(ours − paper) / margin\n0: the paper's value; ±1: its margin")
         verdicts = [v for v in COLOURS if (rows["verdict"] == v).any()]
         handles = [
             *(Line2D([], [], color=COLOURS[v], marker="o", ls="-", label=v) for v in verdicts),
