@@ -112,6 +112,10 @@ def test_forest_draws_one_row_per_value_claim_and_dataset():
     np.testing.assert_allclose(sorted(s[:, 0].tolist() for s in segs), [[0.2, 1.0], [3.0, 5.0]])
     assert len([c for c in b.collections if isinstance(c, LineCollection)]) == 1
     assert a.get_xscale() == "symlog"
+    # the farthest bound is 5 margins away: the axis reaches 7.5, labelled 0, ±1, ±3
+    assert a.get_xlim() == (-7.5, 7.5)
+    assert list(b.get_xticks()) == [-3, -1, 0, 1, 3]  # the bottom panel carries the labels
+    assert [t.get_text() for t in b.get_xticklabels()] == ["-3", "-1", "0", "1", "3"]
     band = [p for p in a.patches if p.get_width() > 0]
     assert len(band) == 1
     x0, x1 = band[0].get_x(), band[0].get_x() + band[0].get_width()

@@ -60,7 +60,7 @@ WIDTH = 6.0
 _DPI = 110
 _SAVE_DPI = 220
 _MARKERS = ("o", "s", "D", "^", "v")
-_TICKS = tuple(s * t for t in (1000, 300, 100, 30, 10, 3, 1) for s in (-1, 1)) + (0,)
+
 
 #: the captions the ledger page prints under each figure
 CAPTIONS: dict[str, str] = {
@@ -203,6 +203,15 @@ def value_rows(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _ticks(limit: float) -> list[float]:
+    """0, ±1 and the powers of ten within ``limit`` (±3 as well while the axis is short), so the
+    labels of the symlog axis never crowd."""
+    steps = [10.0**e for e in range(int(np.log10(limit)) + 1)]
+    if limit <= 30:
+        steps.append(3.0)
+    return sorted([0.0, *steps, *(-s for s in steps)])
+
+
 def _short(claim: str) -> str:
     """A claim id without its paper's prefix: ``valcarce2018.tab3.dp-p`` → ``tab3.dp-p``."""
     head, dot, rest = claim.partition(".")
@@ -261,7 +270,7 @@ def forest(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None) -> Fi
             title.set_in_layout(False)
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlim(-limit, limit)
-            ticks = [t for t in _TICKS if abs(t) <= limit]
+            ticks = _ticks(limit)
             ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
             ax.tick_params(axis="x", labelsize=8)
         axes[-1].set_xlabel("(ours − paper) / margin\n0: the paper's value; ±1: its margin")
