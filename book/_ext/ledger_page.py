@@ -3,7 +3,13 @@
 While the book executes its chapters, each stores its evaluated ledger; this extension points the
 store at the build folder (``<build>/results``, so a book build and a reader's own ``recmeta
 run`` never mix), re-reads the ledger page on every build, and replaces the marker
-``<!-- ledger -->`` in it with the tables of :func:`recmeta.ledger.page.ledger_page`.
+``<!-- ledger -->`` in it with the figures and tables of :func:`recmeta.ledger.page.ledger_page`.
+
+The figures (:func:`recmeta.ledger.figures.write_figures`) are drawn anew on every build into the
+build folder (``<build>/ledger-figures``), never into the sources; the page names them by a path
+relative to the source folder (``/../_build/ledger-figures/ledger-verdicts.png``), as MyST-NB
+names the outputs of executed notebooks, so Sphinx's image collector finds them and the HTML
+builder copies them into ``_images/`` beside the page.
 
 Sphinx reads documents in sorted order and MyST-NB executes a chapter when it reads it, so the
 page lives in a folder that sorts after ``notebooks/`` (``replication/``).
@@ -22,6 +28,10 @@ def _results_root(app) -> Path:
     return Path(app.outdir).parent / "results"
 
 
+def _figures_dir(app) -> Path:
+    return Path(app.outdir).parent / "ledger-figures"
+
+
 def _config(app, config) -> None:
     os.environ["RECMETA_RESULTS"] = str(_results_root(app))  # inherited by the chapters' kernels
 
@@ -37,7 +47,7 @@ def _source(app, docname, source) -> None:
 
     from recmeta import papers
     from recmeta.book import chapters
-    from recmeta.ledger import page as book, store
+    from recmeta.ledger import figures, page as book, store
 
     toc = yaml.safe_load((Path(app.srcdir) / "_toc.yml").read_text())
     # the chapters of the table of contents' "papers" part: the others re-run no paper
@@ -48,8 +58,14 @@ def _source(app, docname, source) -> None:
     paper_chapters = {f.split("/", 1)[1]: titles[f.split("/", 1)[1]] for f in files
                       if f.startswith("notebooks/") and f.split("/", 1)[1] in titles}
     frame = store.load(root=_results_root(app))
-    text = book.ledger_page(frame, profile=chapters.profile(), chapters=paper_chapters,
-                            with_ledger=list(papers.ledgers()))
+    profile = chapters.profile()
+    rows = book.book_rows(frame, profile)
+    drawn = {}
+    if len(rows):
+        written = figures.write_figures(rows, _figures_dir(app), paper_chapters, prefix="ledger-")
+        drawn = {name: "/" + os.path.relpath(path, app.srcdir) for name, path in written.items()}
+    text = book.ledger_page(frame, profile=profile, chapters=paper_chapters,
+                            with_ledger=list(papers.ledgers()), figures=drawn)
     source[0] = source[0].replace(MARKER, text)
 
 

@@ -2,6 +2,12 @@
 
 The ledgers are those the chapters stored when they last ran (see :mod:`recmeta.ledger.store`);
 nothing is recomputed. ``--quick`` reads the quick profile's, otherwise the full profile's.
+
+The table gives each claim's kind, the paper's value with its margin and dataset, ours and the
+verdict, the tallies per kind under each ledger, and a legend: what each verdict and each kind
+means, in the words of :data:`recmeta.ledger.MEANING`. ``--json`` prints the records
+(:data:`JSON_KEYS`); ``--check`` lists every record that breaks the ledger's acceptance rules
+(:func:`recmeta.ledger.audit.problems`) and exits with 1 if any does.
 """
 
 from __future__ import annotations
@@ -123,6 +129,34 @@ def _table(frame: pd.DataFrame) -> str:
     return "\n\n".join(blocks)
 
 
+def _legend() -> str:
+    """One line per verdict and per kind, saying what it means."""
+    from ..ledger import MEANING, Kind, Verdict
+    from ..ledger.page import KIND_MEANING
+
+    lines = ["Verdicts:"]
+    lines += [f"  {v.value}: {MEANING[v]}" for v in Verdict]
+    lines += ["Kinds:"]
+    lines += [f"  {k.value}: {KIND_MEANING[k]}" for k in Kind]
+    return "\n".join(lines)
+
+
+def _check(frame: pd.DataFrame) -> int:
+    """Print the breaches of the acceptance rules; 1 if any, else 0."""
+    from ..ledger.audit import problems
+
+    found = problems(frame)
+    for p in found:
+        print(p)
+    ledgers = frame[["chapter", "dataset", "profile"]].drop_duplicates().shape[0]
+    where = f"{len(frame)} record(s) of {ledgers} stored ledger(s)"
+    if found:
+        print(f"recmeta: {len(found)} problem(s) in {where}", file=sys.stderr)
+        return 1
+    print(f"no problem in {where}")
+    return 0
+
+
 def _claims(args: argparse.Namespace) -> int:
     from ..ledger import store
 
@@ -140,11 +174,16 @@ def _claims(args: argparse.Namespace) -> int:
         order = {c: i for i, c in enumerate(args.chapters)}
         frame = frame.sort_values("chapter", key=lambda s: s.map(order), kind="stable")
     missing = [c for c in args.chapters if c not in set(frame["chapter"])]
+    status = 0
     if len(frame):
-        if args.json:
+        if args.check:
+            status = _check(frame)
+        elif args.json:
             print(json.dumps(_records(frame), indent=2, ensure_ascii=False))
         else:
             print(_table(frame))
+            print()
+            print(_legend())
     if frame.empty or missing:
         message = _missing_message(missing, args.dataset, profile, args.quick)
         other = "full" if args.quick else "quick"
@@ -167,7 +206,7 @@ def _claims(args: argparse.Namespace) -> int:
             )
         print(f"recmeta: {message}", file=sys.stderr)
         return 2
-    return 0
+    return status
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -187,6 +226,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--quick", action="store_true", help="the quick profile's ledgers (default: full)"
     )
     p.add_argument("--json", action="store_true", help="JSON records instead of a table")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="list the records that break the ledger's acceptance rules (kind and rule named, "
+        "a margin on every value rule, no graded magnitude on other data, every 'agrees' inside "
+        "paper ± margin); exit 1 if any",
+    )
     p.add_argument(
         "--results",
         metavar="DIR",
