@@ -400,6 +400,8 @@ def test_text_of_the_small_study(small_study):
     assert f"Of the {tested} empirical claims graded on both datasets, {tested} get" in \
         v.text.second_dataset(r, ledger, ledger)
     assert v.text.tally({"a": ledger}).startswith(f"On a, the {len(ledger)} claims:")
-    assert v.text.mc_standard_error(0.05, 100_000) == pytest.approx(np.sqrt(0.05 * 0.95 / 1e5))
+    from recmeta.metaeval.significance import monte_carlo_se
+    assert monte_carlo_se(0.05, 100_000) == pytest.approx(np.sqrt(0.05 * 0.95 / 1e5))
+    assert monte_carlo_se(0.05, 100_000, doubled=True) == pytest.approx(np.sqrt(0.05 * 1.95 / 1e5))
     with pytest.raises(KeyError, match="no claim"):
         v.text.cite(ledger, "fig9.none")

@@ -44,6 +44,7 @@ __all__ = [
     "paired_t_test",
     "wilcoxon_test",
     "holm",
+    "monte_carlo_se",
     "p_value_curve",
     "discriminative_power",
     "count_significant",
@@ -171,6 +172,17 @@ def holm(p_values: ArrayLike) -> np.ndarray:
     adjusted = np.empty(m)
     adjusted[order] = np.maximum.accumulate(scaled)
     return adjusted
+
+
+def monte_carlo_se(p: ArrayLike, n_permutations: int, *, doubled: bool = False) -> np.ndarray:
+    """Standard error of a Monte-Carlo p-value from ``B`` random permutations (Efron &
+    Tibshirani 1993, §15): ``√(p(1 − p)/B)`` for the share of permutations at least as extreme;
+    with ``doubled``, for a two-sided p taken as twice a one-sided share,
+    ``2·√((p/2)(1 − p/2)/B) = √(p(2 − p)/B)``."""
+    x = np.asarray(p, dtype=float)
+    if n_permutations < 1 or ((x < 0) | (x > 1)).any():
+        raise ValueError(f"need B >= 1 and p in [0, 1], got B = {n_permutations}")
+    return np.sqrt(x * ((2.0 if doubled else 1.0) - x) / n_permutations)
 
 
 def p_value_curve(p_values: ArrayLike) -> np.ndarray:

@@ -54,7 +54,6 @@ from .values import (
     TAU_MARGIN,
     TAU_ROUNDING,
     label,
-    mc_margin,
 )
 
 __all__ = [
@@ -101,6 +100,5 @@ __all__ = [
     "study",
     "summary",
     "tables",
-    "mc_margin",
     "text",
 ]

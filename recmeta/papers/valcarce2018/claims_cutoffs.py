@@ -7,7 +7,6 @@ minimum; "every metric" claims are conjunctions under Holm's correction (:func:`
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -18,6 +17,7 @@ import numpy as np
 from ...ledger import (
     DERIVED,
     Estimate,
+    Margin,
     Outcome,
     Verdict,
     format_estimate,
@@ -28,6 +28,7 @@ from ...ledger import (
     value_rule,
 )
 from ...metaeval.agreement import offdiag
+from ...metaeval.significance import monte_carlo_se
 from .claims import DP_NEEDS, LEDGER, cut_pair, level_on, usable
 from .estimates import (
     basic_estimate,
@@ -60,7 +61,6 @@ from .values import (
     PAPER_PERMUTATIONS,
     TAU_MARGIN,
     TAU_ROUNDING,
-    mc_margin,
 )
 
 #: how a value claim on τ is read, for the ledger's rule column
@@ -351,24 +351,25 @@ def _(r):
 
 
 def _mc_error(p: float, r: Mapping[str, Any]) -> Outcome:
-    """The paper's quoted error against the standard error √(p(1−p)/B) of our test's
-    Monte-Carlo p-value, as an equivalence with :func:`.values.mc_margin`."""
+    """The paper's quoted error against the standard error of a two-sided Monte-Carlo p-value
+    taken as twice a one-sided share of B permutations, √(p(2−p)/B)
+    (:func:`recmeta.metaeval.significance.monte_carlo_se`), within the printed rounding."""
     printed = PAPER_MC_ERROR[p]
     b = PAPER_PERMUTATIONS
-    se = math.sqrt(p * (1 - p) / b)
+    se = float(monte_carlo_se(p, b, doubled=True))
     out = value_rule(
         printed,
-        Estimate.exact(se, f"standard error √(p(1−p)/B) of a Monte-Carlo p = {p:g}, B = {b:,}"),
-        mc_margin(printed),
-        label="√(p(1−p)/B) =",
+        Estimate.exact(se, f"standard error √(p(2−p)/B) of a two-sided p = {p:g}, B = {b:,}"),
+        Margin.printed(
+            printed, 0.0, "an exact formula: only the rounding of the printed figure is allowed"
+        ),
+        label="√(p(2−p)/B) =",
     )
-    doubled = math.sqrt(p * (2 - p) / b)
-    m = mc_margin(printed)
+    one = float(monte_carlo_se(p, b))
     return with_note(
         out,
-        f"the margin is {format_number(m.rounding, 2)} for the printed digit(s) plus "
-        f"{format_number(m.substantive, 2)}; √(p(2−p)/B) = {format_number(doubled, 3)}, the error "
-        "of a two-sided p taken as twice a one-sided count, matches both printed figures",
+        f"the share of B permutations as a p-value has standard error √(p(1−p)/B) = "
+        f"{format_number(one, 2)}, which the printed figure is not",
     )
 
 
@@ -383,9 +384,9 @@ for _p, _printed in PAPER_MC_ERROR.items():
         paper_value=_printed,
         paper_dataset=DERIVED,
         rule=(
-            "value rule (equivalence): the standard error √(p(1−p)/B) of our test's Monte-Carlo "
-            "p at the paper's B, exact, inside the paper's value ± (half a unit of its last "
-            "printed digit + 10 %)"
+            "value rule (equivalence): the standard error of a two-sided p-value estimated as "
+            "twice a one-sided share of B permutations, √(p(2−p)/B), exact, inside the paper's "
+            "value ± half a unit of its last printed digit"
         ),
     )(partial(_mc_error, _p))
 

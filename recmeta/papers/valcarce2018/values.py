@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...ledger import Margin, half_unit
+from ...ledger import Margin
 
 __all__ = [
     "CHAPTER",
@@ -40,7 +40,6 @@ __all__ = [
     "TAU_MARGIN",
     "TAU_ROUNDING",
     "label",
-    "mc_margin",
 ]
 
 CHAPTER = "robustness"
@@ -186,16 +185,6 @@ DP_MARGIN = Margin(
     "half the smallest DP gap Table 3 reads as an order (P 2.6 before MAP 2.8 on ML-1M): "
     "within it a DP keeps its place among the paper's",
 )
-
-
-def mc_margin(printed: float) -> Margin:
-    """The margin of the Monte-Carlo error the paper quotes (§4): half a unit of its last
-    printed digit (0.0005 for "0.001", 0.000005 for "0.00045") plus 10 % of the value."""
-    return Margin(
-        half_unit(printed),
-        0.1 * printed,
-        "two quoted errors within 10 % of each other say the same about the test's precision",
-    )
 
 
 def label(measure: str) -> str:

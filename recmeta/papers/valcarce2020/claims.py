@@ -38,7 +38,6 @@ imports the three modules in turn).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
@@ -62,6 +61,7 @@ from ...ledger import (
     value_rule,
 )
 from ...metaeval.bootstrap import sign_pvalues
+from ...metaeval.significance import monte_carlo_se
 from .. import register
 from .estimates import (
     area_replicates,
@@ -171,9 +171,8 @@ def _(r):
 
 def _mc_error(p: float, r: Mapping[str, Any]) -> Outcome:
     printed = MC_ERROR[p]
-    # a two-sided p-value estimated as twice the one-sided share of B permutations: its
-    # standard error is 2·√((p/2)(1 − p/2)/B) = √(p(2 − p)/B) (Efron & Tibshirani 1993, §15)
-    se = math.sqrt(p * (2 - p) / N_PERMUTATIONS)
+    # a two-sided p-value estimated as twice the one-sided share of B permutations
+    se = float(monte_carlo_se(p, N_PERMUTATIONS, doubled=True))
     out = value_rule(
         printed,
         Estimate.exact(se, "standard error of a two-sided p-value, √(p(2−p)/B)"),
@@ -181,7 +180,7 @@ def _mc_error(p: float, r: Mapping[str, Any]) -> Outcome:
             printed, 0.0, "an exact formula: only the rounding of the printed figure is allowed"
         ),
     )
-    one = math.sqrt(p * (1 - p) / N_PERMUTATIONS)
+    one = float(monte_carlo_se(p, N_PERMUTATIONS))
     return with_note(
         out,
         f"the share of B permutations as a one-sided p-value has standard error √(p(1−p)/B) "

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 
 from ...ledger import Estimate
 from ...metaeval import agreement, bootstrap
-from ...metaeval.significance import bootstrap_dp_t, evaluated_users
+from ...metaeval.significance import bootstrap_dp_t, evaluated_users, monte_carlo_se
 from ...metrics import GMEAN_FLOOR
 from .folds import AGGREGATES
 
@@ -143,7 +143,7 @@ def dp_mc_halfwidth(pvalues: pd.DataFrame, n_permutations: int, z: float = 1.96)
     correlated; summing the standard errors assumes the worst (perfect) correlation.
     """
     p = pvalues["p"].to_numpy()
-    se = np.sqrt(p * (1 - p) / n_permutations)
+    se = monte_carlo_se(p, n_permutations)
     return (
         pd.Series(z * se, index=pvalues["metric"].to_numpy())
         .groupby(level=0, sort=False)
