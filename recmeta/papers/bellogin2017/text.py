@@ -450,7 +450,7 @@ def p1r_text(study: Study) -> str:
     head, tail = int(p1r.iloc[0]), int(p1r.iloc[-1])
     few, many = int(p1r.min()), int(p1r.max())
     rests = (
-        f"Its value rests on fewer sets in the tail than in the head ({head / tail:.1f} times "
+        f"Its value rests on fewer sets in the tail than in the head ({head / tail:,.1f} times "
         "fewer), and the intervals of the ledger carry that."
         if tail < head
         else "The tail holds at least as many sets as the head here."
