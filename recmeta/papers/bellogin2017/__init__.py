@@ -8,7 +8,8 @@ recommender systems": the statistical-biases chapter's study, ledger and prose.
 - :mod:`~recmeta.papers.bellogin2017.study`: :class:`Study`, the paper's experiments (those of
   §5–§6 in ``study_popularity``, the shared machinery in ``study_base``);
 - :mod:`~recmeta.papers.bellogin2017.evidence`: protocol means with their bootstrap over users;
-- :mod:`~recmeta.papers.bellogin2017.claims` and ``claims_popularity``: :data:`LEDGER`;
+- :mod:`~recmeta.papers.bellogin2017.claims` (§3), ``claims_sparsity`` (§4),
+  ``claims_simulation`` (§5) and ``claims_popularity`` (§6–§7): :data:`LEDGER`, in that order;
 - :mod:`~recmeta.papers.bellogin2017.text` and ``figures``: the chapter's sentences and plots.
 
 Importing the package registers the ledger (:func:`recmeta.papers.register`).
@@ -16,8 +17,10 @@ Importing the package registers the ledger (:func:`recmeta.papers.register`).
 
 from __future__ import annotations
 
-from . import (  # claims_popularity: §5–§7, after §3–§4
+from . import (  # each claims module imports the one before it, so the ledger keeps §3–§7's order
     claims_popularity,
+    claims_simulation,
+    claims_sparsity,
     figures,
     tables,
     text,
@@ -47,6 +50,8 @@ __all__ = [
     "Settings",
     "Study",
     "claims_popularity",
+    "claims_simulation",
+    "claims_sparsity",
     "cost_plan",
     "figures",
     "lift",

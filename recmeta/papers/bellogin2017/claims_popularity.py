@@ -1,11 +1,12 @@
-"""The ledger's claims on the popularity bias (Bellogín, Castells & Cantador 2017, §5–§7: eq. 3's
-consequences, Figs. 5, 7, 8 and 9, the uniform-test split and the 1R identities), registered on
-:data:`recmeta.papers.bellogin2017.claims.LEDGER` after the claims of §3–§4.
+"""The ledger's claims on the popularity bias (Bellogín, Castells & Cantador 2017, §6–§7: Figs. 7,
+8 and 9, the uniform-test split and the 1R identities), registered on
+:data:`recmeta.papers.bellogin2017.claims.LEDGER` after those of §3–§5
+(:mod:`~recmeta.papers.bellogin2017.claims_simulation`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -13,26 +14,25 @@ import pandas as pd
 from scipy import stats
 
 from ...ledger import (
+    DERIVED,
     Estimate,
     Outcome,
     Verdict,
+    dataset_identity,
     format_number,
-    legacy_value_rule,
     not_reproduced,
     order_rule,
     sign_rule,
 )
-from .claims import LEDGER
+from .claims_simulation import LEDGER  # the claims of §3–§5 first
 from .evidence import (
     Getter,
     absent_designs,
-    append_reason,
     boot,
     design_rows,
     exact_bound,
     join_verdicts,
     lift,
-    mean_difference,
     missing_roles,
     order_in,
     settings_of,
@@ -40,179 +40,9 @@ from .evidence import (
     systems_in,
     user_table,
 )
-from .settings import ML1M, NONPERSONALISED, PAPER
+from .settings import ML1M, PAPER
 
 __all__: list[str] = []
-
-
-@LEDGER.claim(
-    "bellogin2017.sec5.1.popularity-best",
-    statement="popularity is the best non-personalised recommender",
-    source="§5.1",
-    paper_value="popularity",
-    paper_dataset="any",
-    rule="order rule (bootstrap intervals over users) on AR TI-AN P@n among popularity, the most "
-    "liked items, the damped mean rating and random",
-    needs=("dataset", "settings", "nonpersonalised"),
-)
-def _best_np(r):
-    f = r["nonpersonalised"]
-    systems = [s for s in NONPERSONALISED if s in set(pd.unique(f["system"]))]
-    return order_rule(order_in(r, f, systems), "popularity")
-
-
-def _alpha(frame: pd.DataFrame, which: str) -> float:
-    return float(frame["alpha"].min() if which == "min" else frame["alpha"].max())
-
-
-def _sim_estimate(
-    r: Mapping[str, Any], alpha: float, stat: Callable[[Getter], Any], systems: Sequence[str]
-) -> Estimate:
-    f = r["simulation"]
-    t = user_table({"a": (f.loc[np.isclose(f["alpha"], alpha)], systems)})
-    return boot(r, t, stat)
-
-
-def _alpha_zero(r: Mapping[str, Any]) -> Outcome | None:
-    if not np.isclose(_alpha(r["simulation"], "min"), 0.0):
-        return not_reproduced("the simulation does not include α = 0 (parameter alphas)")
-    return None
-
-
-@LEDGER.claim(
-    "bellogin2017.fig5.random-alpha0",
-    statement="random 1R P@10 on simulated data with uniform popularity (α = 0)",
-    source="§5.2, Fig. 5 centre",
-    paper_value=PAPER["alpha0_random"],
-    paper_dataset="ML-1M-shaped simulation",
-    rule="value rule on random's 1R TI-NN P@n at α = 0 (bootstrap over simulated users), tolerance "
-    "0.00005 (half a printed digit)",
-    needs=("dataset", "settings", "simulation"),
-)
-def _rnd0(r):
-    return _alpha_zero(r) or legacy_value_rule(
-        PAPER["alpha0_random"],
-        _sim_estimate(r, 0.0, lambda get: get("a", "random"), ["random"]),
-        0.00005,
-        label="random",
-    )
-
-
-@LEDGER.claim(
-    "bellogin2017.fig5.popularity-alpha0",
-    statement="popularity 1R P@10 on simulated data with uniform popularity (α = 0)",
-    source="§5.2, Fig. 5 centre",
-    paper_value=PAPER["alpha0_popularity"],
-    paper_dataset="ML-1M-shaped simulation",
-    rule="value rule on popularity's 1R TI-NN P@n at α = 0 (bootstrap over simulated users), "
-    "tolerance 0.00005",
-    needs=("dataset", "settings", "simulation"),
-)
-def _pop0(r):
-    return _alpha_zero(r) or legacy_value_rule(
-        PAPER["alpha0_popularity"],
-        _sim_estimate(r, 0.0, lambda get: get("a", "popularity"), ["popularity"]),
-        0.00005,
-        label="popularity",
-    )
-
-
-@LEDGER.claim(
-    "bellogin2017.fig5.below-random",
-    statement="with uniform popularity (α = 0) popularity falls slightly below random",
-    source="§5.1–5.2, Fig. 5 centre",
-    paper_value="popularity < random",
-    paper_dataset="ML-1M-shaped simulation",
-    rule="sign rule on popularity − random 1R P@n at α = 0 (paired bootstrap over simulated users)",
-    needs=("dataset", "settings", "simulation"),
-)
-def _below0(r):
-    return _alpha_zero(r) or sign_rule(
-        _sim_estimate(
-            r,
-            0.0,
-            lambda get: get("a", "popularity") - get("a", "random"),
-            ["popularity", "random"],
-        ),
-        "negative",
-        label="popularity − random",
-    )
-
-
-@LEDGER.claim(
-    "bellogin2017.fig5.rises",
-    statement="popularity's precision grows with the popularity skew α",
-    source="§5.2, Fig. 5 centre",
-    paper_value="rises",
-    paper_dataset="ML-1M-shaped simulation",
-    rule="sign rule on popularity's 1R P@n at the largest α minus at the smallest (bootstrap over "
-    "simulated users)",
-    needs=("dataset", "settings", "simulation"),
-)
-def _rises(r):
-    f = r["simulation"]
-    lo, hi = _alpha(f, "min"), _alpha(f, "max")
-    t = user_table({str(a): (f.loc[np.isclose(f["alpha"], a)], ["popularity"]) for a in (lo, hi)})
-    return sign_rule(
-        boot(r, t, lambda get: get(str(hi), "popularity") - get(str(lo), "popularity")),
-        "positive",
-        label=f"P(α={hi:g}) − P(α={lo:g})",
-    )
-
-
-@LEDGER.claim(
-    "bellogin2017.fig5.cf-near-random",
-    statement="kNN and MF stay around random on the simulated data",
-    source="§5.2, Fig. 5 centre",
-    paper_value=0.0,
-    paper_dataset="ML-1M-shaped simulation",
-    rule="value rule on system − random 1R P@n at the largest α (paired bootstrap over simulated "
-    "users) against 0, for MF and user-kNN; the one farther from 0 decides",
-    needs=("dataset", "settings", "simulation"),
-)
-def _cf_random(r):
-    f = r["simulation"]
-    hi = _alpha(f, "max")
-    at = f.loc[np.isclose(f["alpha"], hi)]
-    roles = [x for x in ("MF", "user-kNN") if x in set(pd.unique(at["system"]))]
-    if not roles:
-        return not_reproduced(
-            missing_roles(["MF", "user-kNN"], at) or "no MF or kNN run at the largest α"
-        )
-    ests = [_sim_estimate(r, hi, mean_difference("a", x, "random"), [x, "random"]) for x in roles]
-    outs = [
-        legacy_value_rule(0.0, est, label=f"{x} − random at α={hi:g}")
-        for x, est in zip(roles, ests, strict=True)
-    ]
-    # the outcome whose estimate lies farthest from 0 (the first of equals)
-    worst = outs[max(range(len(outs)), key=lambda k: abs(ests[k].value))]
-    return Outcome(worst.verdict, worst.ours, "; ".join(o.reason for o in outs))
-
-
-@LEDGER.claim(
-    "bellogin2017.fig5.plsa-tracks",
-    statement="pLSA closely matches popularity on the simulated data",
-    source="§5.2, Fig. 5 centre",
-    paper_value=0.0,
-    paper_dataset="ML-1M-shaped simulation",
-    rule="value rule on pLSA − popularity 1R P@n at the largest α (paired bootstrap over simulated "
-    "users) against 0",
-    needs=("dataset", "settings", "simulation"),
-)
-def _plsa_sim(r):
-    f = r["simulation"]
-    hi = _alpha(f, "max")
-    at = f.loc[np.isclose(f["alpha"], hi)]
-    why = missing_roles(["pLSA"], at)
-    if why:
-        return not_reproduced(why)
-    return legacy_value_rule(
-        0.0,
-        _sim_estimate(
-            r, hi, lambda get: get("a", "pLSA") - get("a", "popularity"), ["pLSA", "popularity"]
-        ),
-        label=f"pLSA − popularity at α={hi:g}",
-    )
 
 
 def _ml1m_only(r: Mapping[str, Any], what: str, ours: str) -> Outcome:
@@ -221,46 +51,12 @@ def _ml1m_only(r: Mapping[str, Any], what: str, ours: str) -> Outcome:
         None,
         f"{what} is a property of ML-1M, which is not run here; ours on {r['dataset']}: {ours}",
         ours,
+        rule="none",
     )
 
 
 def _is_ml1m(r: Mapping[str, Any]) -> bool:
-    return str(r["dataset"]).lower() in ("ml-1m", "ml1m", "movielens-1m")
-
-
-@LEDGER.claim(
-    "bellogin2017.fig5.alpha",
-    statement="the popularity skew of MovieLens 1M is α ≈ 1.4",
-    source="§5.2",
-    paper_value=PAPER["alpha"],
-    paper_dataset=ML1M,
-    rule="on ML-1M: value rule on our fitted α (least squares, no interval), tolerance 0.05; "
-    "elsewhere not reproduced",
-    needs=("settings", "dataset", "fit"),
-)
-def _alpha_fit(r):
-    fit = r["fit"]
-    if not _is_ml1m(r):
-        return _ml1m_only(r, "α", f"α = {fit.alpha:.2f} with c2 = {fit.c2:.3g}")
-    return legacy_value_rule(
-        PAPER["alpha"], Estimate.point(fit.alpha, method="least-squares fit"), 0.05, label="α"
-    )
-
-
-@LEDGER.claim(
-    "bellogin2017.fig5.top-liked",
-    statement="the most liked MovieLens item is liked by 32.7 % of the users",
-    source="§5.2, Fig. 5 right",
-    paper_value=PAPER["top_liked"],
-    paper_dataset=ML1M,
-    rule="on ML-1M: value rule on the exact share, tolerance 0.0005; elsewhere not reproduced",
-    needs=("settings", "dataset", "positive_shares"),
-)
-def _top_liked(r):
-    x = r["positive_shares"]["top_liked"]
-    if not _is_ml1m(r):
-        return _ml1m_only(r, "the share", f"{x:.1%}")
-    return legacy_value_rule(PAPER["top_liked"], Estimate.exact(x), 0.0005, label="share")
+    return dataset_identity(str(r["dataset"])) == ML1M
 
 
 @LEDGER.claim(
@@ -311,7 +107,11 @@ def _uniform(r):
         return _ml1m_only(r, "|T| (with η)", text)
     ok = (u["size"], u["eta"]) == (PAPER["uniform_size"], PAPER["uniform_eta"])
     return Outcome(
-        Verdict.AGREES if ok else Verdict.DIFFERS, Estimate.exact(u["size"]), f"ours {text}", text
+        Verdict.AGREES if ok else Verdict.DIFFERS,
+        Estimate.exact(u["size"]),
+        f"ours {text}",
+        text,
+        rule="exact",
     )
 
 
@@ -461,7 +261,11 @@ def _plsa8(r):
         else "; ".join(f"{d}: {outs[d].reason}" for d in bad)
     )
     return Outcome(
-        verdict, outs["1R"].ours, reason, "; ".join(f"{d}: {o.detail}" for d, o in outs.items())
+        verdict,
+        outs["1R"].ours,
+        reason,
+        "; ".join(f"{d}: {o.detail}" for d, o in outs.items()),
+        rule="every order",
     )
 
 
@@ -470,7 +274,7 @@ def _plsa8(r):
     statement="in 1R, MAP is equivalent to MRR",
     source="§6.3",
     paper_value="AP = RR",
-    paper_dataset="any",
+    paper_dataset=DERIVED,
     rule="exact: the largest |AP − RR| over every 1R set and system (metric engine) must be 0",
     needs=("dataset", "settings", "identities"),
 )
@@ -486,7 +290,7 @@ def _map_mrr(r):
     statement="nDCG ignores the relevance grades in 1R, not in AR",
     source="§6.3",
     paper_value="1R: equal; AR: differ",
-    paper_dataset="any",
+    paper_dataset=DERIVED,
     rule="exact, at the graded threshold (several grades of relevance): the largest |nDCG(rating "
     "gain) − nDCG(binary gain)| must be 0 over the 1R sets and above 0 over the AR sets",
     needs=("dataset", "settings", "identities"),
@@ -503,7 +307,7 @@ def _grades(r):
         f"largest gap {format_number(one)} over the 1R sets and {format_number(ar)} over the AR "
         f"sets (threshold {s.graded_threshold:g})"
     )
-    return Outcome(Verdict.AGREES if ok else Verdict.DIFFERS, ours, text)
+    return Outcome(Verdict.AGREES if ok else Verdict.DIFFERS, ours, text, rule="identity")
 
 
 def _fig9_table(
@@ -571,19 +375,18 @@ def _srecall(r):
 
 @LEDGER.claim(
     "bellogin2017.fig9.bpref-1r",
-    statement="in 1R bpref is 1 for every system",
+    statement="in 1R, where no non-relevant item is judged, bpref is 1 for every system",
     source="§7",
     paper_value=1.0,
-    paper_dataset=ML1M,
-    rule="value rule on the smallest 1R TI-NN bpref over the systems (bootstrap over users) "
-    "against 1",
-    needs=("dataset", "settings", "fig9"),
+    paper_dataset=DERIVED,
+    rule="exact: on 1R TI-NN sets whose only judged item is the relevant one (metric engine), the "
+    "largest |bpref − 1| over every set and system must be 0",
+    needs=("dataset", "settings", "identities"),
 )
 def _bpref_1r(r):
-    f = design_rows(r["fig9"], "1R TI-NN")
-    systems = systems_in(f)
-    t = _fig9_table(r, "1R TI-NN", ["bpref"], systems)
-    ests = {sy: boot(r, t, system_mean("bpref", sy)) for sy in systems}
-    sy = min(ests, key=lambda k: ests[k].value)
-    judged = "our 1R sets sample their non-relevant items among judged and unjudged ones alike"
-    return append_reason(legacy_value_rule(1.0, ests[sy], label=f"{sy}'s bpref"), judged)
+    f = r["identities"]
+    f = f.loc[f["design"] == "1R TI-NN"]
+    if "bpref" not in f.columns:
+        raise ValueError("the identities results hold no bpref column; rerun Study.identities")
+    gap = float((f["bpref"] - 1.0).abs().max())
+    return exact_bound(gap, 0.0, f"the largest |bpref − 1| over {len(f)} sets")

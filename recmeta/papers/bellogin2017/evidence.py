@@ -11,6 +11,7 @@ splits (:func:`over_splits`); closed forms and counts are exact.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ __all__ = [
     "absent_designs",
     "append_reason",
     "boot",
+    "boot_replicates",
     "design_rows",
     "exact_bound",
     "interval",
@@ -98,7 +100,8 @@ def protocol_interval(
     level: float = 0.95,
     seed: int = 0,
     what: str = "users",
-) -> Estimate:
+    replicates: bool = False,
+) -> Any:
     """Percentile bootstrap over users of a statistic of protocol means.
 
     ``statistic(get)`` computes the quantity from ``get(label, system)``, the protocol mean of
@@ -106,6 +109,7 @@ def protocol_interval(
     evaluated on all users (the value) and on ``resamples`` replicates of the users drawn with
     replacement (:func:`recmeta.metaeval.bootstrap.bootstrap_sums`; the interval: their
     ``(1 ± level)/2`` quantiles). Replicates in which a configuration has no set are skipped.
+    With ``replicates`` the finite replicates come back too: ``(estimate, replicates)``.
     """
     x = table.to_numpy(dtype=float)
     n = len(x)
@@ -122,12 +126,13 @@ def protocol_interval(
 
     value, reps = bootstrap.bootstrap_sums(x, on_sums, n_resamples=resamples, seed=seed)
     r = reps[np.isfinite(reps)]
-    return Estimate.from_samples(
+    est = Estimate.from_samples(
         r,
         level,
         value=float(value),
         method=f"percentile bootstrap over {n} {what} ({len(r)} resamples), {level * 100:g} %",
     )
+    return (est, r) if replicates else est
 
 
 def protocol_estimate(
@@ -177,8 +182,8 @@ def over_splits(values: Iterable[float], what: str = "splits") -> Estimate:
 
 
 def append_reason(out: Outcome, text: str) -> Outcome:
-    """``out`` with ``text`` added to its reason."""
-    return Outcome(out.verdict, out.ours, f"{out.reason}; {text}", out.detail)
+    """``out`` with ``text`` added to its reason (its rule and margin kept)."""
+    return replace(out, reason=f"{out.reason}; {text}")
 
 
 def join_verdicts(parts: list[Outcome]) -> Verdict:
@@ -201,7 +206,21 @@ def boot(
 ) -> Estimate:
     """:func:`protocol_interval` with the resamples, level and seed of the results' settings."""
     s = settings_of(results)
-    return protocol_interval(table, statistic, resamples=s.resamples, level=s.level, seed=s.seed)
+    est: Estimate = protocol_interval(
+        table, statistic, resamples=s.resamples, level=s.level, seed=s.seed
+    )
+    return est
+
+
+def boot_replicates(
+    results: Mapping[str, Any], table: pd.DataFrame, statistic: Callable[[Getter], Any]
+) -> tuple[Estimate, np.ndarray]:
+    """:func:`boot` with the bootstrap replicates (for one-sided p-values of a sign)."""
+    s = settings_of(results)
+    est, reps = protocol_interval(
+        table, statistic, resamples=s.resamples, level=s.level, seed=s.seed, replicates=True
+    )
+    return est, reps
 
 
 def design_rows(frame: pd.DataFrame, name: str, column: str = "design") -> pd.DataFrame:
@@ -238,7 +257,8 @@ def missing_roles(roles: Iterable[str], frame: pd.DataFrame) -> str | None:
 
 
 def exact_bound(value: float, bound: float, label: str, below: bool = True) -> Outcome:
-    """Agrees when an exact ``value`` is at most (``below``) or at least ``bound``."""
+    """Agrees when an exact ``value`` is at most (``below``) or at least ``bound`` (rule
+    ``bound``; a derivation reads it as holds or fails)."""
     ours = Estimate.exact(value)
     ok = value <= bound + 1e-12 if below else value >= bound - 1e-12
     side = "at most" if below else "at least"
@@ -247,6 +267,7 @@ def exact_bound(value: float, bound: float, label: str, below: bool = True) -> O
         verdict,
         ours,
         f"{label} {format_number(value)} is {'' if ok else 'not '}{side} {format_number(bound)}",
+        rule="bound",
     )
 
 

@@ -196,8 +196,9 @@ class PopularityStudy(StudyBase):
         return out
 
     def identities(self) -> pd.DataFrame:
-        """AP and RR in 1R (§6.3: MAP ≡ MRR), and nDCG with rating and binary gains in 1R and AR,
-        at the graded threshold (relevant items of two or more grades), from the metric engine."""
+        """AP and RR in 1R (§6.3: MAP ≡ MRR), bpref in 1R with only the relevant item judged
+        (§7: then 1), and nDCG with rating and binary gains in 1R and AR, at the graded threshold
+        (relevant items of two or more grades), from the metric engine."""
         s = self.s
         sp = coin_flip(self.ratings, s.sigma, seed=s.seed)
         rows = []
@@ -211,7 +212,7 @@ class PopularityStudy(StudyBase):
                 "1R TI-NN",
                 "1R",
                 s.graded_threshold,
-                ["AP", "RR", lin, binary],
+                ["AP", "RR", "bpref", lin, binary],
                 "judged",
                 self.systems,
             ),

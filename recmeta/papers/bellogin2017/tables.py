@@ -13,6 +13,7 @@ from .study import Study
 from .trials import summarise
 
 __all__ = [
+    "ai_ti_table",
     "eq3_table",
     "fig2_table",
     "fig8_designs",
@@ -26,9 +27,35 @@ __all__ = [
 
 
 def fig2_table(study: Study) -> pd.DataFrame:
-    """Mean P@n over splits, designs × systems (Fig. 2)."""
+    """Mean P@n over splits, designs × systems (Fig. 2), with the number of splits each design's
+    baselines ran on (the designs over all items run on fewer)."""
     split = summarise(study.results["fig2"], by=["design"])
-    return split.groupby(["design", "system"])["P"].mean().unstack("system")[study.order]
+    table = split.groupby(["design", "system"])["P"].mean().unstack("system")[study.order]
+    base = split.loc[split["system"].isin(["popularity", "random"])]
+    table["splits"] = base.groupby("design")["seed"].nunique()
+    return table
+
+
+def ai_ti_table(study: Study) -> pd.DataFrame:
+    """AR P@n under AI-AN and TI-AN on the splits both designs ran on, and the relative change
+    TI/AI − 1, per system (the comparison of §3.3 on the same splits); empty when AI-AN did not
+    run. The chapter's sentence on AI against TI reads this table."""
+    split = summarise(study.results["fig2"], by=["design"])
+    ai = split.loc[split["design"] == "AR AI-AN"]
+    ti = split.loc[split["design"] == "AR TI-AN"]
+    both = ai.merge(ti, on=["system", "seed"], suffixes=(" AI", " TI"))
+    if both.empty:
+        return pd.DataFrame(columns=["AI-AN", "TI-AN", "change", "splits"], dtype=float)
+    means = both.groupby("system")[["P AI", "P TI"]].mean()
+    out = pd.DataFrame(
+        {
+            "AI-AN": means["P AI"],
+            "TI-AN": means["P TI"],
+            "change": means["P TI"] / means["P AI"] - 1,
+            "splits": both.groupby("system")["seed"].nunique(),
+        }
+    )
+    return out.loc[[s for s in study.order if s in out.index]]
 
 
 def formula_table(study: Study) -> pd.DataFrame:
