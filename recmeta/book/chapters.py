@@ -66,7 +66,7 @@ def profile(default: str = "full") -> str:
 
 #: chapters that need graded relevance, and why; they refuse implicit-feedback data
 GRADED_ONLY: dict[str, str] = {
-    "statistical-biases": "its protocols make relevance from a rating threshold (4 stars and up)",
+    "statistical-biases": "relevance is a rating threshold (5 stars by default)",
     "assessing-ranking-metrics": "relevance is a rating threshold and ERR weighs the grades",
     "multigraded-relevance": "µAP, NDCNG and nDCG with rating gains need several grades",
 }

@@ -132,7 +132,7 @@ def _table(frame: pd.DataFrame) -> str:
 def _legend() -> str:
     """One line per verdict and per kind, saying what it means."""
     from ..ledger import MEANING, Kind, Verdict
-    from ..ledger.page import KIND_MEANING
+    from ..ledger.kinds import KIND_MEANING
 
     lines = ["Verdicts:"]
     lines += [f"  {v.value}: {MEANING[v]}" for v in Verdict]

@@ -24,6 +24,7 @@ from ..data.registry import REGISTRY
 
 __all__ = [
     "Kind",
+    "KIND_MEANING",
     "DERIVED",
     "ELSEWHERE",
     "dataset_identity",
@@ -39,6 +40,23 @@ class Kind(StrEnum):
     REPLICATION = "replication"
     TRANSFER = "transfer"
 
+
+#: what each kind of claim means, for the page's legend and ``recmeta claims``
+KIND_MEANING: dict[Kind, str] = {
+    Kind.DERIVATION: (
+        "a mathematical statement the book verifies (identity, bound, closed form against "
+        "simulation); it holds or fails and is never counted as a replication"
+    ),
+    Kind.REPLICATION: (
+        "our data is the paper's data, or the setting does not depend on data (the paper's toy "
+        "example, a simulation with its own parameters); values, orders and signs are graded"
+    ),
+    Kind.TRANSFER: (
+        "the paper's statement tested on other data; directions, orders, signs and shapes are "
+        "graded, magnitudes are shown beside the paper's and not graded, unless the claim says "
+        "why its quantity does not depend on the data"
+    ),
+}
 
 #: the ``paper_dataset`` of a mathematical statement (no data involved)
 DERIVED = "derivation"

@@ -23,31 +23,15 @@ import numpy as np
 import pandas as pd
 
 from .figures import CAPTIONS
-from .kinds import Kind
+from .kinds import KIND_MEANING, Kind
 from .rules import MEANING, Verdict
 from .table import COLUMNS, cell as _cell, ours_text, paper_text
 
-__all__ = ["DATASETS", "KIND_MEANING", "book_rows", "legend", "tallies", "ledger_page"]
+__all__ = ["DATASETS", "book_rows", "legend", "tallies", "ledger_page"]
 
 #: the datasets the book's build evaluates every ledger on
 DATASETS: tuple[str, ...] = ("ml-100k", "ml-latest-small")
 
-#: what each kind of claim means, for the page's legend and ``recmeta claims``
-KIND_MEANING: dict[Kind, str] = {
-    Kind.DERIVATION: (
-        "a mathematical statement the book verifies (identity, bound, closed form against "
-        "simulation); it holds or fails and is never counted as a replication"
-    ),
-    Kind.REPLICATION: (
-        "our data is the paper's data, or the setting does not depend on data (the paper's toy "
-        "example, a simulation with its own parameters); values, orders and signs are graded"
-    ),
-    Kind.TRANSFER: (
-        "the paper's statement tested on other data; directions, orders, signs and shapes are "
-        "graded, magnitudes are shown beside the paper's and not graded, unless the claim says "
-        "why its quantity does not depend on the data"
-    ),
-}
 
 _ALT = {
     "verdicts": "Stacked bars of the verdicts per chapter, kind of claim and dataset",

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from .estimate import Estimate, format_estimate, format_number, format_paper
+from .kinds import DERIVED
 from .rules import Verdict
 
 __all__ = [
@@ -75,7 +76,8 @@ def paper_text(row: Mapping[str, Any]) -> str:
     if isinstance(margin, (int, float)) and not pd.isna(margin):
         value += f" ± {format_number(float(margin), 2)}"
     ds = row.get("paper_dataset")
-    return f"{value} ({ds})" if isinstance(ds, str) and ds else value
+    # a derivation has no dataset to name: the kind column says what it is
+    return f"{value} ({ds})" if isinstance(ds, str) and ds and ds != DERIVED else value
 
 
 def cell(text: object) -> str:
