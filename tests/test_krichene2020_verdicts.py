@@ -209,3 +209,26 @@ def test_value_claims_declare_their_margins(toy_results):  # noqa: F811
 def test_orders_in_the_text_are_interval_groups():
     assert text.exact_order({"A": 1.0, "B": 1.0003, "C": 2.0}, 0.0005) == "C > B ≈ A"
     assert text.exact_order({"A": 3.0, "B": 2.0, "C": 1.0}) == "A > B > C"
+
+
+@pytest.mark.parametrize("scales, verdict", [
+    ((1, 2, 4, 8), Verdict.AGREES),          # the sd doubles at every step
+    ((1, 2, 0.5, 8), Verdict.DIFFERS),       # one step clearly falls
+    ((1, 1, 1, 1), Verdict.INCONCLUSIVE),    # no change to establish
+])
+def test_variance_grows_is_a_holm_conjunction_of_sd_ratios(monkeypatch, scales, verdict):
+    from recmeta.papers.krichene2020 import claims_corrections
+
+    steps = ["BV 1", "BV 0.1", "BV 0.01", "BV 0.001"]
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(200, 3))
+    # the same draws scaled: each step multiplies the sd exactly (or keeps it)
+    frames = {(m, e): pd.DataFrame(base * sc, columns=["X", "Y", "Z"])
+              for m in kr.TOP_HEAVY for e, sc in zip(steps, scales, strict=True)}
+    monkeypatch.setattr(claims_corrections, "repetitions_wide",
+                        lambda st, m, e: frames[(m, e)])
+    study = SimpleNamespace(systems=("X", "Y", "Z"), estimators=steps, repetitions=200)
+    out = kr.LEDGER["krichene2020.s6.3.variance-grows"].outcome(
+        {"real": study, "settings": kr.Settings(n_resamples=1999, level=0.95, seed=1)})
+    assert out.verdict == verdict, out.reason
+    assert out.rule == "every sign" and "27" in out.detail

@@ -37,7 +37,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...ledger import Estimate, Ledger, Outcome, Verdict, every, sign_rule, store, to_markdown
+from ...ledger import (
+    Estimate,
+    Ledger,
+    Outcome,
+    Verdict,
+    every,
+    not_reproduced,
+    sign_rule,
+    store,
+    to_markdown,
+)
 from ...metaeval.bootstrap import bootstrap_sums, sign_pvalues
 from ...sampled import TIE_RULES, check_ties
 from .. import register
@@ -242,11 +252,9 @@ def exact_diff(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> Es
 def needs_xyz(study: RealStudy) -> Outcome | None:
     """*Not reproduced* when the study lacks the paper's X, Y, Z; else ``None``."""
     if not {"X", "Y", "Z"} <= set(study.systems):
-        return Outcome(
-            Verdict.NOT_REPRODUCED,
-            None,
+        return not_reproduced(
             "the claim is about the paper's recommenders X, Y, Z; this run has "
-            f"{', '.join(study.systems)}",
+            f"{', '.join(study.systems)}"
         )
     return None
 

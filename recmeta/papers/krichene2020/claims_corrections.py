@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from ...ledger import DERIVED, Estimate, Outcome, Verdict, not_reproduced
+from ...metaeval.bootstrap import sign_pvalues
 from . import claims_movielens  # noqa: F401  (its claims come first in the ledger)
 from .claims import LEDGER, Part, all_signs, mc_part, needs_xyz, rep_part, wilson
 from .claims_movielens import ML1M
@@ -81,7 +82,7 @@ def _low_bias(r: Mapping[str, Any]) -> Outcome:
     low = [e for e in ("cls", "BV 0.01", "BV 0.001") if e in st.estimators]
     high = [e for e in ("rank-estimate", "BV 1") if e in st.estimators]
     if not low or not high:
-        return Outcome(Verdict.NOT_REPRODUCED, None, "the chapter did not run these corrections")
+        return not_reproduced("the chapter did not run these corrections")
     wl, wh = {e: worst(e) for e in low}, {e: worst(e) for e in high}
     ok = max(wl.values()) < min(wh.values())
     text = ", ".join(f"{e}: {v * 100:.0f} %" for e, v in {**wl, **wh}.items())
@@ -140,7 +141,7 @@ def _low_gamma(r: Mapping[str, Any]) -> Outcome:
             hi, lo = ("Y", "X") if ex.loc[m, "Y"] >= ex.loc[m, "X"] else ("X", "Y")
             parts[f"{e} {m} {hi} − {lo}"] = rep_part(st, m, e, hi, lo, s.level)
     if not parts:
-        return Outcome(Verdict.NOT_REPRODUCED, None, "BV 0.01 and BV 0.001 were not run")
+        return not_reproduced("BV 0.01 and BV 0.001 were not run")
     return all_signs(parts, alpha=1 - s.level)
 
 
@@ -174,29 +175,39 @@ def _re_equal(r: Mapping[str, Any]) -> Outcome:
     source="§6.3, §7, Table 3",
     paper_value="sd grows as γ falls",
     paper_dataset=ML1M,
-    rule="standard deviation over repetitions grows at every step BV 1 → 0.1 → 0.01 → 0.001, for "
-    "every system and top-heavy metric",
-    needs=("real",),
+    rule="log ratio of the standard deviations over repetitions at each step BV 1 → 0.1 → 0.01 → "
+    "0.001, for every system and top-heavy metric, positive at every step: bootstrap over "
+    "repetitions (paired across estimators), Holm across the steps",
+    needs=("real", "settings"),
 )
 def _var_grows(r: Mapping[str, Any]) -> Outcome:
-    st = r["real"]
+    st, s = r["real"], r["settings"]
     steps = [e for e in ("BV 1", "BV 0.1", "BV 0.01", "BV 0.001") if e in st.estimators]
-    if len(steps) < 2 or st.repetitions < 2:
-        return Outcome(Verdict.NOT_REPRODUCED, None, "needs two BV corrections and two repetitions")
-    good = total = 0
+    if len(steps) < 2 or st.repetitions < 3:
+        return not_reproduced("needs two BV corrections and three repetitions")
+    rng = np.random.default_rng(s.seed)
+    parts = {}
     for m in TOP_HEAVY:
-        sds = [repetitions_wide(st, m, e).std(ddof=1) for e in steps]
+        wide = [repetitions_wide(st, m, e) for e in steps]
+        idx = rng.integers(0, len(wide[0]), size=(s.n_resamples, len(wide[0])))
         for sy in st.systems:
-            seq = [float(x[sy]) for x in sds]
-            total += 1
-            good += all(a < b for a, b in pairwise(seq))
-    return Outcome(
-        Verdict.AGREES if good == total else Verdict.DIFFERS,
-        Estimate.exact(good, "count"),
-        f"the sd grows at every step for {good} of {total} system–metric pairs",
-        f"{good}/{total}",
-        rule="count",
-    )
+            v = np.stack([w[sy].to_numpy() for w in wide])  # steps × repetitions
+            sd = v.std(axis=1, ddof=1)
+            boot = v[:, idx].std(axis=2, ddof=1)  # steps × resamples
+            for k, (a, b) in enumerate(pairwise(steps)):
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    reps = np.log(boot[k + 1] / boot[k])
+                    value = float(np.log(sd[k + 1] / sd[k]))
+                if not np.isfinite(value) or not np.isfinite(reps).all():
+                    return not_reproduced(f"a standard deviation of {sy} on {m} is 0")
+                est = Estimate.from_samples(
+                    reps,
+                    s.level,
+                    value=value,
+                    method=f"log sd ratio, percentile bootstrap over {v.shape[1]} repetitions",
+                )
+                parts[f"{m} {sy} {a} → {b}"] = Part(est, *sign_pvalues(reps))
+    return all_signs(parts, alpha=1 - s.level)
 
 
 # Fig. 6 and Table 4: orders of pairs
@@ -299,7 +310,7 @@ def _table4_bv(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     est = f"BV {PAPER['fig6_bv_gamma']:g}"
     if est not in st.estimators:
-        return Outcome(Verdict.NOT_REPRODUCED, None, f"{est} was not run")
+        return not_reproduced(f"{est} was not run")
     sh = shares(st)
     sh = sh[sh["estimator"] == est].dropna(subset=["agreement"])
     R = st.repetitions
@@ -341,7 +352,7 @@ def _table4_re(r: Mapping[str, Any]) -> Outcome:
     st = r["real"]
     sh = shares(st).pivot_table(index=["pair", "metric"], columns="estimator", values="agreement")
     if "rank-estimate" not in sh:
-        return Outcome(Verdict.NOT_REPRODUCED, None, "the rank estimate was not run")
+        return not_reproduced("the rank estimate was not run")
     R = st.repetitions
     a, b = sh["rank-estimate"], sh["sampled"]
     se = np.sqrt(np.maximum(a * (1 - a) + b * (1 - b), 1.0 / R) / R)
@@ -381,7 +392,7 @@ def _several(r: Mapping[str, Any]) -> Outcome:
     sim = mu.sim
     ests = [e for e in sim["estimator"].unique() if str(e).startswith("BV")]
     if not ests:
-        return Outcome(Verdict.NOT_REPRODUCED, None, "no BV correction in the several-items study")
+        return not_reproduced("no BV correction in the several-items study")
     est = ests[0]
     parts = {}
     for metric in sim["metric"].unique():

@@ -13,7 +13,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...ledger import DERIVED, Estimate, Margin, Outcome, Verdict, format_number, value_rule
+from ...ledger import (
+    DERIVED,
+    Estimate,
+    Margin,
+    Outcome,
+    Verdict,
+    format_number,
+    not_reproduced,
+    value_rule,
+)
 from .claims import LEDGER, ruled
 from .example import (
     auc_gap,
@@ -143,11 +152,7 @@ def _table2_parts(r: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, int
 def _table2_means(r: Mapping[str, Any]) -> Outcome:
     expected, _, _ = _table2_parts(r)
     if r["toy"].m != TOY_M:
-        return Outcome(
-            Verdict.NOT_REPRODUCED,
-            None,
-            f"the chapter samples m = {r['toy'].m}, Table 2 m = {TOY_M}",
-        )
+        return not_reproduced(f"the chapter samples m = {r['toy'].m}, Table 2 m = {TOY_M}")
     zs = []
     for s, row in TABLE2.items():
         for i, metric in enumerate(TOY_METRICS):
@@ -182,13 +187,9 @@ def _table2_means(r: Mapping[str, Any]) -> Outcome:
 def _table2_sd(r: Mapping[str, Any]) -> Outcome:
     _, sim, reps = _table2_parts(r)
     if r["toy"].m != TOY_M:
-        return Outcome(
-            Verdict.NOT_REPRODUCED,
-            None,
-            f"the chapter samples m = {r['toy'].m}, Table 2 m = {TOY_M}",
-        )
+        return not_reproduced(f"the chapter samples m = {r['toy'].m}, Table 2 m = {TOY_M}")
     if reps < 2:
-        return Outcome(Verdict.NOT_REPRODUCED, None, "a single repetition has no spread")
+        return not_reproduced("a single repetition has no spread")
     inside, worst = 0, 0.0
     for s, row in TABLE2.items():
         for i, metric in enumerate(TOY_METRICS):

@@ -21,6 +21,7 @@ from ...ledger import (
     Verdict,
     format_estimate,
     format_number,
+    not_reproduced,
     value_rule,
 )
 from . import claims_example  # noqa: F401  (its claims come first in the ledger)
@@ -301,7 +302,7 @@ def _bias_not_var(r: Mapping[str, Any]) -> Outcome:
                 abs(float(w[sys_].mean()) - ex.loc[metric, sys_]) / sd if sd > 0 else float("inf")
             )
     if any(np.isnan(ratios)):
-        return Outcome(Verdict.NOT_REPRODUCED, None, "one repetition has no standard deviation")
+        return not_reproduced("one repetition has no standard deviation")
     worst = min(ratios)
     return Outcome(
         Verdict.AGREES if worst > 3 else Verdict.DIFFERS,
