@@ -42,11 +42,13 @@ def test_every_claim_declares_its_setting_and_gets_its_kind():
             assert c.kind("ml-100k") == c.kind("/tmp/own.csv") == "replication", c.id
 
 
-def test_no_legacy_value_rule_and_no_order_text_in_the_sentences():
+def test_no_legacy_value_rule_and_orders_written_by_format_order():
     for path in PKG.glob("*.py"):
-        assert "legacy_value_rule" not in path.read_text(), path.name
-    for name in ("text.py", "text_ledger.py"):
-        assert not re.search(r"\border_text\(|\bpaper_order\(", (PKG / name).read_text()), name
+        code = path.read_text()
+        assert "legacy_value_rule" not in code, path.name
+        # no order joined by hand: every order is written by recmeta.ledger.format_order
+        assert not re.search(r"""["'](>|<|=| > | < )["']\.join""", code), path.name
+    assert "return format_order(" in (PKG / "paper.py").read_text()
 
 
 def test_the_tie_rule_is_chosen_on_a_principle_not_on_a_figure():
@@ -207,8 +209,11 @@ def test_value_claims_declare_their_margins(toy_results):  # noqa: F811
 
 
 def test_orders_in_the_text_are_interval_groups():
-    assert text.exact_order({"A": 1.0, "B": 1.0003, "C": 2.0}, 0.0005) == "C > B ≈ A"
-    assert text.exact_order({"A": 3.0, "B": 2.0, "C": 1.0}) == "A > B > C"
+    assert kr.order_text({"A": 1.0, "B": 1.0003, "C": 2.0}, 0.0005) == "C > B ≈ A"
+    assert kr.order_text({"A": 3.0, "B": 2.0, "C": 1.0}) == "A > B > C"
+    # a gap just over the tolerance separates, one at it does not
+    assert kr.order_text({"A": 1.0, "B": 1.0006}, 0.0005) == "B > A"
+    assert kr.order_key(kr.order_text({"A": 1.0, "B": 1.0005}, 0.0006)) == (frozenset("AB"),)
 
 
 @pytest.mark.parametrize("scales, verdict", [

@@ -84,6 +84,7 @@ from .paper import (
     TOY_N,
     TOY_RANKS,
     TOY_REPETITIONS,
+    order_key,
     order_text,
     paper_order,
 )
@@ -132,6 +133,7 @@ __all__ = [
     "m_grid",
     "multi_approximation",
     "multi_table",
+    "order_key",
     "order_text",
     "orders_by_m",
     "paper_order",

@@ -42,6 +42,7 @@ from .paper import (
     TOY_M,
     TOY_METRICS,
     TOY_REPETITIONS,
+    order_key,
     order_text,
 )
 
@@ -223,7 +224,8 @@ def _table2_sd(r: Mapping[str, Any]) -> Outcome:
 def _ap_reversed(r: Mapping[str, Any]) -> Outcome:
     e = toy_expected(r["toy"], r["toy"].m, ["AP"]).loc["AP"]
     order = order_text(e.to_dict())
-    ok = order[0] == "A" and order[-1] == "C"
+    key = order_key(order)
+    ok = key[0] == {"A"} and key[-1] == {"C"}
     return Outcome(
         Verdict.AGREES if ok else Verdict.DIFFERS,
         None,
@@ -272,7 +274,7 @@ def _fig2(
     toy = r["toy"]
     ms = [m] if isinstance(m, int) else list(m)
     orders = [order_text(toy_expected(toy, mm, ["AP"]).loc["AP"].to_dict(), tol) for mm in ms]
-    bad = [(mm, o) for mm, o in zip(ms, orders, strict=True) if o != want]
+    bad = [(mm, o) for mm, o in zip(ms, orders, strict=True) if order_key(o) != order_key(want)]
     where = f"m = {ms[0]}" if len(ms) == 1 else f"every m from {ms[0]} to {ms[-1]}"
     if not bad:
         return Outcome(
@@ -299,7 +301,7 @@ def _fig2(
 )
 @ruled("order")
 def _fig2_small(r: Mapping[str, Any]) -> Outcome:
-    return _fig2(r, list(range(1, PAPER["fig2_ap_small"])), "A>C>B")
+    return _fig2(r, list(range(1, PAPER["fig2_ap_small"])), "A > C > B")
 
 
 @LEDGER.claim(
@@ -314,7 +316,7 @@ def _fig2_small(r: Mapping[str, Any]) -> Outcome:
 )
 @ruled("order")
 def _fig2_200(r: Mapping[str, Any]) -> Outcome:
-    return _fig2(r, PAPER["fig2_ap_mid"], "A>B>C")
+    return _fig2(r, PAPER["fig2_ap_mid"], "A > B > C")
 
 
 @LEDGER.claim(
@@ -329,7 +331,7 @@ def _fig2_200(r: Mapping[str, Any]) -> Outcome:
 )
 @ruled("order")
 def _fig2_500(r: Mapping[str, Any]) -> Outcome:
-    return _fig2(r, PAPER["fig2_ap_late"], "C>A>B")
+    return _fig2(r, PAPER["fig2_ap_late"], "C > A > B")
 
 
 @LEDGER.claim(
@@ -344,7 +346,7 @@ def _fig2_500(r: Mapping[str, Any]) -> Outcome:
 )
 @ruled("order")
 def _fig2_large(r: Mapping[str, Any]) -> Outcome:
-    return _fig2(r, r["toy"].n - 1, "C>A=B", tol=0.0005)
+    return _fig2(r, r["toy"].n - 1, "C > A ≈ B", tol=0.0005)
 
 
 @LEDGER.claim(
@@ -426,7 +428,7 @@ def _m1(r: Mapping[str, Any]) -> Outcome:
     auc = order_text(toy_exact(toy, ["AUC"]).loc["AUC"].to_dict(), 1e-12)
     sm = toy_expected(toy, 1, ["AP", "NDCG", "NDCG@10", "Recall@1"])
     orders = {m: order_text(sm.loc[m].to_dict(), 1e-12) for m in sm.index}
-    bad = {m: o for m, o in orders.items() if o != auc}
+    bad = {m: o for m, o in orders.items() if order_key(o) != order_key(auc)}
     text = f"exact AUC {auc}; " + ", ".join(f"{m}: {o}" for m, o in orders.items())
     return Outcome(Verdict.AGREES if not bad else Verdict.DIFFERS, None, text, auc)
 

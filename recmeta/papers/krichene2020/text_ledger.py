@@ -87,14 +87,14 @@ def datasets_differ_text(
 
 
 def real_claims_text(frame: pd.DataFrame, study: RealStudy) -> str:
-    """The real-data claims that are not graded "agrees", and why our data differ from the
+    """The real-data claims that neither agree nor hold, and why our data differ from the
     paper's."""
     real_ids = [c.id for c in LEDGER if "real" in c.needs or "real_multi" in c.needs]
     real = frame[frame["claim"].isin(real_ids)]
-    missed = real[real["verdict"] != "agrees"]
+    missed = real[~real["verdict"].isin(["agrees", "holds"])]
     tally = ", ".join(f"{v} {k}" for k, v in counts(real).items() if v)
     listed = "; ".join(f"*{r.statement}* ({r.verdict})" for r in missed.itertuples())
-    rest = f"; these are not graded agrees: {listed}" if len(missed) else ""
+    rest = f"; these neither agree nor hold: {listed}" if len(missed) else ""
     return (
         f"The {len(real_ids)} claims on real data read on {study.dataset}: {tally}{rest}. The "
         "reasons are in the ledger's last column. "
