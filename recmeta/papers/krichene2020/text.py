@@ -369,7 +369,8 @@ def dependence_text(dependence: pd.DataFrame, ties: str) -> str:
     moved = dependence[dependence["depends on ties"]]
     head = (
         "Each real-data claim of the ledger evaluated under every tie rule on the same draws "
-        f"(claims on the order study and the several-items study ran under *{ties}* only). "
+        f"(the order study ran under *{ties}* only, the several-items study under its own "
+        "deterministic rule, so their claims are left out of the other columns). "
     )
     if not len(moved):
         return f"{head}None of the {len(dependence)} verdicts changes with the rule."
