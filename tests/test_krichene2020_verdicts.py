@@ -237,3 +237,29 @@ def test_variance_grows_is_a_holm_conjunction_of_sd_ratios(monkeypatch, scales, 
         {"real": study, "settings": kr.Settings(n_resamples=1999, level=0.95, seed=1)})
     assert out.verdict == verdict, out.reason
     assert out.rule == "every sign" and "27" in out.detail
+
+
+def _shares(re_share: list[float], raw_share: list[float]) -> pd.DataFrame:
+    rows = []
+    for k, (a, b) in enumerate(zip(re_share, raw_share, strict=True)):
+        for est, v in (("rank-estimate", a), ("sampled", b)):
+            rows.append({"pair": f"pair {k}", "metric": "Recall@10", "estimator": est,
+                         "agreement": v})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("re_share, raw_share, verdict", [
+    ([0.9] * 12, [0.5] * 12, Verdict.AGREES),
+    # one comparison worse by z ≈ 2.2: alone "clearly worse", not after Holm over 12
+    ([0.9] * 11 + [0.79], [0.5] * 11 + [0.9], Verdict.AGREES),
+    ([0.9] * 11 + [0.4], [0.5] * 11 + [0.95], Verdict.DIFFERS),
+    ([0.7] * 12, [0.7] * 12, Verdict.INCONCLUSIVE),
+])
+def test_table4_rank_estimate_under_holm(monkeypatch, re_share, raw_share, verdict):
+    from recmeta.papers.krichene2020 import claims_corrections
+
+    monkeypatch.setattr(claims_corrections, "shares", lambda st: _shares(re_share, raw_share))
+    study = SimpleNamespace(repetitions=100)
+    out = kr.LEDGER["krichene2020.table4.rank-estimate"].outcome(
+        {"real": study, "settings": kr.Settings(level=0.95)})
+    assert out.verdict == verdict, out.reason
