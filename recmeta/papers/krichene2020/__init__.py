@@ -11,7 +11,8 @@ chapter's study, claims and sentences.
   the paper's;
 - :mod:`.claims` (the ledger, registered on import, and its helpers), :mod:`.claims_example`,
   :mod:`.claims_movielens`, :mod:`.claims_corrections`: the claims;
-- :mod:`.text`: the sentences the chapter prints, built from computed values.
+- :mod:`.text` and :mod:`.text_ledger`: the sentences the chapter prints, built from computed
+  values.
 """
 
 from __future__ import annotations
@@ -19,7 +20,18 @@ from __future__ import annotations
 # the claims join the ledger on import: claims_corrections imports claims_movielens, which
 # imports claims_example: the order is the paper's (§3–5, §6.1–6.2, §6.3–8) whatever comes first
 from . import claims_corrections  # noqa: F401
-from .claims import LEDGER, PREFIX, evaluate_under, exact_diff, rep_diff, tie_dependence
+from .claims import (
+    LEDGER,
+    PREFIX,
+    evaluate,
+    evaluate_under,
+    exact_diff,
+    rep_diff,
+    report,
+    tie_dependence,
+    tie_variants,
+    under_ties,
+)
 from .example import (
     ToyInputs,
     bias_variance,
@@ -72,12 +84,15 @@ from .paper import (
     TOY_N,
     TOY_RANKS,
     TOY_REPETITIONS,
+    order_key,
     order_text,
     paper_order,
 )
-from .settings import Settings, cost_plan
+from .settings import DEFAULT_TIES, TIES_PRINCIPLE, Settings, cost_plan
 
 __all__ = [
+    "DEFAULT_TIES",
+    "TIES_PRINCIPLE",
     "LEDGER",
     "PAPER",
     "PAPER_LABELS",
@@ -103,6 +118,7 @@ __all__ = [
     "collapse_table",
     "corrections_table",
     "cost_plan",
+    "evaluate",
     "evaluate_under",
     "exact_by_rule",
     "exact_diff",
@@ -117,6 +133,7 @@ __all__ = [
     "m_grid",
     "multi_approximation",
     "multi_table",
+    "order_key",
     "order_text",
     "orders_by_m",
     "paper_order",
@@ -124,6 +141,7 @@ __all__ = [
     "real_study",
     "recall_consistent_from",
     "reliable_counts",
+    "report",
     "rep_diff",
     "sampled_means",
     "study_from_standing",
@@ -132,5 +150,7 @@ __all__ = [
     "table3_frame",
     "table4_frame",
     "tie_dependence",
+    "tie_variants",
+    "under_ties",
     "worst_bucket",
 ]

@@ -27,8 +27,9 @@ bucket" is our reading, see :func:`~.movielens.worst_bucket`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
@@ -36,7 +37,19 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...ledger import Estimate, Ledger, Outcome, Verdict, sign_rule
+from ...ledger import (
+    Estimate,
+    Ledger,
+    Outcome,
+    Verdict,
+    every,
+    not_reproduced,
+    sign_rule,
+    store,
+    to_markdown,
+)
+from ...metaeval.bootstrap import bootstrap_sums, sign_pvalues
+from ...sampled import TIE_RULES, check_ties
 from .. import register
 from .movielens import RealStudy
 from .movielens_tables import repetitions_wide
@@ -45,8 +58,17 @@ from .settings import Settings
 __all__ = [
     "LEDGER",
     "PREFIX",
+    "Part",
+    "all_signs",
     "chain",
     "combine",
+    "exact_part",
+    "mc_part",
+    "rep_part",
+    "report",
+    "ruled",
+    "t_pvalues",
+    "evaluate",
     "evaluate_under",
     "exact_diff",
     "exact_user",
@@ -55,8 +77,12 @@ __all__ = [
     "order_signs",
     "rep_diff",
     "tie_dependence",
+    "tie_variants",
+    "under_ties",
     "wilson",
 ]
+
+_Eval = Callable[[Mapping[str, Any]], Outcome]
 
 LEDGER = register(
     Ledger(
@@ -99,6 +125,66 @@ def combine(
     return Outcome(verdict, ours, reason, detail)
 
 
+@dataclass(frozen=True)
+class Part:
+    """One part of a conjunction of signs: the difference's estimate and its one-sided p-values
+    against "≤ 0" (``p_positive``) and against "≥ 0" (``p_negative``)."""
+
+    estimate: Estimate
+    p_positive: float
+    p_negative: float
+
+
+def t_pvalues(values: np.ndarray) -> tuple[float, float]:
+    """One-sided p-values of the sign of a mean over repetitions, Student's t with R − 1 degrees
+    of freedom: ``(P(T ≥ t), P(T ≤ t))``, t = mean / (sd/√R). Repetitions that are all equal
+    decide the sign outright (p = 0 on its side, 1 on the other); fewer than two decide nothing."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return 1.0, 1.0
+    mean, sd = float(v.mean()), float(v.std(ddof=1))
+    if sd == 0:
+        return (0.0 if mean > 0 else 1.0), (0.0 if mean < 0 else 1.0)
+    t = mean / (sd / np.sqrt(v.size))
+    return float(stats.t.sf(t, v.size - 1)), float(stats.t.cdf(t, v.size - 1))
+
+
+def all_signs(
+    parts: Mapping[str, Part], expected: str = "positive", *, alpha: float = 0.05
+) -> Outcome:
+    """ "Every part has the expected sign": :func:`recmeta.ledger.every` (Holm across the parts
+    at ``alpha``) on the parts' one-sided p-values; ``detail`` counts the parts whose interval
+    alone shows the sign."""
+    if expected not in ("positive", "negative"):
+        raise ValueError(f"expected must be 'positive' or 'negative', got {expected!r}")
+    sign = {k: sign_rule(p.estimate, expected, label=k) for k, p in parts.items()}  # type: ignore[arg-type]
+    right = {k: p.p_positive if expected == "positive" else p.p_negative for k, p in parts.items()}
+    wrong = {k: p.p_negative if expected == "positive" else p.p_positive for k, p in parts.items()}
+    out = every(sign, right, wrong, alpha=alpha)
+    shown = sum(o.verdict == Verdict.AGREES for o in sign.values())
+    closest = min(parts.values(), key=lambda p: abs(p.estimate.value)).estimate
+    return replace(
+        out,
+        ours=closest,
+        detail=f"{shown} of {len(parts)} parts {expected} by their own interval",
+    )
+
+
+def ruled(name: str) -> Callable[[_Eval], _Eval]:
+    """Name the rule of every Outcome a claim builds by hand (``"identity"``, ``"order"``...),
+    unless it already names one."""
+
+    def wrap(fn: _Eval) -> _Eval:
+        def named(r: Mapping[str, Any]) -> Outcome:
+            out = fn(r)
+            return out if out.rule != "custom" else replace(out, rule=name)
+
+        named.__doc__, named.__name__ = fn.__doc__, fn.__name__
+        return named
+
+    return wrap
+
+
 def order_signs(diffs: Mapping[str, Estimate]) -> list[tuple[str, Outcome]]:
     """A sign check (positive) of each difference, labelled by its key."""
     return [(k, sign_rule(e, "positive", label=k)) for k, e in diffs.items()]
@@ -122,6 +208,29 @@ def rep_diff(
     return mc_estimate((w[a] - w[b]).to_numpy(), level, f"sampled {metric} ({estimator}) {a} − {b}")
 
 
+def rep_part(study: RealStudy, metric: str, estimator: str, a: str, b: str, level: float) -> Part:
+    """:func:`rep_diff` with its t p-values over repetitions (:func:`t_pvalues`)."""
+    w = repetitions_wide(study, metric, estimator)
+    return mc_part((w[a] - w[b]).to_numpy(), level, f"sampled {metric} ({estimator}) {a} − {b}")
+
+
+def mc_part(values: np.ndarray, level: float, what: str) -> Part:
+    """:func:`mc_estimate` of repetitions with its t p-values (:func:`t_pvalues`)."""
+    return Part(mc_estimate(values, level, what), *t_pvalues(values))
+
+
+def exact_part(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> Part:
+    """:func:`exact_diff` with one-sided p-values from bootstrap replicates of the paired mean
+    difference over users (:func:`~recmeta.metaeval.bootstrap.sign_pvalues`, the same number
+    of resamples and seed as the interval)."""
+    d = exact_user(study, metric, a) - exact_user(study, metric, b)
+    sums = np.column_stack([d, np.ones_like(d)])
+    _, reps = bootstrap_sums(
+        sums, lambda x: x[:, 0] / x[:, 1], n_resamples=s.n_resamples, seed=s.seed
+    )
+    return Part(exact_diff(study, metric, a, b, s), *sign_pvalues(reps))
+
+
 def exact_user(study: RealStudy, metric: str, system: str) -> np.ndarray:
     """Per-user exact metric of ``system`` under the study's tie rule."""
     return study.exact[study.ties][(system, metric)]
@@ -143,11 +252,9 @@ def exact_diff(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> Es
 def needs_xyz(study: RealStudy) -> Outcome | None:
     """*Not reproduced* when the study lacks the paper's X, Y, Z; else ``None``."""
     if not {"X", "Y", "Z"} <= set(study.systems):
-        return Outcome(
-            Verdict.NOT_REPRODUCED,
-            None,
+        return not_reproduced(
             "the claim is about the paper's recommenders X, Y, Z; this run has "
-            f"{', '.join(study.systems)}",
+            f"{', '.join(study.systems)}"
         )
     return None
 
@@ -168,20 +275,63 @@ def wilson(k: float, n: int, level: float) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def evaluate_under(
-    results: Mapping[str, Any], ties: str, *, dataset: str, profile: str
-) -> pd.DataFrame:
-    """The ledger evaluated with the real-data claims read under another tie rule (not stored).
+def under_ties(results: Mapping[str, Any], ties: str) -> dict[str, Any]:
+    """The results with the real-data study read under another tie rule (the same draws).
 
-    The order study and the several-items study ran under the chapter's rule only; under another
-    rule their claims read "not reproduced here"."""
+    The order study and the several-items study ran under the chapter's rule only; they are left
+    out, so their claims read "not reproduced here" under another rule."""
     res = dict(results)
     st = res.get("real")
     if st is not None and ties != st.ties:
-        res["real"] = replace(st, ties=ties)
+        res["real"] = replace(st, ties=check_ties(ties))
         res.pop("real_order", None)
         res.pop("real_multi", None)
-    return LEDGER.evaluate(res, dataset=dataset, profile=profile)
+    return res
+
+
+def tie_variants(results: Mapping[str, Any], rules: Sequence[str] = TIE_RULES) -> dict[str, Any]:
+    """The results under every tie rule of ``rules`` other than the study's own, for
+    :meth:`Ledger.evaluate`'s ``tie_variants`` (empty without a real-data study)."""
+    st = results.get("real")
+    if st is None:
+        return {}
+    return {rule: under_ties(results, rule) for rule in rules if rule != st.ties}
+
+
+def evaluate(
+    results: Mapping[str, Any], *, dataset: str, profile: str, rules: Sequence[str] = TIE_RULES
+) -> pd.DataFrame:
+    """The ledger on ``results``, each claim's ``tie_sensitive`` assessed under ``rules``."""
+    return LEDGER.evaluate(
+        results, dataset=dataset, profile=profile, tie_variants=tie_variants(results, rules)
+    )
+
+
+def report(
+    results: Mapping[str, Any],
+    *,
+    dataset: str,
+    profile: str,
+    show: bool = True,
+    root: str | os.PathLike | None = None,
+) -> pd.DataFrame:
+    """:func:`recmeta.papers.report` for this chapter, with ``tie_sensitive`` filled: evaluate
+    (:func:`evaluate`), store (:func:`recmeta.ledger.store.save`) and display the ledger."""
+    frame = evaluate(results, dataset=str(dataset), profile=profile)
+    store.save(frame, chapter=LEDGER.chapter, dataset=str(dataset), profile=profile, root=root)
+    if show:
+        from IPython.display import Markdown, display
+
+        display(Markdown(to_markdown(frame)))
+    return frame
+
+
+def evaluate_under(
+    results: Mapping[str, Any], ties: str, *, dataset: str, profile: str
+) -> pd.DataFrame:
+    """The ledger evaluated with the real-data claims read under another tie rule (not stored;
+    see :func:`under_ties`)."""
+    return LEDGER.evaluate(under_ties(results, ties), dataset=dataset, profile=profile)
 
 
 def tie_dependence(

@@ -27,7 +27,6 @@ from ...data import splits
 from ...recommenders import roster
 from ...sampled import (
     MULTI_TIES,
-    PAPER_TIES,
     TIE_RULES,
     MultiStanding,
     Standing,
@@ -44,6 +43,7 @@ from ...sampled import (
     tie_blocks,
 )
 from .paper import PAPER
+from .settings import DEFAULT_TIES
 
 __all__ = [
     "PAPER_LABELS",
@@ -223,7 +223,7 @@ def real_study(
     m: int = 100,
     repetitions: int = 100,
     replace: bool = True,
-    ties: str = PAPER_TIES,
+    ties: str = DEFAULT_TIES,
     seed: int = 0,
     ms: Sequence[int] = (10, 20, 30, 60, 100, 200, 300, 600, 1000),
     order_estimators: Sequence[str] = ("sampled", "rank-estimate", "BV 0.1"),
@@ -324,7 +324,7 @@ def study_from_standing(
     m: int = 100,
     repetitions: int = 100,
     replace: bool = True,
-    ties: str = PAPER_TIES,
+    ties: str = DEFAULT_TIES,
     seed: int = 0,
     ms: Sequence[int] = (10, 20, 30, 60, 100, 200, 300, 600, 1000),
     order_estimators: Sequence[str] = ("sampled", "rank-estimate", "BV 0.1"),

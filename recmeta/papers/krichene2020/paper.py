@@ -8,9 +8,10 @@ it is not used.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from typing import Any
+
+from ...ledger import Estimate, format_order
 
 __all__ = [
     "PAPER",
@@ -26,6 +27,7 @@ __all__ = [
     "TOY_N",
     "TOY_RANKS",
     "TOY_REPETITIONS",
+    "order_key",
     "order_text",
     "paper_order",
 ]
@@ -235,16 +237,16 @@ TOP_HEAVY = ("Recall@10", "NDCG@10", "AP")
 
 
 def order_text(values: Mapping[str, float], tol: float = 0.0) -> str:
-    """Systems from best to worst, ``=`` joining values within ``tol`` of the previous one
-    (names inside a tie group in alphabetical order)."""
-    items = sorted(values.items(), key=lambda kv: -kv[1])
-    groups = [[items[0][0]]]
-    for (_, prev), (name, v) in itertools.pairwise(items):
-        if abs(prev - v) <= tol:
-            groups[-1].append(name)
-        else:
-            groups.append([name])
-    return ">".join("=".join(sorted(g)) for g in groups)
+    """Systems from best to worst as :func:`recmeta.ledger.format_order` writes an order
+    (``"C > A ≈ B"``): each value stands for ``[v − tol/2, v + tol/2]``, so consecutive values
+    more than ``tol`` apart are separated by ``>`` and the others joined by ``≈``."""
+    return format_order({k: Estimate(v, v - tol / 2, v + tol / 2) for k, v in values.items()})
+
+
+def order_key(text: str) -> tuple[frozenset[str], ...]:
+    """An order as :func:`order_text` writes it, as its groups (sets of names), best first: two
+    orders are the same when their keys are equal, whatever the order inside a group."""
+    return tuple(frozenset(g.split(" ≈ ")) for g in text.split(" > "))
 
 
 def paper_order(metric: str, column: int = 0) -> str:
