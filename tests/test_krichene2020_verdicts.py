@@ -201,10 +201,10 @@ def test_every_outcome_names_its_rule_and_tie_sensitivity_is_stored(real_results
 
 def test_value_claims_declare_their_margins(toy_results):  # noqa: F811
     out = kr.LEDGER["krichene2020.fig2.recall-5000"].outcome(toy_results)
-    assert out.rule == "value" and out.margin == pytest.approx(1500)
-    # the equivalence: our exact threshold inside 5,000 ± 1,500 agrees, outside differs
+    assert out.rule == "value" and out.margin == pytest.approx(500)
+    # the equivalence: our exact threshold inside 5,000 ± 500 agrees, outside differs
     m = kr.recall_consistent_from(toy_results["toy"])
-    want = Verdict.AGREES if abs(m - 5000) <= 1500 else Verdict.DIFFERS
+    want = Verdict.AGREES if abs(m - 5000) <= 500 else Verdict.DIFFERS
     assert out.verdict == want
 
 

@@ -144,14 +144,19 @@ def report(
     profile: str,
     show: bool = True,
     root: str | os.PathLike | None = None,
+    tie_variants: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """Evaluate ``chapter``'s ledger on ``results``, store it, and display its table.
 
     The stored copy (:func:`recmeta.ledger.store.save`, keyed by chapter, dataset and profile)
-    is what ``recmeta claims`` prints and what the book's ledger page gathers. Returns the frame.
+    is what ``recmeta claims`` prints and what the book's ledger page gathers. ``tie_variants``
+    (results under other tie rules) fills each claim's ``tie_sensitive``
+    (:meth:`recmeta.ledger.Ledger.evaluate`). Returns the frame.
     """
 
-    frame = get(chapter).evaluate(results, dataset=str(dataset), profile=profile)
+    frame = get(chapter).evaluate(
+        results, dataset=str(dataset), profile=profile, tie_variants=tie_variants
+    )
     store.save(frame, chapter=chapter, dataset=str(dataset), profile=profile, root=root)
     if show:
         from IPython.display import Markdown, display

@@ -74,7 +74,7 @@ from .shared import (
     reliable_from_study,
     shared_evaluation,
 )
-from .ties import PAPER_TIES, TIE_RULES, check_ties, span_mean, span_metric, tie_blocks, tie_span
+from .ties import DEFAULT_TIES, TIE_RULES, check_ties, span_mean, span_metric, tie_blocks, tie_span
 
 __all__ = [
     "COND_WARN",
@@ -98,7 +98,7 @@ __all__ = [
     "order_study",
     "reliable_from_study",
     "shared_evaluation",
-    "PAPER_TIES",
+    "DEFAULT_TIES",
     "TIE_RULES",
     "check_ties",
     "span_mean",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .ties import PAPER_TIES, check_ties, tie_span
+from .ties import DEFAULT_TIES, check_ties, tie_span
 
 __all__ = ["Standing", "standing", "true_ranks", "candidate_pairs", "CODES"]
 
@@ -50,11 +50,11 @@ class Standing:
     cells: np.ndarray
     patterns: np.ndarray
 
-    def spans(self, ties: str = PAPER_TIES) -> tuple[np.ndarray, np.ndarray]:
+    def spans(self, ties: str = DEFAULT_TIES) -> tuple[np.ndarray, np.ndarray]:
         """Span ``[lo, hi]`` of true ranks under ``ties``, each of shape (systems, users)."""
         return tie_span(self.above, self.tied, self.id_above, ties)
 
-    def ranks(self, ties: str = PAPER_TIES) -> dict[str, np.ndarray]:
+    def ranks(self, ties: str = DEFAULT_TIES) -> dict[str, np.ndarray]:
         """True rank per system under ``ties`` (the mean rank of the span for ``"expected"``)."""
         lo, hi = self.spans(ties)
         mid = (lo + hi) / 2.0
@@ -230,7 +230,7 @@ def standing(scores: pd.DataFrame | Mapping[str, pd.DataFrame], held_out: pd.Dat
 
 
 def true_ranks(
-    scores: pd.DataFrame, held_out: pd.DataFrame, ties: str = PAPER_TIES
+    scores: pd.DataFrame, held_out: pd.DataFrame, ties: str = DEFAULT_TIES
 ) -> pd.DataFrame:
     """Rank of each user's held-out item among the user's scored candidates, under a tie rule.
 

@@ -34,7 +34,7 @@ from .corrections import correction
 from .evaluation import Estimator, fit_n as _fit_n, parse_estimator
 from .held_out import Standing
 from .rank_metrics import metric_value, parse_rank_metric
-from .ties import PAPER_TIES, check_ties, span_mean, span_metric, tie_span
+from .ties import DEFAULT_TIES, check_ties, span_mean, span_metric, tie_span
 
 __all__ = [
     "estimator_values",
@@ -171,7 +171,7 @@ def shared_evaluation(
     seed: int | Sequence[int] = 0,
     replace: bool = True,
     shared: bool = True,
-    ties: str | Sequence[str] = PAPER_TIES,
+    ties: str | Sequence[str] = DEFAULT_TIES,
     fit_n: int | None = None,
     per_user: Literal[False] = False,
 ) -> pd.DataFrame: ...
@@ -186,7 +186,7 @@ def shared_evaluation(
     seed: int | Sequence[int] = 0,
     replace: bool = True,
     shared: bool = True,
-    ties: str | Sequence[str] = PAPER_TIES,
+    ties: str | Sequence[str] = DEFAULT_TIES,
     fit_n: int | None = None,
     per_user: Literal[True],
 ) -> tuple[pd.DataFrame, UserScores]: ...
@@ -200,7 +200,7 @@ def shared_evaluation(
     seed: int | Sequence[int] = 0,
     replace: bool = True,
     shared: bool = True,
-    ties: str | Sequence[str] = PAPER_TIES,
+    ties: str | Sequence[str] = DEFAULT_TIES,
     fit_n: int | None = None,
     per_user: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, UserScores]:
@@ -248,7 +248,7 @@ def shared_evaluation(
 
 
 def exact_per_user(
-    standing: Standing, metrics: Sequence[str], ties: str = PAPER_TIES
+    standing: Standing, metrics: Sequence[str], ties: str = DEFAULT_TIES
 ) -> dict[tuple[str, str], np.ndarray]:
     """Exact metric per user: {(system, metric): array (users,)}, averaged over the tie span."""
     lo, hi = standing.spans(check_ties(ties))
@@ -261,7 +261,7 @@ def exact_per_user(
 
 
 def exact_from_standing(
-    standing: Standing, metrics: Sequence[str], ties: str | Sequence[str] = PAPER_TIES
+    standing: Standing, metrics: Sequence[str], ties: str | Sequence[str] = DEFAULT_TIES
 ) -> pd.DataFrame:
     """Mean exact metric per tie rule and system: columns ties, system, metric, value."""
     rows = []
@@ -282,7 +282,7 @@ def order_study(
     seed: int = 0,
     replace: bool = True,
     shared: bool = True,
-    ties: str = PAPER_TIES,
+    ties: str = DEFAULT_TIES,
     fit_n: int | None = None,
     level: float = 0.95,
     with_means: Literal[False] = False,
@@ -298,7 +298,7 @@ def order_study(
     seed: int = 0,
     replace: bool = True,
     shared: bool = True,
-    ties: str = PAPER_TIES,
+    ties: str = DEFAULT_TIES,
     fit_n: int | None = None,
     level: float = 0.95,
     with_means: Literal[True],
@@ -313,7 +313,7 @@ def order_study(
     seed: int = 0,
     replace: bool = True,
     shared: bool = True,
-    ties: str = PAPER_TIES,
+    ties: str = DEFAULT_TIES,
     fit_n: int | None = None,
     level: float = 0.95,
     with_means: bool = False,

@@ -9,16 +9,19 @@ under trec_eval's order (item id *as text* descending, :mod:`recmeta.metrics._ru
 turns these counts into the *span* ``[lo, hi]`` of ranks it gives the item, every rank of the
 span equally likely:
 
-* ``"pessimistic"``: the item goes after every tied candidate, ``lo = hi = above + tied + 1``.
-  Krichene & Rendle (2020) do not say how they break ties. Their Fig. 5 shows over 1,600 users of
-  recommender Z in the worst bucket; a recommender that scores most items exactly 0 puts its
-  misses there only when ties go last, so we take this reading as the paper's and the default;
+* ``"pessimistic"``: the item goes after every tied candidate, ``lo = hi = above + tied + 1``;
 * ``"trec_eval"``: the engine's default order, ``lo = hi = above + id_above + 1``;
 * ``"optimistic"``: before every tied candidate, ``lo = hi = above + 1``;
 * ``"expected"``: a uniformly random order within the tie block, ``[above + 1, above + tied + 1]``.
   Its mean rank is ``above + 1 + tied / 2`` (PyKEEN's "realistic" rank); a metric takes its
   mean over the span — the engine's mean over the block's orderings with one relevant item
   (McSherry & Najork 2008) — which for the linear AUC is the metric at the mean rank.
+
+The default is ``"expected"``, on a principle fixed before any data: a score that does not
+separate items carries no ranking information, so the held-out item is given the expectation
+over every order of its tie block, favouring neither it nor the candidates. Krichene & Rendle
+(2020) do not say how they break ties; the other rules are offered to show how much a result
+depends on that choice.
 
 The engine's ``"item_id"`` order is not offered here. The metric of a held-out item is a
 function of its rank alone (:mod:`.rank_metrics`), a different computation from the engine's
@@ -40,7 +43,7 @@ from .rank_metrics import metric_value, parse_rank_metric
 
 __all__ = [
     "TIE_RULES",
-    "PAPER_TIES",
+    "DEFAULT_TIES",
     "check_ties",
     "tie_span",
     "span_mean",
@@ -51,8 +54,8 @@ __all__ = [
 #: the engine's tie rules this module applies, in the order the chapter shows them
 TIE_RULES = ("pessimistic", "trec_eval", "optimistic", "expected")
 assert set(TIE_RULES) <= set(TIES)
-#: the reading of Krichene & Rendle (2020) that matches their Fig. 5 and Table 3
-PAPER_TIES = "pessimistic"
+#: the default rule: the expectation over the orders of the tie block (see the module's text)
+DEFAULT_TIES = "expected"
 
 
 def check_ties(ties: str) -> str:
@@ -70,7 +73,7 @@ def check_ties(ties: str) -> str:
 
 
 def tie_span(
-    above: np.ndarray, tied: np.ndarray, id_above: np.ndarray, ties: str = PAPER_TIES
+    above: np.ndarray, tied: np.ndarray, id_above: np.ndarray, ties: str = DEFAULT_TIES
 ) -> tuple[np.ndarray, np.ndarray]:
     """The span ``[lo, hi]`` (1-based, inclusive) of ranks that rule ``ties`` gives an item.
 

@@ -45,8 +45,6 @@ from ...ledger import (
     every,
     not_reproduced,
     sign_rule,
-    store,
-    to_markdown,
 )
 from ...metaeval.bootstrap import bootstrap_sums, sign_pvalues
 from ...sampled import TIE_RULES, check_ties
@@ -315,15 +313,19 @@ def report(
     show: bool = True,
     root: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
-    """:func:`recmeta.papers.report` for this chapter, with ``tie_sensitive`` filled: evaluate
-    (:func:`evaluate`), store (:func:`recmeta.ledger.store.save`) and display the ledger."""
-    frame = evaluate(results, dataset=str(dataset), profile=profile)
-    store.save(frame, chapter=LEDGER.chapter, dataset=str(dataset), profile=profile, root=root)
-    if show:
-        from IPython.display import Markdown, display
+    """:func:`recmeta.papers.report` for this chapter, with ``tie_sensitive`` assessed under
+    every tie rule (:func:`tie_variants`)."""
+    from .. import report as store_and_show
 
-        display(Markdown(to_markdown(frame)))
-    return frame
+    return store_and_show(
+        LEDGER.chapter,
+        results,
+        dataset=dataset,
+        profile=profile,
+        show=show,
+        root=root,
+        tie_variants=tie_variants(results, TIE_RULES),
+    )
 
 
 def evaluate_under(
