@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 
 from recmeta.book import chapters
+from recmeta.ledger import store
+from recmeta.ledger.audit import problems
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("browser_check", ROOT / "scripts" / "browser_check.py")
@@ -78,3 +80,28 @@ def test_every_page_renders_cleanly(built_book):
     assert problems == []
     pages = [p for p in built_book.rglob("*.html") if "_static" not in p.parts]
     assert len(list(shots.glob("*.png"))) >= len(pages) - 3  # genindex/search are skipped
+
+
+PAPER_CHAPTERS = ("statistical-biases", "sampled-metrics", "robustness",
+                  "assessing-ranking-metrics", "multigraded-relevance")
+
+
+def test_stored_ledgers_of_the_build_keep_the_acceptance_rules(built_book):
+    """Issue 25's acceptance on the build's own ledgers: every record has a kind and a rule,
+    every value rule a margin and a number for the paper's value, no transfer's magnitude is
+    graded unless data-free, and every 'agrees' on a value lies inside paper ± margin."""
+    frame = store.load(root=built_book.parent / "results", profile="quick")
+    assert set(PAPER_CHAPTERS) <= set(frame["chapter"]), sorted(set(frame["chapter"]))
+    assert set(frame["dataset"]) >= {"ml-100k", "ml-latest-small"}
+    assert problems(frame) == []
+
+
+def test_ledger_page_opens_with_its_figures(built_book):
+    html = (built_book / "replication" / "ledger.html").read_text()
+    shown = re.findall(r'<img[^>]+src="([^"]+)"', html)
+    assert shown[:2] == ["../_images/ledger-verdicts.png", "../_images/ledger-values.png"]
+    for src in shown[:2]:
+        assert (built_book / "replication" / src).resolve().stat().st_size > 10_000, src
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "Derivations" in text and "Replications and transfers" in text
+    assert "(ours − paper) / margin" in text

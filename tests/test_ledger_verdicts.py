@@ -185,3 +185,18 @@ def test_half_unit_reads_the_printed_digits():
     assert half_unit(0.0077) == pytest.approx(0.00005) and half_unit(2.6) == pytest.approx(0.05)
     assert half_unit(1e-5) == pytest.approx(5e-6)
     assert Margin.printed("0.90", 0.01, "r").total == pytest.approx(0.015)
+
+
+def test_every_claim_of_the_book_declares_its_setting():
+    """A derivation, a dataset the papers name, or a data-free setting with its reason: the
+    kind of every verdict follows from it (no claim is a transfer for want of a declaration)."""
+    from recmeta import papers
+
+    ledgers = papers.ledgers()
+    assert len(ledgers) == 5
+    undeclared = [c.id for led in ledgers.values() for c in led if not c.setting_known]
+    assert undeclared == []
+    # the ML-1M claims replicate on ML-1M, and on no other release
+    ml1m = [c for led in ledgers.values() for c in led if "ML-1M" in paper_datasets(c.paper_dataset)]
+    assert ml1m and all(c.kind("ml-1m") is Kind.REPLICATION for c in ml1m)
+    assert all(c.kind("ml-100k") is not Kind.REPLICATION or c.data_free for c in ml1m)

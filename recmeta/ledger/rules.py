@@ -24,7 +24,6 @@ __all__ = [
     "Outcome",
     "not_reproduced",
     "value_rule",
-    "legacy_value_rule",
     "Margin",
     "MEANING",
     "sign_rule",
@@ -117,79 +116,6 @@ def _named(rule: str) -> Callable[[_F], _F]:
 def not_reproduced(reason: str) -> Outcome:
     """Verdict for a claim this book does not test (other data, other systems, a skipped study)."""
     return Outcome(Verdict.NOT_REPRODUCED, None, reason, rule="none")
-
-
-def _tolerance(paper: float, tolerance: float, relative: bool) -> float:
-    if tolerance < 0 or not math.isfinite(tolerance):
-        raise ValueError(f"tolerance must be finite and >= 0, got {tolerance!r}")
-    return tolerance * abs(paper) if relative else tolerance
-
-
-@_named("value")
-def legacy_value_rule(
-    paper: float,
-    ours: Estimate,
-    tolerance: float = 0.0,
-    relative: bool = False,
-    *,
-    max_width: float | None = None,
-    label: str = "ours",
-) -> Outcome:
-    """The former non-rejection reading of a value, kept while claims move to :func:`value_rule`.
-
-    With ``tol = tolerance`` (or ``tolerance · |paper|`` when ``relative``), e.g. half a unit of
-    the paper's last printed digit:
-
-    - our interval ``[low, high]`` widened by ``tol`` contains ``paper`` → **agrees**; but if
-      ``max_width`` is given and ``high - low > max_width``, the interval is too wide to tell →
-      **inconclusive**;
-    - ``paper`` lies outside ``[low - tol, high + tol]`` (``paper ± tol`` misses our interval
-      entirely) → **differs**;
-    - no interval: ``|paper - value| <= tol`` → **agrees** (true whatever the interval);
-      otherwise → **inconclusive** (a difference is never called without an interval).
-
-    So a difference inside our band never reads "differs".
-    """
-    paper = float(paper)
-    if not math.isfinite(paper):
-        raise ValueError(f"the paper's value must be finite, got {paper!r}")
-    tol = _tolerance(paper, tolerance, relative)
-    p = format_paper(paper)
-    widened = f" widened by {format_number(tol)}" if tol > 0 else ""
-    if ours.low is None or ours.high is None:
-        gap = ours.value - paper
-        if abs(gap) <= tol:
-            return Outcome(
-                Verdict.AGREES,
-                ours,
-                f"{label} {format_estimate(ours)} is within {format_number(tol)} "
-                f"of the paper's {p}",
-            )
-        side = "above" if gap > 0 else "below"
-        return Outcome(
-            Verdict.INCONCLUSIVE,
-            ours,
-            f"{label} {format_estimate(ours)} lies {side} the paper's {p} by "
-            f"{format_number(abs(gap))}, but has no interval to judge the difference",
-        )
-    if ours.low - tol <= paper <= ours.high + tol:
-        if max_width is not None and ours.high - ours.low > max_width:
-            return Outcome(
-                Verdict.INCONCLUSIVE,
-                ours,
-                f"the paper's {p} lies inside {label} {format_estimate(ours)}, but that "
-                f"interval is wider than {format_number(max_width)}: too wide to tell",
-            )
-        return Outcome(
-            Verdict.AGREES,
-            ours,
-            f"the paper's {p} lies inside {label} {format_estimate(ours)}{widened}",
-        )
-    side = "below" if ours.high + tol < paper else "above"
-    by = f", by more than the tolerance {format_number(tol)}" if tol > 0 else ""
-    return Outcome(
-        Verdict.DIFFERS, ours, f"{label} {format_estimate(ours)} lies {side} the paper's {p}{by}"
-    )
 
 
 @_named("sign")
