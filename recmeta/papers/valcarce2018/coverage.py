@@ -14,10 +14,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ...ledger import Ledger
-from ...ledger.coverage import Headline, cited_items, coverage, to_markdown
+from ...ledger.coverage import Headline, coverage, to_markdown, with_cited
 from .claims import LEDGER
 
-__all__ = ["HEADLINES", "ITEMS", "NOT_HERE", "PAPER_FILE", "items", "markdown", "table"]
+__all__ = ["HEADLINES", "ITEMS", "NOT_HERE", "PAPER_FILE", "markdown", "table"]
 
 PAPER_FILE = "valcarce2018-robustness-discriminative-power.txt"
 
@@ -110,19 +110,12 @@ HEADLINES: tuple[Headline, ...] = (
     ),
 )
 
-_KINDS = ("Fig.", "Table", "Eq.")
-
-
-def items(ledger: Ledger = LEDGER) -> list[str]:
-    """:data:`ITEMS` and every item a claim of ``ledger`` cites, by kind and number."""
-    cited = set().union(*(cited_items(c.source) for c in ledger))
-    return sorted(set(ITEMS) | cited, key=lambda i: (_KINDS.index(i.split()[0]), int(i.split()[1])))
-
 
 def table(ledger: Ledger = LEDGER) -> pd.DataFrame:
-    """The coverage frame of the chapter: one row per item of :func:`items` and per headline,
+    """The coverage frame of the chapter: one row per item (:data:`ITEMS` and those the claims
+    cite, :func:`~recmeta.ledger.coverage.with_cited`) and per headline,
     with the claims that cover it and the reason for what is not reproduced."""
-    return coverage(ledger, items(ledger), NOT_HERE, HEADLINES)
+    return coverage(ledger, with_cited(ledger, ITEMS), NOT_HERE, HEADLINES)
 
 
 def markdown(ledger: Ledger = LEDGER) -> str:
