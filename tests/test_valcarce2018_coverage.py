@@ -167,3 +167,13 @@ def test_every_item_of_the_paper_and_every_headline_has_a_row():
     for h in cov.HEADLINES:
         assert h.claims and set(h.claims) <= ids, h.statement
     assert "| Eq. 8 | `eq7-8.infap` |" in cov.markdown()
+
+
+def test_the_engine_matches_the_equations_on_implicit_feedback():
+    # no rating column: every listed pair relevant with grade 1, none judged non-relevant, so
+    # bpref's fraction is 0/0 for every user (read as 0) and nDCG's gains are all 1
+    test = eq.HAND_TEST.drop(columns="rating")
+    j = eq.Judgments.from_frame(test, threshold=None)
+    runs = eq.Runs.from_frame(eq.HAND_RUNS, j)
+    gaps = eq.engine_gaps(j.to_frame(), runs, j, list(eq.EQUATIONS), [1, 3, 5])
+    assert max(gaps.values()) < 1e-12
