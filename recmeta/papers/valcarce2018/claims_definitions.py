@@ -18,6 +18,7 @@ import numpy as np
 from ...ledger import DERIVED, Estimate, Margin, Outcome, Verdict, not_reproduced, value_rule
 from .claims import LEDGER, NO_DATA
 from .equations import EQUATIONS, hand_gaps, worst
+from .study import EQ_SAMPLE
 from .values import LABELS, PAPER_TABLE2, PAPER_TABLE2_TAIL
 
 __all__ = ["EQ_TOLERANCE", "TABLE2_MARGINS", "equation_rule"]
@@ -96,8 +97,9 @@ for _metric, (_eq, _fn) in EQUATIONS.items():
         paper_dataset=DERIVED,
         rule=(
             f"identity: the engine's {LABELS[_metric]} against {_eq} written out in numpy, on a "
-            "hand-made case (cut-offs 1, 3, 5) and on 50 users × every system of the chapter's "
-            f"runs (shallowest and deepest cut-off); holds within {EQ_TOLERANCE:g}"
+            f"hand-made case (cut-offs 1, 3, 5) and on {EQ_SAMPLE} users × every system of the "
+            "chapter's runs (shallowest and deepest cut-off); holds within "
+            f"{EQ_TOLERANCE:g}"
         ),
         needs=("metric_check",),
     )(_equation_claim(_metric))
