@@ -5,7 +5,15 @@ from pathlib import Path
 import pytest
 
 from recmeta.ledger import Ledger, not_reproduced
-from recmeta.ledger.coverage import Headline, cited_items, coverage, gaps, paper_items, to_markdown
+from recmeta.ledger.coverage import (
+    Headline,
+    cited_items,
+    coverage,
+    gaps,
+    paper_items,
+    to_markdown,
+    with_cited,
+)
 
 PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
 
@@ -40,6 +48,11 @@ def _ledger():
         led.claim(cid, statement=cid, source=source, rule="r", paper_dataset="ML-1M")(
             lambda r: not_reproduced("x"))
     return led
+
+
+def test_items_with_those_the_claims_cite():
+    # Fig. 2 and Eq. 3 are cited by claim "b" only; Table 1 is the paper's only
+    assert with_cited(_ledger(), ["Table 1", "Fig. 1"]) == ["Fig. 1", "Fig. 2", "Table 1", "Eq. 3"]
 
 
 def test_coverage_joins_citations_reasons_and_headlines():

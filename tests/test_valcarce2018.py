@@ -147,6 +147,9 @@ def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B
         "significant": pd.Series(14, index=MEASURES),
         "mc_check": {"measure": "nDCG@100", "a": "s0", "b": "s1", "users": 12, "exact": 0.2, "mc": 0.201,
                      "se": 0.004, "n_permutations": 10_000},
+        "metric_check": {"gaps": {f"{m}@{k}": 0.0 for m in v.METRICS for k in (5, 100)}, "users": 50,
+                         "systems": len(SYSTEMS), "cutoffs": [5, 100]},
+        "data": {"users": 943, "items": 1682, "ratings": 100_000, "density": 0.063, "gini": 0.6},
     }
 
 

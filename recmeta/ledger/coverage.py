@@ -19,7 +19,15 @@ import pandas as pd
 from .claims import Ledger
 from .table import cell
 
-__all__ = ["Headline", "paper_items", "cited_items", "coverage", "gaps", "to_markdown"]
+__all__ = [
+    "Headline",
+    "paper_items",
+    "cited_items",
+    "with_cited",
+    "coverage",
+    "gaps",
+    "to_markdown",
+]
 
 _KINDS = {
     "fig": "Fig.",
@@ -104,6 +112,13 @@ def cited_items(source: str) -> set[str]:
             else:
                 items |= {_key(kind, n) for n in nums}
     return items
+
+
+def with_cited(ledger: Ledger, items: Iterable[str]) -> list[str]:
+    """``items`` and every item a claim of ``ledger`` cites, sorted by kind and number: the rows
+    of a paper's coverage table when ``items`` are those its text numbers."""
+    cited = set().union(*(cited_items(c.source) for c in ledger))
+    return sorted(set(items) | cited, key=_order)
 
 
 def coverage(

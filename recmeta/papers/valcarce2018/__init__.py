@@ -13,7 +13,7 @@ metrics, the study behind the chapter ``robustness``.
 
 from __future__ import annotations
 
-from . import claims_cutoffs, claims_metrics, estimates, rules, tables, text  # noqa: F401
+from . import claims_cutoffs, claims_definitions, claims_metrics, estimates, rules, tables, text  # noqa: F401
 from .claims import LEDGER  # the claims of both modules above, registered on import
 from .estimates import (
     dp_estimate,

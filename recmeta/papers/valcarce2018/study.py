@@ -31,9 +31,13 @@ from ...data import splits
 from ...metaeval import agreement, bootstrap, incompleteness, significance
 from ...metrics import Judgments, Runs, Subsets, score_matrix
 from ...recommenders import roster
+from .equations import engine_gaps
 from .values import CUTOFFS, LABELS, METRICS, PAPER_PERMUTATIONS, PAPER_SAMPLES
 
-__all__ = ["analyse", "cost_plan", "nanmean", "study"]
+__all__ = ["EQ_SAMPLE", "analyse", "cost_plan", "gini", "nanmean", "study"]
+
+#: users whose scores are checked against the paper's eqs. 1–8 (every system, two cut-offs)
+EQ_SAMPLE = 50
 
 
 def study(
@@ -104,6 +108,8 @@ def study(
                 "users": int(ratings["user"].nunique()),
                 "items": int(ratings["item"].nunique()),
                 "ratings": len(ratings),
+                "density": len(ratings) / (ratings["user"].nunique() * ratings["item"].nunique()),
+                "gini": gini(ratings["item"].value_counts().to_numpy()),
                 "train_items": len(train_items),
                 "test_only_items": len(test_items.difference(train_items)),
                 "test_only_ratings": int((~split.test["item"].isin(train_items)).sum()),
@@ -118,6 +124,17 @@ def study(
         }
     )
     return out
+
+
+def gini(counts: np.ndarray) -> float:
+    r"""The Gini coefficient of the ratings across items (Table 2's long tail):
+    :math:`G = \sum_{i=1}^{n} (2i - n - 1)\, x_{(i)} / (n \sum_i x_i)`, the counts
+    :math:`x_{(i)}` sorted ascending (0: every item as popular; towards 1: one item has all)."""
+    x = np.sort(np.asarray(counts, dtype=float))
+    if x.size == 0 or x.sum() <= 0 or (x < 0).any():
+        raise ValueError("the Gini coefficient needs non-negative counts with a positive sum")
+    i = np.arange(1, x.size + 1)
+    return float(((2 * i - x.size - 1) * x).sum() / (x.size * x.sum()))
 
 
 def _measures(metrics: Sequence[str], cutoffs: Sequence[int]) -> list[str]:
@@ -253,6 +270,18 @@ def analyse(
     test = judgments.to_frame()
     sparse = incompleteness.random_ratings(test, sparsity_grid, n_samples, seed=seed)
     popular = incompleteness.popular_items_removed(test, popularity_grid)
+
+    # eqs. 1–8: the engine's scores of a sample of evaluated users, at the shallowest and the
+    # deepest cut-off, against the paper's formulas written out (.equations)
+    pick = np.random.default_rng(seed).permutation(np.flatnonzero(evaluated))[:EQ_SAMPLE]
+    eq_k = sorted({cutoffs[0], deep})
+    eq_scores = {f"{m}@{k}": full[measures.index(f"{m}@{k}")] for m in metrics for k in eq_k}
+    metric_check = {
+        "gaps": engine_gaps(test, runs, judgments, metrics, eq_k, np.sort(pick), eq_scores),
+        "users": int(pick.size),
+        "systems": n_sys,
+        "cutoffs": eq_k,
+    }
     # system means on every sparse test set, one compiled pass each (a mask that keeps every
     # row gives the full test set again: its means are the full ones)
     sparse_means = subsets.means(sparse.keep)["mean"]  # masks × measures × systems
@@ -385,6 +414,7 @@ def analyse(
         "dp_t_boot": dp_t_boot,
         "significant": significant,
         "mc_check": mc_check,
+        "metric_check": metric_check,
         "infap": infap,
         "degenerate": degenerate,
         "setup": {

@@ -14,19 +14,29 @@ import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from .equations import EQUATIONS, hand_gaps
 from .estimates import dp_estimate
-from .values import LABELS, PAPER_DATASETS, PAPER_PAIRS, PAPER_TABLE3
+from .values import (
+    LABELS,
+    PAPER_DATASETS,
+    PAPER_PAIRS,
+    PAPER_TABLE2,
+    PAPER_TABLE2_TAIL,
+    PAPER_TABLE3,
+)
 
 __all__ = [
     "both_datasets",
     "deep_measures",
     "dp_by_cutoff",
     "dp_by_test",
+    "equation_check",
     "labelled",
     "lowest_cutoff_taus",
     "robustness_table",
     "styled",
     "system_scores",
+    "table2",
     "table3",
     "tau_metrics",
 ]
@@ -150,3 +160,46 @@ def both_datasets(
     argument is ``(dataset, summary)``."""
     both = pd.concat(dict([first, second]), axis=1)
     return both.loc[:, (slice(None), ["sparsity", "popularity", "dp_210"])]
+
+
+def table2(results: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 2 beside ours: users, items, ratings, density (per cent of user-item pairs rated)
+    and the Gini coefficient of the ratings across items, the paper's three rows and ours."""
+    rows = {
+        f"paper: {ds}": {
+            **PAPER_TABLE2[ds],
+            "density %": float(PAPER_TABLE2_TAIL[ds]["density"]),
+            "Gini": float(PAPER_TABLE2_TAIL[ds]["gini"]),
+        }
+        for ds in PAPER_DATASETS
+    }
+    d = results["data"]
+    rows[f"ours: {results['dataset']}"] = {
+        "users": d["users"],
+        "items": d["items"],
+        "ratings": d["ratings"],
+        "density %": 100 * d["density"],
+        "Gini": d["gini"],
+    }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def equation_check(results: Mapping[str, Any]) -> pd.DataFrame:
+    """Eqs. 1–8 against the engine: per metric, the paper's equation and the largest
+    |engine − equation written out| on the hand-made case and on the sample of the chapter's
+    runs (users × every system, at the shallowest and the deepest cut-off)."""
+    check = results["metric_check"]
+    metrics = list(results["metrics"])
+    hand = hand_gaps(metrics)
+    return pd.DataFrame(
+        {
+            "equation": [EQUATIONS[m][0] for m in metrics],
+            "largest gap, hand-made case": [
+                max(v for k, v in hand.items() if k.split("@")[0] == m) for m in metrics
+            ],
+            f"largest gap, {check['users']} users × {check['systems']} systems": [
+                max(v for k, v in check["gaps"].items() if k.split("@")[0] == m) for m in metrics
+            ],
+        },
+        index=[LABELS[m] for m in metrics],
+    )
