@@ -10,7 +10,7 @@ Layers, lowest first (a module may import its own layer's packages and any lower
 3. ``recmeta.ledger``: claims, rules, the store;
 4. ``recmeta.book``: chapter execution, profiles, cost plans;
 5. ``recmeta.papers``, ``recmeta.compare``: the five studies and the practical API;
-6. ``recmeta.cli``: the command line.
+6. ``recmeta.cli``: the command line, and ``recmeta.__main__`` (``python -m recmeta``).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "papers": 5,
     "compare": 5,
     "cli": 6,
+    "__main__": 6,
 }
 
 
