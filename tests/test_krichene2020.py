@@ -107,6 +107,13 @@ def real_results(toy_results):
     return {**toy_results, "real": study, "real_order": study.order, "real_multi": None}
 
 
+@pytest.fixture(scope="module")
+def tie_table(real_results):
+    """The verdicts of the real-data claims under every tie rule (computed once per module)."""
+    return kr.tie_dependence(real_results, list(sampled.TIE_RULES), dataset="synthetic",
+                             profile="quick")
+
+
 def test_real_claims_evaluate_with_intervals(real_results):
     frame = kr.LEDGER.evaluate(real_results, dataset="synthetic", profile="quick")
     assert len(frame) == len(kr.LEDGER)
@@ -137,7 +144,7 @@ def test_order_claims_follow_the_signs_of_their_intervals(real_results):
     assert d_zy.value == pytest.approx(ex.loc["AP", "Z"] - ex.loc["AP", "Y"])
 
 
-def test_tie_rule_changes_z_and_is_reported(real_results):
+def test_tie_rule_changes_z_and_is_reported(real_results, tie_table):
     study = real_results["real"]
     auc = {rule: study.exact_means(rule).loc["AUC", "Z"] for rule in sampled.TIE_RULES}
     assert auc["pessimistic"] < auc["expected"] < auc["optimistic"]
@@ -146,7 +153,7 @@ def test_tie_rule_changes_z_and_is_reported(real_results):
     tied_users = study.standing.tied[z] > 0
     worst = kr.worst_bucket(study.ranks("pessimistic")["Z"], study.standing.n)
     assert worst[tied_users & (study.standing.above[z] == 0)].all()
-    table = kr.tie_dependence(real_results, list(sampled.TIE_RULES), dataset="synthetic", profile="quick")
+    table = tie_table
     assert set(sampled.TIE_RULES) <= set(table.columns) and table["depends on ties"].dtype == bool
     assert "krichene2020.fig5.z-worst" in table.index
 
@@ -284,11 +291,10 @@ def test_several_items_approximation_and_its_sentence():
     assert "2,000 simulated draws per user" in said and "Hit@10" in said
 
 
-def test_dependence_sentence_lists_the_claims_that_move(real_results):
+def test_dependence_sentence_lists_the_claims_that_move(tie_table):
     from recmeta.papers.krichene2020 import text
 
-    table = kr.tie_dependence(real_results, list(sampled.TIE_RULES), dataset="synthetic",
-                              profile="quick")
+    table = tie_table
     said = text.dependence_text(table, "pessimistic")
     moved = int(table["depends on ties"].sum())
     if moved:
