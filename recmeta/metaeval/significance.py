@@ -45,6 +45,8 @@ __all__ = [
     "wilcoxon_test",
     "holm",
     "monte_carlo_se",
+    "normal_sign_pvalues",
+    "t_sign_pvalues",
     "p_value_curve",
     "discriminative_power",
     "count_significant",
@@ -183,6 +185,33 @@ def monte_carlo_se(p: ArrayLike, n_permutations: int, *, doubled: bool = False) 
     if n_permutations < 1 or ((x < 0) | (x > 1)).any():
         raise ValueError(f"need B >= 1 and p in [0, 1], got B = {n_permutations}")
     return np.sqrt(x * ((2.0 if doubled else 1.0) - x) / n_permutations)
+
+
+def normal_sign_pvalues(value: float, se: float) -> tuple[float, float]:
+    """One-sided p-values of the sign of ``value`` from its normal interval (standard error
+    ``se``): ``(P(Z ≥ value/se), P(Z ≤ value/se))`` under "no effect", i.e. against "θ ≤ 0" and
+    against "θ ≥ 0"; with ``se == 0`` the sign is exact (p 0 or 1)."""
+    if not (np.isfinite(value) and np.isfinite(se) and se >= 0):
+        raise ValueError(f"need a finite value and a finite se >= 0, got {value!r}, {se!r}")
+    if se == 0:
+        return (0.0 if value > 0 else 1.0), (0.0 if value < 0 else 1.0)
+    z = value / se
+    return float(stats.norm.sf(z)), float(stats.norm.cdf(z))
+
+
+def t_sign_pvalues(values: ArrayLike) -> tuple[float, float]:
+    """One-sided p-values of the sign of a mean over R repetitions, Student's t with R − 1
+    degrees of freedom: ``(P(T ≥ t), P(T ≤ t))``, t = mean / (sd/√R). Repetitions that are all
+    equal decide the sign outright (p = 0 on its side, 1 on the other); fewer than two decide
+    nothing."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return 1.0, 1.0
+    mean, sd = float(v.mean()), float(v.std(ddof=1))
+    if sd == 0:
+        return (0.0 if mean > 0 else 1.0), (0.0 if mean < 0 else 1.0)
+    t = mean / (sd / np.sqrt(v.size))
+    return float(stats.t.sf(t, v.size - 1)), float(stats.t.cdf(t, v.size - 1))
 
 
 def p_value_curve(p_values: ArrayLike) -> np.ndarray:

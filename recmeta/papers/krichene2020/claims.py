@@ -47,6 +47,7 @@ from ...ledger import (
     sign_rule,
 )
 from ...metaeval.bootstrap import bootstrap_sums, sign_pvalues
+from ...metaeval.significance import t_sign_pvalues as t_pvalues
 from ...sampled import TIE_RULES, check_ties
 from .. import register
 from .movielens import RealStudy
@@ -131,20 +132,6 @@ class Part:
     estimate: Estimate
     p_positive: float
     p_negative: float
-
-
-def t_pvalues(values: np.ndarray) -> tuple[float, float]:
-    """One-sided p-values of the sign of a mean over repetitions, Student's t with R − 1 degrees
-    of freedom: ``(P(T ≥ t), P(T ≤ t))``, t = mean / (sd/√R). Repetitions that are all equal
-    decide the sign outright (p = 0 on its side, 1 on the other); fewer than two decide nothing."""
-    v = np.asarray(values, dtype=float)
-    if v.size < 2:
-        return 1.0, 1.0
-    mean, sd = float(v.mean()), float(v.std(ddof=1))
-    if sd == 0:
-        return (0.0 if mean > 0 else 1.0), (0.0 if mean < 0 else 1.0)
-    t = mean / (sd / np.sqrt(v.size))
-    return float(stats.t.sf(t, v.size - 1)), float(stats.t.cdf(t, v.size - 1))
 
 
 def all_signs(

@@ -16,6 +16,7 @@ from scipy import stats
 
 from ...ledger import DERIVED, Estimate, Outcome, Verdict, not_reproduced
 from ...metaeval.bootstrap import sign_pvalues
+from ...metaeval.significance import normal_sign_pvalues
 from . import claims_movielens  # noqa: F401  (its claims come first in the ledger)
 from .claims import LEDGER, Part, all_signs, mc_part, needs_xyz, rep_part, wilson
 from .claims_movielens import ML1M
@@ -233,7 +234,7 @@ def fig6_parts(r: Mapping[str, Any], est: str, keep: Callable[[int], bool]) -> d
             continue
         se = float(row.se)
         if np.isfinite(se) and se > 0:
-            p_pos, p_neg = float(stats.norm.sf(row.mean / se)), float(stats.norm.cdf(row.mean / se))
+            p_pos, p_neg = normal_sign_pvalues(float(row.mean), se)
             est_ = Estimate(
                 row.mean,
                 row.mean - z * se,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm, spearmanr
+from scipy.stats import spearmanr
 
 from ...ledger import (
     DERIVED,
@@ -27,6 +27,7 @@ from ...ledger import (
     format_estimate,
     sign_rule,
 )
+from ...metaeval.significance import normal_sign_pvalues as normal_pvalues
 from .claims import (
     EQ4_EXAMPLE_LEVELS,
     EQ4_EXAMPLE_WEIGHTS,
@@ -92,18 +93,6 @@ def _stable(study: pd.DataFrame, distribution: str, metric: str) -> Outcome:
         f"{PAPER_METRICS[metric]}({many} levels)",
     )
     return replace(with_reason(out, STABLE_REASON), margin=STABLE)
-
-
-def normal_pvalues(value: float, se: float) -> tuple[float, float]:
-    """One-sided p-values of the sign of ``value`` from its normal interval (standard error
-    ``se``): ``(P(Z ≥ value/se), P(Z ≤ value/se))`` under "no effect", i.e. against "θ ≤ 0" and
-    against "θ ≥ 0"; with ``se == 0`` the sign is exact (p 0 or 1)."""
-    if not (np.isfinite(value) and np.isfinite(se) and se >= 0):
-        raise ValueError(f"need a finite value and a finite se >= 0, got {value!r}, {se!r}")
-    if se == 0:
-        return (0.0 if value > 0 else 1.0), (0.0 if value < 0 else 1.0)
-    z = value / se
-    return float(norm.sf(z)), float(norm.cdf(z))
 
 
 # --------------------------------------------------------------------------------------------
