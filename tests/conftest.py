@@ -21,6 +21,28 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _one_thread_per_worker() -> None:
+    """With a pytest-xdist worker per core, let each worker compute on one thread.
+
+    OpenBLAS, OpenMP (PyTorch) and MKL start a thread per core in every process; with as many
+    workers as cores they oversubscribe the machine, and OpenBLAS's waiting threads then make a
+    3,706 × 101 QR factorisation take seconds instead of milliseconds. The variables reach the
+    kernels and chapter runs the tests start; ``threadpoolctl`` limits the pools this process
+    has already loaded.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers < (os.cpu_count() or 1):
+        return
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+
+
+_one_thread_per_worker()
 os.environ.setdefault("RECMETA_DATA", str(ROOT / "data"))
 # chapters run by the tests store their ledgers apart from the project's own store
 os.environ["RECMETA_RESULTS"] = tempfile.mkdtemp(prefix="recmeta-test-results-")
