@@ -402,3 +402,63 @@ def _(r):
     return not_reproduced(
         "the chapter runs one seeded 5-fold split; it does not repeat the study on other folds"
     )
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-2.graded-hard-users",
+    statement="The graded metrics (nDCG and ERR) discriminate better, against the binary ones, "
+    "among hard users (small test profiles)",
+    source="§6.2",
+    rule="sign rule on c(hard) − c(easy), expected negative: c = log(mean DP of nDCG and ERR ÷ "
+    "mean DP of the seven binary metrics) on the users below (hard) and above (easy) the "
+    "median test profile, equal halves (paired t-test DP; percentile interval of a bootstrap "
+    "of the users within each half). The paper compares collections; the chapter compares "
+    "the users of one",
+    paper_value="graded metrics gain with more hard users",
+    paper_dataset=ALL_DATASETS,
+    needs=("hard_users",),
+)
+def _(r):
+    h = r["hard_users"]
+    est = boot_estimate(h.point, h.reps, "c(hard) − c(easy)")
+    out = sign_rule(est, "negative", label="c(hard) − c(easy)")
+    return with_note(
+        out,
+        f"two halves of {h.users} users, median test profiles {h.sizes['hard']:g} and "
+        f"{h.sizes['easy']:g} ratings",
+    )
+
+
+def _average_dp(metric: str, r: Mapping[str, Any]) -> Outcome:
+    return rank_rule(
+        {metric_label(m): dp_of(r, m) for m in r["metrics"]},
+        [metric_label(metric)],
+        3,
+        7,
+        higher_is_better=False,
+    )
+
+
+for _m in ("bpref", "infAP"):
+    LEDGER.claim(
+        f"valcarce2020.s6-2.{_m.lower()}-average",
+        statement=f"{metric_label(_m)} has an overall average behaviour in discriminative power",
+        source="§6.2",
+        rule=f"rank rule on DP (lower is better; bootstrap intervals over users): "
+        f"{metric_label(_m)} ranks 3–7 of 9, neither among the two best nor the two worst",
+        paper_value=f"{metric_label(_m)} mid-pack",
+        paper_dataset=ALL_DATASETS,
+        needs=DP_NEEDS + ("metrics",),
+    )(partial(_average_dp, _m))
+
+
+@LEDGER.claim(
+    "valcarce2020.s6-2.bpref-beeradvocate-loss",
+    statement="bpref loses some discriminative power on BeerAdvocate",
+    source="§6.2",
+    rule="not run here",
+    paper_value="bpref lower on BA",
+    paper_dataset="BeerAdvocate",
+)
+def _(r):
+    return not_reproduced("BeerAdvocate is not available here")
