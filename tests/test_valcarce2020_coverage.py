@@ -184,7 +184,7 @@ def test_hard_user_dp_finds_graded_metrics_that_separate_only_the_hard_users():
         graded = m in ("nDCG", "ERR")
         shift = np.where(np.arange(n) < n // 2, step if graded else 0.0, step)
         mats[m] = 0.5 + shift + noise
-    h = hard_user_dp(mats, sizes, n_boot=300, seed=1)
+    h = hard_user_dp(mats, sizes, n_boot=300, seed=1, n_permutations=1000)
     assert h.users == n // 2 and h.sizes["hard"] < h.sizes["easy"]
     assert h.point < 0 and np.quantile(h.reps, 0.975) < 0
     assert set(h.dp.columns) == {"hard", "easy"}
@@ -235,3 +235,17 @@ def test_every_item_of_the_paper_and_every_headline_has_a_row():
     eqs = frame[frame["item"].str.startswith("Eq.")]
     assert len(eqs) == 11 and eqs["claims"].map(len).gt(0).all() and eqs["not_here"].isna().all()
     assert "| Eq. 8 | `eq7-8.err` |" in cov.markdown()
+
+
+def test_hard_user_dp_reads_no_contrast_where_every_pair_is_decisive():
+    """Every metric separates four systems far beyond noise on both halves: every p-value sits
+    at the permutation test's floor 1/(B + 1), so the contrast is 0, not a ratio of 1e-30s."""
+    rng = np.random.default_rng(2)
+    n = 200
+    sizes = pd.Series(rng.integers(1, 60, n))
+    mats = {m: np.arange(4)[:, None] * 1.0 + rng.normal(0, 0.01, (4, n)) for m in METRICS}
+    h = hard_user_dp(mats, sizes, n_boot=50, seed=0, n_permutations=999)
+    assert h.point == 0.0 and np.all(h.reps == 0.0)
+    assert (h.dp == 6 / 1000).all().all()
+    with pytest.raises(ValueError, match="n_permutations"):
+        hard_user_dp(mats, sizes, n_boot=50, seed=0, n_permutations=0)

@@ -411,9 +411,9 @@ def _(r):
     source="§6.2",
     rule="sign rule on c(hard) − c(easy), expected negative: c = log(mean DP of nDCG and ERR ÷ "
     "mean DP of the seven binary metrics) on the users below (hard) and above (easy) the "
-    "median test profile, equal halves (paired t-test DP; percentile interval of a bootstrap "
-    "of the users within each half). The paper compares collections; the chapter compares "
-    "the users of one",
+    "median test profile, equal halves (paired t-test DP, each p-value floored at 1/(B + 1) "
+    "for the chapter's B permutations; percentile interval of a bootstrap of the users within "
+    "each half). The paper compares collections; the chapter compares the users of one",
     paper_value="graded metrics gain with more hard users",
     paper_dataset=ALL_DATASETS,
     needs=("hard_users",),

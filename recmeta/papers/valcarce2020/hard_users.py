@@ -11,8 +11,11 @@ set against the DP of the seven binary ones (:func:`graded_contrast`),
 
 a ratio that does not care that a half of harder users has larger p-values for every metric.
 The paper's reading is :math:`c_{hard} - c_{easy} < 0`. DP here sums paired t-test p-values
-(:func:`recmeta.metaeval.significance.bootstrap_dp_t`, the stand-in the DP intervals of the
-chapter already use), and the users of each half are resampled with replacement.
+(:func:`recmeta.metaeval.significance.bootstrap_t_pvalues`, the stand-in the DP intervals of
+the chapter already use), each floored at :math:`1/(B + 1)` for the chapter's :math:`B`
+permutations: the smallest p-value the permutation test of the paper's DP can report. Without
+the floor, a half in which every pair is decisively significant has DP values of 1e-10 and
+less, and their ratio is noise. The users of each half are resampled with replacement.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ...metaeval import bootstrap
-from ...metaeval.significance import bootstrap_dp_t
+from ...metaeval.significance import bootstrap_t_pvalues
 
 __all__ = ["GRADED", "HardUsers", "graded_contrast", "halves", "hard_user_dp"]
 
@@ -78,6 +81,7 @@ def hard_user_dp(
     *,
     n_boot: int,
     seed: int,
+    n_permutations: int,
     metrics: Sequence[str] | None = None,
 ) -> HardUsers:
     """The contrast of :func:`graded_contrast` between the hard and the easy half of the users.
@@ -85,8 +89,12 @@ def hard_user_dp(
     ``user_matrices`` maps short metric names to (systems × users) scores, each user's folds
     averaged (:meth:`~.study.Results.user_matrices`, renamed); ``sizes`` gives each of those
     users' test ratings (aligned; a user without a score in every metric is dropped). Each half
-    is resampled ``n_boot`` times (seeded), the same draws for every metric.
+    is resampled ``n_boot`` times (seeded), the same draws for every metric; every p-value is
+    floored at ``1 / (n_permutations + 1)``.
     """
+    if int(n_permutations) != n_permutations or n_permutations < 1:
+        raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+    floor = 1.0 / (int(n_permutations) + 1)
     names = list(metrics or user_matrices)
     first = np.asarray(user_matrices[names[0]], dtype=np.float64)
     scored = ~np.isnan(first).all(axis=0)
@@ -106,8 +114,8 @@ def hard_user_dp(
         base = {}
         for n in names:
             a = np.asarray(user_matrices[n], dtype=np.float64)[:, users]
-            per[n] = bootstrap_dp_t(a, counts)
-            base[n] = float(bootstrap_dp_t(a, ones)[0])
+            per[n] = np.maximum(bootstrap_t_pvalues(a, counts), floor).sum(axis=1)
+            base[n] = float(np.maximum(bootstrap_t_pvalues(a, ones), floor).sum())
         dp[what] = base
         reps[what] = graded_contrast(per)
     point = float(

@@ -440,7 +440,11 @@ class Results:
         ids = per_user(self.matrices[first], self.study.topics)[1]
         sizes = self.study.test.groupby("user").size().reindex(ids)
         hard = hard_user_dp(
-            {short[n]: m for n, m in users.items()}, sizes, n_boot=n_boot, seed=seed
+            {short[n]: m for n, m in users.items()},
+            sizes,
+            n_boot=n_boot,
+            seed=seed,
+            n_permutations=self.n_permutations,
         )
         extra: dict[str, object] = {} if ratings is None else {"data": summary(ratings)}
         return {
