@@ -249,3 +249,17 @@ def test_hard_user_dp_reads_no_contrast_where_every_pair_is_decisive():
     assert (h.dp == 6 / 1000).all().all()
     with pytest.raises(ValueError, match="n_permutations"):
         hard_user_dp(mats, sizes, n_boot=50, seed=0, n_permutations=0)
+
+
+def test_transcribed_values_are_the_papers_digits():
+    # §6.2 prints LibraryThing's share with a decimal comma: "31,48%"
+    text = _text()
+    for printed in datasets.PAPER_TOP_GRADES.values():
+        assert f"{printed}%" in text or f"{printed.replace('.', ',')}%" in text, printed
+    # Table 2's cells are not in the 2020 text; the ML-1M counts are the 2018 paper's row
+    assert "Table 2 Datasets statistics\n\nFor evaluation" in text
+    row = "MovieLens 1M\t6,040\t3,706\t1,000,209\t4.468%"
+    assert row in (PAPERS / "valcarce2018-robustness-discriminative-power.txt").read_text(
+        encoding="utf-8")
+    t = datasets.table2({})
+    assert list(t["ML-1M (paper)"]) == [6040, 3706, 1_000_209, 4.468, 22.63]

@@ -29,11 +29,13 @@ Readings, stated once:
   interval is a bootstrap over users (:func:`~.bootstrap.dp_estimate`).
 - Figures 1–14 are images: the paper prints no numbers for them, so their claims are the
   paper's sentences about them. Table 3 (DP values) is not legible in the text available to
-  us, and its claim says so; Table 2 (dataset statistics) describes data we do not have.
+  us, and its claim says so; Table 2 (dataset statistics) is held against the ML-1M release's
+  counts (:mod:`.claims_definitions`), its other rows describe data we do not have.
 
 The claims of §6.3 are declared in :mod:`.claims_incompleteness`, those of §7 and §8 in
-:mod:`.claims_means`, on the same :data:`LEDGER` and in the paper's order (the package
-imports the three modules in turn).
+:mod:`.claims_means`, and the definitions (eqs. 1–11) and datasets (Table 2) in
+:mod:`.claims_definitions`, on the same :data:`LEDGER` (the package imports the four modules
+in turn).
 """
 
 from __future__ import annotations
