@@ -455,6 +455,22 @@ for _m in ("bpref", "infAP"):
 
 
 @LEDGER.claim(
+    "valcarce2020.s6-2.map-recall-mrr-erratic",
+    statement="MAP, Recall and MRR discriminate erratically: their DP ranks move from one "
+    "dataset to another",
+    source="§6.2",
+    rule="not run here",
+    paper_value="erratic across ML-1M, LT, BA",
+    paper_dataset="LibraryThing, BeerAdvocate",
+)
+def _(r):
+    return not_reproduced(
+        "LibraryThing and BeerAdvocate are not available here, and the statement compares the "
+        "DP ranks of the paper's three datasets with one another"
+    )
+
+
+@LEDGER.claim(
     "valcarce2020.s6-2.bpref-beeradvocate-loss",
     statement="bpref loses some discriminative power on BeerAdvocate",
     source="§6.2",
