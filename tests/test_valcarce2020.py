@@ -18,6 +18,7 @@ from recmeta import papers
 from recmeta.data import project_root
 from recmeta.ledger import DERIVED, Verdict, prose
 from recmeta.papers import valcarce2020 as v20
+from recmeta.papers.valcarce2020.hard_users import HardUsers
 
 A, D, I, N = Verdict.AGREES, Verdict.DIFFERS, Verdict.INCONCLUSIVE, Verdict.NOT_REPRODUCED
 METRICS = v20.METRICS
@@ -142,11 +143,23 @@ def full_inputs(**over) -> dict:
         "tau_among": tau_boot(tau_point({"RR", "ERR"})),
         **dp_inputs({"nDCG": 0.5}),
         "judged": np.random.default_rng(0).normal(0.05, 0.01, 500),
+        "hard_users": hard_users(-0.5),
+        "metric_check": {"gaps": {f"{m}@100": 0.0 for m in METRICS}, "users": 50,
+                         "systems": 21, "cutoffs": [100]},
+        "data": {"users": 6040, "items": 3706, "ratings": 1_000_209, "density": 0.04468,
+                 "user_gini": 0.5, "item_gini": 0.6, "top_grades": 22.63},
     }
     out.update(over)
     if "curve_reps" not in over:
         out["curve_reps"] = with_levels(cr, out["absolute"], out["full_values"])
     return out
+
+
+def hard_users(point: float, sd: float = 0.05, n_boot: int = 1000) -> HardUsers:
+    """The hard-users result with contrast ``point`` and replicates of spread ``sd``."""
+    b = np.random.default_rng(0).normal(0, sd, n_boot)
+    dp = pd.DataFrame({"hard": dict.fromkeys(METRICS, 2.0), "easy": dict.fromkeys(METRICS, 1.0)})
+    return HardUsers(point, point + b - b.mean(), dp, {"hard": 4.0, "easy": 40.0}, 400)
 
 
 def ranked(order: list[str], top: float = 0.99, step: float = 0.01) -> dict:
@@ -192,7 +205,7 @@ def test_the_ledger_reads_every_result_from_the_study():
     shares = {s: [1.0, 0.5, 0.3] for s in v20.SCHEMES}
     res = v20.run(study, shares=shares, n_samples=4, seed=1, n_permutations=300, cutoff=20,
                   n_boot=30)
-    inputs = res.ledger_inputs(n_boot=30)
+    inputs = res.ledger_inputs(n_boot=30, ratings=pd.concat(tests, ignore_index=True))
     frame = v20.LEDGER.evaluate(inputs, dataset="synthetic", profile="quick", strict=True)
     assert len(frame) == len(v20.LEDGER)
     # every claim this book can run is evaluated, the robustness claims included

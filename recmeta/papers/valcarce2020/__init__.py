@@ -8,8 +8,11 @@ chapter.
 - :mod:`.uncertainty`: the robustness curves' two-level bootstrap (users and masks);
 - :mod:`.study`: :class:`Settings`, :func:`run` and its :class:`Results`, :func:`cost_plan`;
 - :mod:`.tables`: the chapter's tables built from the results;
-- :mod:`.estimates`, :mod:`.claims`, :mod:`.claims_incompleteness` and
-  :mod:`.claims_means`: the ledger (registered on import);
+- :mod:`.equations`: eqs. 1–11 written out (the 2018 chapter's transcriptions reused);
+- :mod:`.hard_users`: §6.2's graded metrics on hard and easy users; :mod:`.datasets`:
+  Table 2's quantities;
+- :mod:`.estimates`, :mod:`.claims`, :mod:`.claims_incompleteness`, :mod:`.claims_means`
+  and :mod:`.claims_definitions`: the ledger (registered on import);
 - :mod:`.text`: the sentences the chapter prints;
 - :mod:`.figures`: the chapter's figures (imported by the chapter, not here: it needs seaborn).
 """
@@ -24,6 +27,9 @@ from . import claims_incompleteness  # noqa: F401
 
 # isort: split
 from . import claims_means  # noqa: F401
+
+# isort: split
+from . import claims_definitions  # noqa: F401
 
 # isort: split
 from . import text

@@ -27,6 +27,8 @@ from ...metaeval.incompleteness import Masks
 from ...metrics import Subsets, aggregate
 from ...recommenders import roster
 from .curves import expected_precision_ratio, robustness_summary
+from .datasets import summary
+from .equations import study_check
 from .folds import (
     AGGREGATES,
     METRICS,
@@ -38,6 +40,7 @@ from .folds import (
     per_user,
     scorer,
 )
+from .hard_users import hard_user_dp
 from .replicates import dp_mc_halfwidth, dp_replicates, tau_replicates
 from .uncertainty import CurveReplicates, curve_replicates
 
@@ -402,7 +405,13 @@ class Results:
             )
         return pd.DataFrame(rows)
 
-    def ledger_inputs(self, *, n_boot: int = 200, seed: int | None = None) -> dict[str, object]:
+    def ledger_inputs(
+        self,
+        *,
+        n_boot: int = 200,
+        seed: int | None = None,
+        ratings: pd.DataFrame | None = None,
+    ) -> dict[str, object]:
         """The named results the chapter's ledger reads (:mod:`recmeta.papers.valcarce2020`).
 
         Metric names are short (``"P"``, ``"RR"``, ...). ``taus``, ``curves`` and ``absolute``
@@ -413,7 +422,11 @@ class Results:
         ``full_values`` each metric's mean over systems on the full test set (arithmetic);
         ``curve_reps`` the two-level bootstrap of the robustness curves
         (:func:`~.uncertainty.curve_replicates`, drawn by :func:`run` when given ``n_boot``;
-        None otherwise, and the claims on robustness are then not reproduced).
+        None otherwise, and the claims on robustness are then not reproduced);
+        ``metric_check`` the scores against eqs. 1–11 written out (:func:`.equations.study_check`);
+        ``hard_users`` the graded metrics' DP on the hard and easy halves of the users
+        (:func:`.hard_users.hard_user_dp`); ``data`` the dataset's Table 2 quantities
+        (:func:`.datasets.summary`) when ``ratings`` are given, absent otherwise.
         """
         seed = self.seed if seed is None else seed
         short = {n: n.split("@", 1)[0] for n in self.measures}
@@ -423,7 +436,21 @@ class Results:
 
         users = self.user_matrices()
         reps, base = dp_replicates(users, n_boot=n_boot, seed=seed)
+        first = self.measures[0]
+        ids = per_user(self.matrices[first], self.study.topics)[1]
+        sizes = self.study.test.groupby("user").size().reindex(ids)
+        hard = hard_user_dp(
+            {short[n]: m for n, m in users.items()},
+            sizes,
+            n_boot=n_boot,
+            seed=seed,
+            n_permutations=self.n_permutations,
+        )
+        extra: dict[str, object] = {} if ratings is None else {"data": summary(ratings)}
         return {
+            **extra,
+            "metric_check": study_check(self.study, self.matrices, self.cutoff, seed=seed),
+            "hard_users": hard,
             "metrics": tuple(short.values()),
             "n_systems": self.n_systems,
             "taus": rename(self.taus),
