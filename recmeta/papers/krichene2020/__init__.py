@@ -23,6 +23,8 @@ from . import claims_corrections  # noqa: F401
 from .claims import (
     LEDGER,
     PREFIX,
+    TIED_RESULTS,
+    by_tie_rule,
     evaluate,
     evaluate_under,
     exact_diff,
@@ -93,6 +95,7 @@ from .settings import DEFAULT_TIES, TIES_PRINCIPLE, Settings, cost_plan
 __all__ = [
     "DEFAULT_TIES",
     "TIES_PRINCIPLE",
+    "TIED_RESULTS",
     "LEDGER",
     "PAPER",
     "PAPER_LABELS",
@@ -114,6 +117,7 @@ __all__ = [
     "Settings",
     "ToyInputs",
     "bias_variance",
+    "by_tie_rule",
     "closed_form_checks",
     "collapse_table",
     "corrections_table",
