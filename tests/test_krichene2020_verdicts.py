@@ -226,7 +226,7 @@ def test_every_outcome_names_its_rule_and_tie_sensitivity_is_stored(
     for cid in moved["claim"]:
         assert cid.removeprefix(kr.PREFIX) in said
     tally = text.tally_text(frame, "synthetic")
-    assert "By kind: derivation 4 (4 holds)" in tally and "replication" in tally
+    assert "By kind: derivation 13 (13 holds)" in tally and "replication" in tally
 
 
 def test_value_claims_declare_their_margins(toy_results):  # noqa: F811
