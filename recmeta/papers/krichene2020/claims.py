@@ -142,7 +142,9 @@ def all_signs(
 ) -> Outcome:
     """ "Every part has the expected sign": :func:`recmeta.ledger.every` (Holm across the parts
     at ``alpha``) on the parts' one-sided p-values; ``detail`` counts the parts whose interval
-    alone shows the sign."""
+    alone shows the sign.
+
+    Note: a shared ledger function for such conjunctions of signs may replace this wrapper."""
     if expected not in ("positive", "negative"):
         raise ValueError(f"expected must be 'positive' or 'negative', got {expected!r}")
     sign = {k: sign_rule(p.estimate, expected, label=k) for k, p in parts.items()}  # type: ignore[arg-type]
