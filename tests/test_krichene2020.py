@@ -4,7 +4,9 @@ claims and their verdict logic, checked on the running example and on synthetic 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -47,17 +49,46 @@ def test_order_text_groups_values_within_the_tolerance():
     assert kr.order_text({"X": 3, "Y": 2, "Z": 1}) == "X > Y > Z"
 
 
+# The expensive inputs are built once per test session (functools.cache) and shared by the
+# module fixtures of this file and of test_krichene2020_verdicts.py, which imports them; no test
+# changes them.
+@functools.cache
+def _toy_results():
+    toy = kr.ToyInputs(kr.TOY_RANKS, kr.TOY_N, kr.TOY_M, True)
+    sim = sampled.sampled_evaluation(
+        {k: np.array(v) for k, v in kr.TOY_RANKS.items()},
+        kr.TOY_N,
+        kr.TOY_M,
+        list(kr.TOY_METRICS),
+        ["sampled"],
+        repetitions=300,
+        seed=5,
+        progress=False,
+    )
+    return MappingProxyType({"toy": toy, "toy_sampled": sim, "settings": kr.Settings(499, 0.95, 0)})
+
+
 @pytest.fixture(scope="module")
 def toy_results():
-    toy = kr.ToyInputs(kr.TOY_RANKS, kr.TOY_N, kr.TOY_M, True)
-    sim = sampled.sampled_evaluation({k: np.array(v) for k, v in kr.TOY_RANKS.items()}, kr.TOY_N, kr.TOY_M,
-                                     list(kr.TOY_METRICS), ["sampled"], repetitions=300, seed=5, progress=False)
-    return {"toy": toy, "toy_sampled": sim, "settings": kr.Settings(499, 0.95, 0)}
+    return _toy_results()
 
 
-@pytest.mark.parametrize("claim", ["table1", "example.best", "table2.means", "table2.sd", "s4.2.ap-reversed",
-                                   "s4.2.only-auc", "fig2.ap-small-m", "fig2.ap-200", "fig2.ap-500",
-                                   "fig2.ap-large", "s4.4.4.m1"])
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "table1",
+        "example.best",
+        "table2.means",
+        "table2.sd",
+        "s4.2.ap-reversed",
+        "s4.2.only-auc",
+        "fig2.ap-small-m",
+        "fig2.ap-200",
+        "fig2.ap-500",
+        "fig2.ap-large",
+        "s4.4.4.m1",
+    ],
+)
 def test_the_running_example_reproduces(toy_results, claim):
     out = kr.LEDGER["krichene2020." + claim].outcome(toy_results)
     assert out.verdict == papers.Verdict.AGREES, out.reason
@@ -94,28 +125,102 @@ def _synthetic_standing(seed=0, users=300, items=400):
         "Y": np.where(is_t, 1.8, 0.0) + 1.3 * noise,
         "Z": np.where(rng.random(u.shape) < 0.7, 0.0, np.where(is_t, 3.0, 0.0) + noise),
     }
-    scores = {k: pd.DataFrame({"user": u.ravel(), "item": i.ravel(), "score": v.ravel()}) for k, v in frames.items()}
+    scores = {
+        k: pd.DataFrame({"user": u.ravel(), "item": i.ravel(), "score": v.ravel()})
+        for k, v in frames.items()
+    }
     held = pd.DataFrame({"user": np.arange(users), "item": target})
     return sampled.standing(scores, held)
 
 
-@pytest.fixture(scope="module")
-def real_results(toy_results):
+@functools.cache
+def _real_results():
     st = _synthetic_standing()
-    study = kr.study_from_standing("synthetic", st, m=20, repetitions=30, seed=1, ms=[5, 40],
-                                     estimators=["sampled", "rank-estimate", "BV 1", "BV 0.1", "BV 0.01"])
-    return {**toy_results, "real": study, "real_order": study.order, "real_multi": None}
+    study = kr.study_from_standing(
+        "synthetic",
+        st,
+        m=20,
+        repetitions=30,
+        seed=1,
+        ms=[5, 40],
+        estimators=["sampled", "rank-estimate", "BV 1", "BV 0.1", "BV 0.01"],
+    )
+    return MappingProxyType(
+        {**_toy_results(), "real": study, "real_order": study.order, "real_multi": None}
+    )
+
+
+@functools.cache
+def _tie_frames():
+    return MappingProxyType(
+        kr.by_tie_rule(
+            _real_results(), list(sampled.TIE_RULES), dataset="synthetic", profile="quick"
+        )
+    )
 
 
 @pytest.fixture(scope="module")
-def tie_table(real_results):
-    """The verdicts of the real-data claims under every tie rule (computed once per module)."""
-    return kr.tie_dependence(real_results, list(sampled.TIE_RULES), dataset="synthetic",
-                             profile="quick")
+def real_results():
+    return _real_results()
 
 
-def test_real_claims_evaluate_with_intervals(real_results):
-    frame = kr.LEDGER.evaluate(real_results, dataset="synthetic", profile="quick")
+@pytest.fixture(scope="module")
+def tie_frames():
+    """The ledger on the synthetic study under every tie rule, each rule evaluated once
+    (kr.by_tie_rule); the study's own rule's frame is the ledger evaluated on the results."""
+    return _tie_frames()
+
+
+@pytest.fixture(scope="module")
+def tie_table(real_results, tie_frames):
+    """The verdicts of the real-data claims under every tie rule, read off the frames."""
+    return kr.tie_dependence(
+        real_results,
+        list(sampled.TIE_RULES),
+        dataset="synthetic",
+        profile="quick",
+        frames=tie_frames,
+    )
+
+
+# a claim of the example, an exact-data claim, a Holm conjunction and a claim of the order
+# study (which runs under the chapter's rule only)
+_SOME = ("table1", "s6.2.exact-order.ap", "s6.2.sampled-recall", "fig6.bv", "fig5.z-worst")
+
+
+@pytest.mark.parametrize("claim", _SOME)
+def test_frames_by_tie_rule_are_the_ledger_under_each_rule(real_results, tie_frames, claim):
+    cid = kr.PREFIX + claim
+    for rule in sampled.TIE_RULES:
+        row = kr.LEDGER.row(
+            cid, kr.under_ties(real_results, rule), dataset="synthetic", profile="quick"
+        )
+        got = tie_frames[rule].set_index("claim").loc[cid]
+        for key in ("verdict", "reason", "rule", "ours_text", "method"):
+            assert got[key] == row[key], (rule, key)
+        for key in ("ours", "low", "high", "margin"):
+            want = np.nan if row[key] is None else row[key]
+            assert got[key] == pytest.approx(want, nan_ok=True), (rule, key)
+    assert tie_frames[real_results["real"].ties]["tie_sensitive"].isna().all()
+
+
+def test_by_tie_rule_and_the_readers_check_their_rules(real_results, tie_frames):
+    with pytest.raises(ValueError, match="at least one tie rule"):
+        kr.by_tie_rule(real_results, [], dataset="synthetic", profile="quick")
+    with pytest.raises(ValueError, match="lack the tie rules"):
+        kr.tie_dependence(
+            real_results,
+            list(sampled.TIE_RULES),
+            dataset="synthetic",
+            profile="quick",
+            frames={"expected": tie_frames["expected"]},
+        )
+    with pytest.raises(ValueError, match="tie"):
+        kr.by_tie_rule(real_results, ["random"], dataset="synthetic", profile="quick")
+
+
+def test_real_claims_evaluate_with_intervals(real_results, tie_frames):
+    frame = tie_frames[real_results["real"].ties]
     assert len(frame) == len(kr.LEDGER)
     by = frame.set_index("claim")
     # the several-items study is absent: not reproduced, with the reason
@@ -185,9 +290,21 @@ def test_settings_resolve_the_profiles_defaults_and_keep_given_values():
     assert (quick.toy_repetitions, quick.real_repetitions, quick.n_resamples) == (200, 20, 1999)
     assert (full.toy_repetitions, full.real_repetitions, full.n_resamples) == (1000, 100, 9999)
     assert quick.fig6_ms == (10, 30, 100, 300) and quick.quick and not full.quick
-    given = kr.Settings.resolve("quick", dataset="d", toy_repetitions=7, fig6_ms=[5, 50],
-                                bootstrap_resamples=99, seed=3, gammas=[1, 0.5])
-    assert (given.toy_repetitions, given.fig6_ms, given.n_resamples, given.seed) == (7, (5, 50), 99, 3)
+    given = kr.Settings.resolve(
+        "quick",
+        dataset="d",
+        toy_repetitions=7,
+        fig6_ms=[5, 50],
+        bootstrap_resamples=99,
+        seed=3,
+        gammas=[1, 0.5],
+    )
+    assert (given.toy_repetitions, given.fig6_ms, given.n_resamples, given.seed) == (
+        7,
+        (5, 50),
+        99,
+        3,
+    )
     assert given.estimators == ["sampled", "rank-estimate", "cls", "BV 1", "BV 0.5"]
     # the same data once is enough
     assert kr.Settings.resolve("quick", dataset="d", second_dataset="d").second_dataset is None
@@ -234,7 +351,9 @@ def test_law_check_and_closed_forms_against_scipy():
 def test_example_tables_against_direct_computations(toy_results):
     toy = toy_results["toy"]
     exact, beside = kr.table1_frame(toy)
-    assert exact.loc["C", "Recall@10"] == pytest.approx(0.2) and ("paper (Table 1)", "AUC") in beside
+    assert (
+        exact.loc["C", "Recall@10"] == pytest.approx(0.2) and ("paper (Table 1)", "AUC") in beside
+    )
     # at m = 1, Recall@1 of the sampled list is P(r̃ = 1) = AUC_n(r): the exact AUC itself
     collapse = kr.collapse_table(toy, ["Recall@1", "AP"], exact["AUC"])
     assert np.allclose(collapse["Recall@1"], exact["AUC"], atol=1e-14)
@@ -248,10 +367,12 @@ def test_example_tables_against_direct_computations(toy_results):
     vectors, curves = kr.fig4_frames(1000, 20, ["sampled", "BV 0.1"], True)
     terms, rises, close = kr.fig4_summary(vectors, curves, 1000, 20, True)
     assert rises["sampled"] == 0 and set(close) == {"sampled", "BV 0.1"}
-    assert terms.loc["BV 0.1", "weighted squared bias"] < terms.loc["sampled", "weighted squared bias"]
+    assert (
+        terms.loc["BV 0.1", "weighted squared bias"] < terms.loc["sampled", "weighted squared bias"]
+    )
 
 
-def test_the_real_data_sentences(real_results):
+def test_the_real_data_sentences(real_results, tie_frames):
     from recmeta.papers.krichene2020 import text
 
     study = real_results["real"]
@@ -269,7 +390,7 @@ def test_the_real_data_sentences(real_results):
     assert (counted.sum(axis=1) <= len(reliable)).all()
     assert "Level 0.95" in text.reliable_text(reliable, counted, 0.95, study)
     assert "skipped" in text.multi_study_text(real_results)
-    frame = kr.LEDGER.evaluate(real_results, dataset="synthetic", profile="quick")
+    frame = tie_frames[study.ties]
     assert text.tally_text(frame, "synthetic").startswith(f"On synthetic: {len(kr.LEDGER)} claims")
     assert "0 verdicts differ" in text.datasets_differ_text(frame, frame, "a", "b")
     assert "claims on real data" in text.real_claims_text(frame, study)

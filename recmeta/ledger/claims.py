@@ -19,7 +19,7 @@ from .kinds import DERIVED, Kind, kind_of, paper_datasets
 from .rules import Outcome, Verdict, not_reproduced
 from .table import COLUMNS, counts, to_markdown
 
-__all__ = ["PROFILES", "MissingResult", "Claim", "Ledger"]
+__all__ = ["PROFILES", "MissingResult", "Claim", "Ledger", "with_tie_sensitive"]
 
 #: the book's profiles: ``full`` (the book's default) and ``quick`` (small sizes, for CI)
 PROFILES = ("full", "quick")
@@ -142,6 +142,28 @@ class Claim:
                 raise
             return not_reproduced(f"evaluation failed: {type(exc).__name__}: {exc}")
         return out
+
+
+def with_tie_sensitive(frame: pd.DataFrame, variants: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """``frame`` (a :meth:`Ledger.evaluate` frame) with ``tie_sensitive`` filled from the frames
+    of the same ledger evaluated under other tie rules (``variants``, by rule): a claim is tie
+    sensitive when its verdict under some variant where it is reproduced differs from its
+    verdict in ``frame``; a claim not reproduced in ``frame`` is not."""
+    gone = Verdict.NOT_REPRODUCED.value
+    verdicts = [v.set_index("claim")["verdict"] for v in variants.values()]
+    for name, v in zip(variants, verdicts, strict=True):
+        missing = sorted(set(frame["claim"]) - set(v.index))
+        if missing:
+            raise ValueError(
+                f"the frame under {name!r} lacks claims {missing}: evaluate the "
+                "same ledger under every rule"
+            )
+    out = frame.copy()
+    out["tie_sensitive"] = [
+        v != gone and bool({o[c] for o in verdicts} - {gone} - {v})
+        for c, v in zip(frame["claim"], frame["verdict"], strict=True)
+    ]
+    return out
 
 
 def _nan(x: float | None) -> float:
@@ -281,25 +303,17 @@ class Ledger:
         rows = [
             self.row(c.id, results, dataset=dataset, profile=profile, strict=strict) for c in self
         ]
-        if tie_variants:
-            other = {
-                name: {
-                    c.id: self.row(c.id, res, dataset=dataset, profile=profile, strict=strict)[
-                        "verdict"
-                    ]
-                    for c in self
-                }
-                for name, res in tie_variants.items()
-            }
-            gone = Verdict.NOT_REPRODUCED.value
-            for r in rows:
-                seen = {v[r["claim"]] for v in other.values()} - {gone}
-                r["tie_sensitive"] = r["verdict"] != gone and bool(seen - {r["verdict"]})
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         frame[["ours", "low", "high", "margin"]] = frame[["ours", "low", "high", "margin"]].astype(
             float
         )
         frame["paper_value"] = frame["paper_value"].astype(object)
+        if tie_variants:
+            other = {
+                name: self.evaluate(res, dataset=dataset, profile=profile, strict=strict)
+                for name, res in tie_variants.items()
+            }
+            frame = with_tie_sensitive(frame, other)
         return frame
 
     def row(

@@ -145,18 +145,23 @@ def report(
     show: bool = True,
     root: str | os.PathLike | None = None,
     tie_variants: Mapping[str, Mapping[str, Any]] | None = None,
+    frame: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Evaluate ``chapter``'s ledger on ``results``, store it, and display its table.
 
     The stored copy (:func:`recmeta.ledger.store.save`, keyed by chapter, dataset and profile)
     is what ``recmeta claims`` prints and what the book's ledger page gathers. ``tie_variants``
     (results under other tie rules) fills each claim's ``tie_sensitive``
-    (:meth:`recmeta.ledger.Ledger.evaluate`). Returns the frame.
+    (:meth:`recmeta.ledger.Ledger.evaluate`). ``frame``, when given, is the ledger already
+    evaluated on ``results`` (e.g. its ``tie_sensitive`` filled from frames computed once): it is
+    stored and shown as is. Returns the frame.
     """
-
-    frame = get(chapter).evaluate(
-        results, dataset=str(dataset), profile=profile, tie_variants=tie_variants
-    )
+    if frame is None:
+        frame = get(chapter).evaluate(
+            results, dataset=str(dataset), profile=profile, tie_variants=tie_variants
+        )
+    elif tie_variants:
+        raise ValueError("give tie_variants or an evaluated frame, not both")
     store.save(frame, chapter=chapter, dataset=str(dataset), profile=profile, root=root)
     if show:
         from IPython.display import Markdown, display

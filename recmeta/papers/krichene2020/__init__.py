@@ -17,12 +17,15 @@ chapter's study, claims and sentences.
 
 from __future__ import annotations
 
-# the claims join the ledger on import: claims_corrections imports claims_movielens, which
-# imports claims_example: the order is the paper's (§3–5, §6.1–6.2, §6.3–8) whatever comes first
-from . import claims_corrections  # noqa: F401
+# the claims join the ledger on import: claims_analysis imports claims_corrections, which imports
+# claims_movielens, which imports claims_example: the order is the paper's (§3–5, §6.1–6.2,
+# §6.3–8), then the equations, Figs. 1 and 3 and §5.5, whatever comes first
+from . import claims_analysis, claims_corrections  # noqa: F401
 from .claims import (
     LEDGER,
     PREFIX,
+    TIED_RESULTS,
+    by_tie_rule,
     evaluate,
     evaluate_under,
     exact_diff,
@@ -93,6 +96,7 @@ from .settings import DEFAULT_TIES, TIES_PRINCIPLE, Settings, cost_plan
 __all__ = [
     "DEFAULT_TIES",
     "TIES_PRINCIPLE",
+    "TIED_RESULTS",
     "LEDGER",
     "PAPER",
     "PAPER_LABELS",
@@ -114,6 +118,7 @@ __all__ = [
     "Settings",
     "ToyInputs",
     "bias_variance",
+    "by_tie_rule",
     "closed_form_checks",
     "collapse_table",
     "corrections_table",

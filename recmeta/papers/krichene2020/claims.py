@@ -46,6 +46,7 @@ from ...ledger import (
     not_reproduced,
     sign_rule,
 )
+from ...ledger.claims import with_tie_sensitive
 from ...metaeval.bootstrap import bootstrap_sums, sign_pvalues
 from ...metaeval.significance import t_sign_pvalues as t_pvalues
 from ...sampled import TIE_RULES, check_ties
@@ -59,6 +60,8 @@ __all__ = [
     "PREFIX",
     "Part",
     "all_signs",
+    "TIED_RESULTS",
+    "by_tie_rule",
     "chain",
     "combine",
     "exact_part",
@@ -139,7 +142,9 @@ def all_signs(
 ) -> Outcome:
     """ "Every part has the expected sign": :func:`recmeta.ledger.every` (Holm across the parts
     at ``alpha``) on the parts' one-sided p-values; ``detail`` counts the parts whose interval
-    alone shows the sign."""
+    alone shows the sign.
+
+    Note: a shared ledger function for such conjunctions of signs may replace this wrapper."""
     if expected not in ("positive", "negative"):
         raise ValueError(f"expected must be 'positive' or 'negative', got {expected!r}")
     sign = {k: sign_rule(p.estimate, expected, label=k) for k, p in parts.items()}  # type: ignore[arg-type]
@@ -283,13 +288,85 @@ def tie_variants(results: Mapping[str, Any], rules: Sequence[str] = TIE_RULES) -
     return {rule: under_ties(results, rule) for rule in rules if rule != st.ties}
 
 
+#: the results :func:`under_ties` replaces or drops: a claim reading none of them has the same
+#: outcome under every tie rule
+TIED_RESULTS = ("real", "real_order", "real_multi")
+
+
+def by_tie_rule(
+    results: Mapping[str, Any],
+    rules: Sequence[str] = TIE_RULES,
+    *,
+    dataset: str,
+    profile: str,
+) -> dict[str, pd.DataFrame]:
+    """The ledger under each tie rule of ``rules``, by rule, as :func:`evaluate_under` gives it,
+    each claim evaluated once per rule where its results change (:data:`TIED_RESULTS`) and once
+    in all otherwise: what :func:`tie_dependence`, :func:`evaluate` and :func:`report` read, so
+    that the chapter evaluates each rule once."""
+    if not rules:
+        raise ValueError("by_tie_rule needs at least one tie rule")
+    rules = [check_ties(r) for r in dict.fromkeys(rules)]
+    base = LEDGER.evaluate(results, dataset=dataset, profile=profile)
+    own = _own_rule(results)
+    moved = [(i, c.id) for i, c in enumerate(LEDGER) if set(c.needs) & set(TIED_RESULTS)]
+    frames = {}
+    for rule in rules:
+        if own is None or rule == own:
+            frames[rule] = base
+            continue
+        res = under_ties(results, rule)
+        rows = base.to_dict("records")
+        for i, cid in moved:
+            rows[i] = LEDGER.row(cid, res, dataset=dataset, profile=profile)
+        frames[rule] = pd.DataFrame(rows, columns=base.columns).astype(base.dtypes.to_dict())
+    return frames
+
+
+def _own_rule(results: Mapping[str, Any]) -> str | None:
+    st = results.get("real")
+    return None if st is None else str(st.ties)
+
+
+def _frames(
+    results: Mapping[str, Any],
+    rules: Sequence[str],
+    frames: Mapping[str, pd.DataFrame] | None,
+    *,
+    dataset: str,
+    profile: str,
+) -> Mapping[str, pd.DataFrame]:
+    """``frames`` checked to hold every rule of ``rules``, or computed (:func:`by_tie_rule`)."""
+    if frames is None:
+        return by_tie_rule(results, rules, dataset=dataset, profile=profile)
+    lacking = [r for r in rules if r not in frames]
+    if lacking:
+        raise ValueError(
+            f"frames lack the tie rules {lacking}: compute them with by_tie_rule(results, rules)"
+        )
+    return frames
+
+
 def evaluate(
-    results: Mapping[str, Any], *, dataset: str, profile: str, rules: Sequence[str] = TIE_RULES
+    results: Mapping[str, Any],
+    *,
+    dataset: str,
+    profile: str,
+    rules: Sequence[str] = TIE_RULES,
+    frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """The ledger on ``results``, each claim's ``tie_sensitive`` assessed under ``rules``."""
-    return LEDGER.evaluate(
-        results, dataset=dataset, profile=profile, tie_variants=tie_variants(results, rules)
-    )
+    """The ledger on ``results``, each claim's ``tie_sensitive`` assessed under ``rules``
+    (:func:`~recmeta.ledger.claims.with_tie_sensitive`), reading ``frames`` (from
+    :func:`by_tie_rule` on the same results) when given instead of evaluating again."""
+    own = _own_rule(results)
+    if own is None:
+        return LEDGER.evaluate(results, dataset=dataset, profile=profile)
+    need = list(dict.fromkeys([own, *rules]))
+    got = _frames(results, need, frames, dataset=dataset, profile=profile)
+    others = {r: got[r] for r in rules if r != own}
+    if not others:
+        return got[own]
+    return with_tie_sensitive(got[own], others)
 
 
 def report(
@@ -299,11 +376,13 @@ def report(
     profile: str,
     show: bool = True,
     root: str | os.PathLike | None = None,
+    frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """:func:`recmeta.papers.report` for this chapter, with ``tie_sensitive`` assessed under
-    every tie rule (:func:`tie_variants`)."""
+    every tie rule (:func:`evaluate`, reading ``frames`` from :func:`by_tie_rule` when given)."""
     from .. import report as store_and_show
 
+    frame = evaluate(results, dataset=dataset, profile=profile, rules=TIE_RULES, frames=frames)
     return store_and_show(
         LEDGER.chapter,
         results,
@@ -311,7 +390,7 @@ def report(
         profile=profile,
         show=show,
         root=root,
-        tie_variants=tie_variants(results, TIE_RULES),
+        frame=frame,
     )
 
 
@@ -324,17 +403,21 @@ def evaluate_under(
 
 
 def tie_dependence(
-    results: Mapping[str, Any], rules: Sequence[str], *, dataset: str, profile: str
+    results: Mapping[str, Any],
+    rules: Sequence[str],
+    *,
+    dataset: str,
+    profile: str,
+    frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Verdict of every real-data claim under each tie rule: rows claims, columns rules, plus
-    whether the verdict changes (claims not run under a rule are left out of that comparison)."""
-    frames = {
-        rule: evaluate_under(results, rule, dataset=dataset, profile=profile).set_index("claim")
-        for rule in rules
-    }
-    first = frames[rules[0]]
+    whether the verdict changes (claims not run under a rule are left out of that comparison).
+    Reads ``frames`` (from :func:`by_tie_rule` on the same results) when given."""
+    got = _frames(results, rules, frames, dataset=dataset, profile=profile)
+    by = {rule: got[rule].set_index("claim") for rule in rules}
+    first = by[rules[0]]
     real = [c.id for c in LEDGER if "real" in c.needs]
-    table = pd.DataFrame({rule: f.loc[real, "verdict"] for rule, f in frames.items()})
+    table = pd.DataFrame({rule: f.loc[real, "verdict"] for rule, f in by.items()})
     table.insert(0, "statement", first.loc[real, "statement"])
     run = table[list(rules)].where(table[list(rules)] != "not reproduced here")
     table["depends on ties"] = run.nunique(axis=1, dropna=True) > 1

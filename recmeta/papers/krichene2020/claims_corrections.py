@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from ...ledger import DERIVED, Estimate, Outcome, Verdict, not_reproduced
+from ...ledger.every import holm_reject
 from ...metaeval.bootstrap import sign_pvalues
 from ...metaeval.significance import normal_sign_pvalues
 from . import claims_movielens  # noqa: F401  (its claims come first in the ledger)
@@ -350,8 +351,6 @@ def _table4_bv(r: Mapping[str, Any]) -> Outcome:
     needs=("real", "settings"),
 )
 def _table4_re(r: Mapping[str, Any]) -> Outcome:
-    from statsmodels.stats.multitest import multipletests
-
     st, s = r["real"], r["settings"]
     sh = shares(st).pivot_table(index=["pair", "metric"], columns="estimator", values="agreement")
     if "rank-estimate" not in sh:
@@ -360,8 +359,8 @@ def _table4_re(r: Mapping[str, Any]) -> Outcome:
     a, b = sh["rank-estimate"], sh["sampled"]
     se = np.sqrt(np.maximum(a * (1 - a) + b * (1 - b), 1.0 / R) / R)
     alpha = 1 - s.level
-    worse = int(multipletests(stats.norm.sf((b - a) / se), alpha=alpha, method="holm")[0].sum())
-    better = int(multipletests(stats.norm.sf((a - b) / se), alpha=alpha, method="holm")[0].sum())
+    worse = int(holm_reject(stats.norm.sf((b - a) / se), alpha).sum())
+    better = int(holm_reject(stats.norm.sf((a - b) / se), alpha).sum())
     if worse:
         verdict = Verdict.DIFFERS
     elif better:

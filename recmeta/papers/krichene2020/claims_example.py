@@ -372,7 +372,7 @@ def _fig2_recall(r: Mapping[str, Any]) -> Outcome:
 @LEDGER.claim(
     "krichene2020.s4.4.1.auc-unbiased",
     statement="Sampled AUC is an unbiased estimate of exact AUC, with or without replacement",
-    source="§4.4.1",
+    source="§4.4.1, eq. 17",
     paper_value="unbiased",
     paper_dataset=DERIVED,
     rule="largest |E[AUC_{m+1}(r̃)] − AUC_n(r)| over every true rank, summed law (not the closed "

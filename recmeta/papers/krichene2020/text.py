@@ -63,6 +63,7 @@ __all__ = [
     "ties_text",
     "toy_ranks_text",
     "verdict",
+    "verdicts_text",
 ]
 
 
@@ -75,6 +76,11 @@ def verdict(results: Mapping[str, Any], claim: str) -> str:
     claim_id = claim if claim.startswith(PREFIX) else PREFIX + claim
     row = LEDGER.row(claim_id, results, dataset=dataset, profile=settings.profile, strict=False)
     return sentence(row, parts=("verdict", "reason"))
+
+
+def verdicts_text(results: Mapping[str, Any], claims: Sequence[str]) -> str:
+    """A Markdown list of :func:`verdict` for each claim, its id (without the prefix) first."""
+    return "\n".join(f"- `{c.removeprefix(PREFIX)}`: {verdict(results, c)}" for c in claims)
 
 
 def _orders(frame: pd.DataFrame, metrics: Sequence[str], tol: float = 0.0) -> dict[str, str]:
