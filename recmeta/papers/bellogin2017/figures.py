@@ -12,7 +12,7 @@ import pandas as pd
 import seaborn as sns
 
 from ...data import popularity as pop
-from .settings import FIG2_DESIGNS, ORACLE
+from .settings import FIG2_DESIGNS, ORACLE, PAPER
 from .study import Study
 from .tables import fig8_designs
 from .trials import summarise
@@ -202,11 +202,18 @@ def fig6(study: Study) -> plt.Figure:
     left.plot(f["rank"], s.sigma * f["ratings"], "--", color="C3", label="σ|R(i)|")
     for r in f.groupby("stratum")["rank"].min().to_numpy()[1:]:
         left.axvline(r, color="black", lw=0.5, alpha=0.4)
-    left.set(ylabel="ratings", title=f"a) coin flip, P1R's {s.percentiles} percentiles")
+    left.set(
+        ylabel="ratings",
+        title=f"a) coin flip, P1R's {s.percentiles} percentiles of ~{len(f) / s.percentiles:,.0f} "
+        f"items (paper, {PAPER['dataset']}: ~{PAPER['p1r_size']})",
+    )
     right.plot(f["rank"], f["uniform test"], color="C0", label="test ratings (uniform test)")
     right.plot(f["rank"], (1 - s.epsilon) * f["ratings"], "--", color="C3", label="(1 − ε)|R(i)|")
     u = study.results["fig6"]["uniform"]
-    right.set(title=f"b) uniform test: |T| = {u['T']:,}, η = {u['eta']}")
+    right.set(
+        title=f"b) uniform test: |T| = {u['T']:,}, η = {u['eta']} (paper, {PAPER['dataset']}: "
+        f"{PAPER['uniform_size']:,}, {PAPER['uniform_eta']})"
+    )
     for ax in (left, right):
         ax.legend(fontsize="small")
     fig.suptitle(f"Rating splits on {study.dataset} (cf. Bellogín et al., Fig. 6)")
