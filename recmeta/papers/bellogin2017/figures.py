@@ -197,21 +197,21 @@ def fig6(study: Study) -> plt.Figure:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax in (left, right):
         ax.plot(f["rank"], f["ratings"], color="grey", label="|R(i)|")
-        ax.set(xscale="log", yscale="symlog", xlabel="item popularity rank")
+        ax.set(yscale="symlog", xlabel="item popularity rank")
     left.scatter(f["rank"], f["coin-flip test"], s=4, label="test ratings (coin flip)")
     left.plot(f["rank"], s.sigma * f["ratings"], "--", color="C3", label="σ|R(i)|")
     for r in f.groupby("stratum")["rank"].min().to_numpy()[1:]:
         left.axvline(r, color="black", lw=0.5, alpha=0.4)
     left.set(
         ylabel="ratings",
-        title=f"a) coin flip, P1R's {s.percentiles} percentiles of ~{len(f) / s.percentiles:,.0f} "
+        title=f"a) coin flip, P1R's {s.percentiles} percentiles of ~{len(f) / s.percentiles:,.0f}\n"
         f"items (paper, {PAPER['dataset']}: ~{PAPER['p1r_size']})",
     )
     right.plot(f["rank"], f["uniform test"], color="C0", label="test ratings (uniform test)")
     right.plot(f["rank"], (1 - s.epsilon) * f["ratings"], "--", color="C3", label="(1 − ε)|R(i)|")
     u = study.results["fig6"]["uniform"]
     right.set(
-        title=f"b) uniform test: |T| = {u['T']:,}, η = {u['eta']} (paper, {PAPER['dataset']}: "
+        title=f"b) uniform test: |T| = {u['T']:,}, η = {u['eta']}\n(paper, {PAPER['dataset']}: "
         f"{PAPER['uniform_size']:,}, {PAPER['uniform_eta']})"
     )
     for ax in (left, right):
