@@ -277,18 +277,24 @@ def test_random_level_agrees_differs_and_is_inconclusive():
 
 def test_more_effective_on_1r_than_ar():
     base = {"1R": 3.0, "AR TI-NN": 3.0}
-    good = fake(fig8=fig8_frame({**base, "U1R": 1.0, "UAR": 2.0}))
-    assert verdict("fig8.more-effective-1r", good) is A
-    assert (
-        verdict("fig8.more-effective-1r", fake(fig8=fig8_frame({**base, "U1R": 2.0, "UAR": 1.0})))
-        is D
+
+    def check(u1r: float, p1r: float, uar: float) -> Verdict:
+        lifts = {**base, "U1R": u1r, "P1R": p1r, "UAR": uar}
+        return verdict("fig8.more-effective-1r", fake(fig8=fig8_frame(lifts)))
+
+    assert check(1.0, 1.0, 2.0) is A
+    out = b17.outcome(
+        B + "fig8.more-effective-1r",
+        fake(fig8=fig8_frame({**base, "U1R": 1.0, "P1R": 1.0, "UAR": 2.0})),
     )
-    assert (
-        verdict("fig8.more-effective-1r", fake(fig8=fig8_frame({**base, "U1R": 1.5, "UAR": 1.5})))
-        is INC
-    )
+    assert out.rule == "every sign" and "2 parts" in out.reason
+    assert check(1.0, 2.5, 2.0) is D  # P1R leaves more than UAR
+    assert check(1.0, 2.0, 2.0) is INC  # P1R ties with UAR
     gone = fake(fig8=fig8_frame({"1R": 3.0, "U1R": 1.0}))
     assert verdict("fig8.more-effective-1r", gone) is N
+    # P1R absent: U1R alone decides
+    one = fake(fig8=fig8_frame({**base, "U1R": 1.0, "UAR": 2.0}))
+    assert verdict("fig8.more-effective-1r", one) is A
 
 
 def test_ndcg_patterns_every_part_under_holm():
