@@ -483,6 +483,7 @@ def test_figures_draw(study) -> None:
         b17.figures.sparsity,
         b17.figures.simulation,
         b17.figures.positive_ratio,
+        b17.figures.fig6,
         b17.figures.fig8,
         b17.figures.fig9,
     ):

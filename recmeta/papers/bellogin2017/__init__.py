@@ -9,7 +9,10 @@ recommender systems": the statistical-biases chapter's study, ledger and prose.
   §5–§6 in ``study_popularity``, the shared machinery in ``study_base``);
 - :mod:`~recmeta.papers.bellogin2017.evidence`: protocol means with their bootstrap over users;
 - :mod:`~recmeta.papers.bellogin2017.claims` (§3), ``claims_sparsity`` (§4),
-  ``claims_simulation`` (§5) and ``claims_popularity`` (§6–§7): :data:`LEDGER`, in that order;
+  ``claims_simulation`` (§5), ``claims_popularity`` (§6–§7), ``claims_designs`` (Table 3,
+  Figs. 1 and 6), ``claims_neutralising`` (more of Figs. 2, 8 and 9) and ``claims_elsewhere``
+  (Last.fm, TREC, Netflix): :data:`LEDGER`, in that order; ``coverage``: what of the paper the
+  ledger covers;
 - :mod:`~recmeta.papers.bellogin2017.text` and ``figures``: the chapter's sentences and plots.
 
 Importing the package registers the ledger (:func:`recmeta.papers.register`).
@@ -18,6 +21,9 @@ Importing the package registers the ledger (:func:`recmeta.papers.register`).
 from __future__ import annotations
 
 from . import (  # each claims module imports the one before it, so the ledger keeps §3–§7's order
+    claims_designs,
+    claims_elsewhere,
+    claims_neutralising,
     claims_popularity,
     claims_simulation,
     claims_sparsity,
@@ -49,6 +55,9 @@ __all__ = [
     "PAPER",
     "Settings",
     "Study",
+    "claims_designs",
+    "claims_elsewhere",
+    "claims_neutralising",
     "claims_popularity",
     "claims_simulation",
     "claims_sparsity",

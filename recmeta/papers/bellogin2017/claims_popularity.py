@@ -29,6 +29,7 @@ from .evidence import (
     Getter,
     absent_designs,
     boot,
+    boot_replicates,
     design_rows,
     exact_bound,
     join_verdicts,
@@ -42,7 +43,7 @@ from .evidence import (
 )
 from .settings import ML1M, PAPER
 
-__all__: list[str] = []
+__all__ = ["lift_difference"]
 
 
 def _ml1m_only(r: Mapping[str, Any], what: str, ours: str) -> Outcome:
@@ -115,20 +116,22 @@ def _uniform(r):
     )
 
 
-def _fig8_lift(
+def lift_difference(
     r: Mapping[str, Any],
     a: str,
     b: str | Sequence[str],
-    expected: Literal["positive", "negative"],
     *,
     worst: str = "max",
-) -> Outcome:
-    """Sign rule on lift(a) − lift(b) (popularity over random); with several b, the max or min."""
+    metric: str = "P",
+) -> tuple[Estimate, np.ndarray, str] | Outcome:
+    """lift(a) − lift(b) (popularity over random under ``metric``) in Fig. 8's designs, with
+    several b the max or min of their lifts: (estimate, bootstrap replicates, label), or not
+    reproduced when a design did not run."""
     f = r["fig8"]
     bs = [b] if isinstance(b, str) else list(b)
     if (gone := absent_designs(f, [a, *bs])) is not None:
         return gone
-    t = user_table({d: (design_rows(f, d), ["popularity", "random"]) for d in [a, *bs]})
+    t = user_table({d: (design_rows(f, d), ["popularity", "random"]) for d in [a, *bs]}, metric)
     pick = np.maximum if worst == "max" else np.minimum
 
     def stat(get: Getter) -> np.ndarray:
@@ -142,7 +145,24 @@ def _fig8_lift(
         if len(bs) > 1
         else f"lift({a}) − lift({bs[0]})"
     )
-    return sign_rule(boot(r, t, stat), expected, label=label)
+    est, reps = boot_replicates(r, t, stat)
+    return est, reps, label
+
+
+def _fig8_lift(
+    r: Mapping[str, Any],
+    a: str,
+    b: str | Sequence[str],
+    expected: Literal["positive", "negative"],
+    *,
+    worst: str = "max",
+) -> Outcome:
+    """Sign rule on lift(a) − lift(b) (popularity over random); with several b, the max or min."""
+    got = lift_difference(r, a, b, worst=worst)
+    if isinstance(got, Outcome):
+        return got
+    est, _, label = got
+    return sign_rule(est, expected, label=label)
 
 
 @LEDGER.claim(

@@ -12,7 +12,7 @@ import pandas as pd
 import seaborn as sns
 
 from ...data import popularity as pop
-from .settings import FIG2_DESIGNS, ORACLE
+from .settings import FIG2_DESIGNS, ORACLE, PAPER
 from .study import Study
 from .tables import fig8_designs
 from .trials import summarise
@@ -20,6 +20,7 @@ from .trials import summarise
 __all__ = [
     "colours",
     "fig2",
+    "fig6",
     "fig8",
     "fig9",
     "lemma_bounds",
@@ -185,6 +186,39 @@ def positive_ratio(study: Study, segments: int = 100) -> plt.Axes:
         title=f"positive ratings ratio on {study.dataset}",
     )
     return ax
+
+
+def fig6(study: Study) -> plt.Figure:
+    """The two splits of Fig. 6 on the run's data, items by popularity rank: left, |R(i)| and the
+    test ratings of a coin-flip split (dots) around their expectation σ|R(i)| (dashed), with
+    the P1R percentiles' bounds; right, the uniform-test split: η test ratings for each item of
+    T, (1 − ε)|R(i)| (dashed) and none beyond |T|."""
+    s, f = study.s, study.results["fig6"]["curve"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax in (left, right):
+        ax.plot(f["rank"], f["ratings"], color="grey", label="|R(i)|")
+        ax.set(yscale="symlog", xlabel="item popularity rank")
+    left.scatter(f["rank"], f["coin-flip test"], s=4, label="test ratings (coin flip)")
+    left.plot(f["rank"], s.sigma * f["ratings"], "--", color="C3", label="σ|R(i)|")
+    for r in f.groupby("stratum")["rank"].min().to_numpy()[1:]:
+        left.axvline(r, color="black", lw=0.5, alpha=0.4)
+    left.set(
+        ylabel="ratings",
+        title=f"a) coin flip, P1R's {s.percentiles} percentiles of ~{len(f) / s.percentiles:,.0f}\n"
+        f"items (paper, {PAPER['dataset']}: ~{PAPER['p1r_size']})",
+    )
+    right.plot(f["rank"], f["uniform test"], color="C0", label="test ratings (uniform test)")
+    right.plot(f["rank"], (1 - s.epsilon) * f["ratings"], "--", color="C3", label="(1 − ε)|R(i)|")
+    u = study.results["fig6"]["uniform"]
+    right.set(
+        title=f"b) uniform test: |T| = {u['T']:,}, η = {u['eta']}\n(paper, {PAPER['dataset']}: "
+        f"{PAPER['uniform_size']:,}, {PAPER['uniform_eta']})"
+    )
+    for ax in (left, right):
+        ax.legend(fontsize="small")
+    fig.suptitle(f"Rating splits on {study.dataset} (cf. Bellogín et al., Fig. 6)")
+    fig.tight_layout()
+    return fig
 
 
 def fig8(study: Study) -> sns.FacetGrid:

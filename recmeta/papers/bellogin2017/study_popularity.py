@@ -13,6 +13,7 @@ from ... import protocols
 from ...data import popularity as pop
 from ...data.splits import coin_flip
 from ...protocols import Protocol, Relevant
+from .designs import percentile_violations, uniform_violations
 from .settings import ORACLE
 from .study_base import StudyBase
 from .trials import (
@@ -107,8 +108,11 @@ class PopularityStudy(StudyBase):
                 }
             ),
             "top_liked": float(liked.iloc[0] / n_users),
+            "top count": int(liked.iloc[0]),
             "users": n_users,
             "single": float((liked == 1).mean()),
+            "liked items": len(liked),
+            "liked once": int((liked == 1).sum()),
         }
         self.results["positive_shares"] = out
         return out
@@ -128,6 +132,37 @@ class PopularityStudy(StudyBase):
         )
         out = {"size": size, "eta": eta, "test share": size * eta / len(self.ratings)}
         self.results["uniform_size"] = out
+        return out
+
+    def fig6(self) -> dict[str, Any]:
+        """The two splits of Fig. 6 on the run's ratings: per item in popularity order, |R(i)|,
+        its test ratings in a coin-flip split (expected σ|R(i)|) and in the uniform-test split
+        (η for the items of T), its P1R percentile; with the checks of both constructions
+        (:func:`~.designs.uniform_violations`, :func:`~.designs.percentile_violations`)."""
+        s = self.s
+        counts = pop.item_counts(self.ratings)
+        uniform = protocols.uniform_test_split(self.ratings, s.sigma, s.epsilon, seed=s.seed)
+        coin = coin_flip(self.ratings, s.sigma, seed=s.seed).test
+        curve = pd.DataFrame(
+            {
+                "rank": np.arange(1, len(counts) + 1),
+                "ratings": counts.to_numpy(),
+                "coin-flip test": coin.groupby("item").size().reindex(counts.index, fill_value=0),
+                "uniform test": uniform.test.groupby("item")
+                .size()
+                .reindex(counts.index, fill_value=0),
+                "stratum": pop.percentile_strata(self.ratings, s.percentiles)
+                .reindex(counts.index)
+                .to_numpy(),
+            },
+            index=counts.index,
+        ).reset_index(drop=True)
+        out = {
+            "curve": curve,
+            "uniform": uniform_violations(self.ratings, uniform, s.sigma, s.epsilon),
+            "percentiles": percentile_violations(self.ratings, s.percentiles),
+        }
+        self.results["fig6"] = out
         return out
 
     def fig8(self) -> pd.DataFrame:

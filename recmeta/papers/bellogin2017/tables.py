@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .designs import TOY_SETS, toy_sets
 from .settings import FIG8_DESIGNS, NONPERSONALISED, ORACLE, PAPER
 from .study import Study
 from .trials import summarise
@@ -15,6 +16,7 @@ from .trials import summarise
 __all__ = [
     "ai_ti_table",
     "eq3_table",
+    "fig1_table",
     "fig2_table",
     "fig8_designs",
     "fig8_table",
@@ -24,6 +26,29 @@ __all__ = [
     "removal_table",
     "uniform_table",
 ]
+
+
+def fig1_table() -> pd.DataFrame:
+    """Fig. 1's toy example: user u's target sets in each design of Table 3, as the chapter's
+    builder makes them and as worked out by hand from the paper's caption (x: one item of the
+    pool in brackets, the NN sample)."""
+
+    def hand(fixed: frozenset[str], pool: frozenset[str]) -> str:
+        items = ", ".join(sorted(fixed))
+        return items + (f" + x ∈ {{{', '.join(sorted(pool))}}}" if pool else "")
+
+    built = toy_sets()
+    return pd.DataFrame(
+        {
+            "built": {
+                d: ", ".join("{" + ", ".join(b) + "}" for b in sets) for d, sets in built.items()
+            },
+            "Fig. 1 (by hand)": {
+                d: "; ".join("{" + hand(f, p) + "}" for f, p in want)
+                for d, want in TOY_SETS.items()
+            },
+        }
+    ).rename_axis("design")
 
 
 def fig2_table(study: Study) -> pd.DataFrame:

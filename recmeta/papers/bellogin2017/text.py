@@ -59,7 +59,9 @@ CLAIMS: dict[str, tuple[str, ...]] = {
         "fig2.plsa-best",
         "fig2.ai-ti",
         "fig2.wilcoxon",
+        "sec3.3.mf-knn",
     ),
+    "tab3": ("tab3.definitions", "fig1.toy"),
     "lemma": ("eq2.bounds", "fig3.band-sparsity", "fig3.band-size"),
     "formulas": ("eq4.monte-carlo", "eq4.exact", "eq5.random-1r"),
     "fig4": ("fig4.ar-linear", "fig4.1r-flat", "fig4.1r-size", "fig4.order"),
@@ -74,7 +76,9 @@ CLAIMS: dict[str, tuple[str, ...]] = {
         "fig5.plsa-tracks",
         "fig5.alpha",
     ),
+    "sec5.3": ("sec5.3.fewer-single-than-trec", "sec5.3.top-above-trec"),
     "fig7": ("fig7.ratio-grows",),
+    "fig6": ("fig6.percentiles", "fig6.uniform-split"),
     "sec6.2": ("sec6.2.uniform-size",),
     "fig8": (
         "fig8.u1r",
@@ -84,9 +88,20 @@ CLAIMS: dict[str, tuple[str, ...]] = {
         "fig8.ai-uar",
         "fig8.uar-knn",
         "fig8.plsa-best",
+        "fig8.p1r-random",
+        "fig8.u1r-random",
+        "fig8.more-effective-1r",
+        "fig8.ndcg-patterns",
     ),
     "sec6.3": ("sec6.3.map-mrr", "sec6.3.grades"),
-    "fig9": ("fig9.bpref", "fig9.infap", "fig9.srecall", "fig9.bpref-1r"),
+    "fig9": (
+        "fig9.bpref",
+        "fig9.infap",
+        "fig9.srecall",
+        "fig9.bpref-1r",
+        "fig9.bpref-drags-plsa",
+        "fig9.infap-drags-plsa",
+    ),
 }
 
 
@@ -419,7 +434,8 @@ def positive_shares_text(study: Study, second: Study | None = None) -> str:
         )
         + f". The paper reports {PAPER['top_liked']:.1%} for its MovieLens item, against at most "
         "a few per cent of the queries for any TREC document.\n\n"
-        + f"* {cite(study, 'fig5.top-liked')}"
+        + f"* {cite(study, 'fig5.top-liked')}\n"
+        + claims(study, "sec5.3")
     )
 
 
