@@ -21,6 +21,7 @@ from .table import cell
 
 __all__ = [
     "Headline",
+    "PaperCoverage",
     "paper_items",
     "cited_items",
     "with_cited",
@@ -169,3 +170,26 @@ def to_markdown(frame: pd.DataFrame, short: Mapping[str, str] | None = None) -> 
         ids = ", ".join(f"`{(short or {}).get(c, c)}`" for c in r["claims"]) or "—"
         lines.append(f"| {cell(r['item'])} | {ids} | {cell(_reason(r))} |")
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class PaperCoverage:
+    """What of one paper its chapter's ledger covers: the paper's numbered ``items`` (kept as
+    data, so the table needs no copy of the paper), the reasons an item is ``not_here``, and
+    the ``headlines`` of its abstract and conclusions."""
+
+    ledger: Ledger
+    items: tuple[str, ...]
+    not_here: Mapping[str, str]
+    headlines: tuple[Headline, ...]
+
+    def table(self) -> pd.DataFrame:
+        """The coverage frame (:func:`coverage`): one row per item (``items`` and those the
+        claims cite, :func:`with_cited`) and per headline."""
+        items = with_cited(self.ledger, self.items)
+        return coverage(self.ledger, items, self.not_here, self.headlines)
+
+    def markdown(self) -> str:
+        """:meth:`table` as the chapter shows it, claim ids without the paper's prefix."""
+        short = {c.id: c.id.partition(".")[2] or c.id for c in self.ledger}
+        return to_markdown(self.table(), short)

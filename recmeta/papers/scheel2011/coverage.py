@@ -6,19 +6,25 @@
 - :data:`NOT_HERE`: why an item, or a part of one, is not reproduced;
 - :data:`HEADLINES`: the statements of the abstract and of the conclusion with the claims that
   test them;
-- :func:`table`: the coverage frame (:func:`recmeta.ledger.coverage.coverage`), and
-  :func:`markdown`, the table the chapter shows.
+- :data:`COVERAGE` (:class:`recmeta.ledger.coverage.PaperCoverage`): ``table()``, the
+  coverage frame, and ``markdown()``, the table the chapter shows.
 """
 
 from __future__ import annotations
 
-import pandas as pd
-
-from ...ledger import Ledger
-from ...ledger.coverage import Headline, coverage, to_markdown, with_cited
+from ...ledger.coverage import Headline, PaperCoverage
 from .claims import LEDGER
 
-__all__ = ["HEADLINES", "ITEMS", "NOT_HERE", "PAPER_FILE", "UNNUMBERED", "markdown", "table"]
+__all__ = [
+    "COVERAGE",
+    "HEADLINES",
+    "ITEMS",
+    "NOT_HERE",
+    "PAPER_FILE",
+    "UNNUMBERED",
+    "markdown",
+    "table",
+]
 
 PAPER_FILE = "scheel-multigraded-relevance.xml"
 
@@ -126,14 +132,7 @@ HEADLINES: tuple[Headline, ...] = (
 )
 
 
-def table(ledger: Ledger = LEDGER) -> pd.DataFrame:
-    """The coverage frame of the chapter: one row per item (:data:`ITEMS` and those the claims
-    cite, :func:`~recmeta.ledger.coverage.with_cited`) and per headline, with the claims that
-    cover it and the reason for what is not reproduced."""
-    return coverage(ledger, with_cited(ledger, ITEMS), NOT_HERE, HEADLINES)
-
-
-def markdown(ledger: Ledger = LEDGER) -> str:
-    """:func:`table` as the chapter shows it, claim ids without the paper's prefix."""
-    short = {c.id: c.id.removeprefix("scheel2011.") for c in ledger}
-    return to_markdown(table(ledger), short)
+#: the chapter's coverage: ``COVERAGE.table()`` the frame, ``COVERAGE.markdown()`` the table shown
+COVERAGE = PaperCoverage(LEDGER, ITEMS, NOT_HERE, HEADLINES)
+table = COVERAGE.table
+markdown = COVERAGE.markdown
