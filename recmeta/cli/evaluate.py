@@ -251,7 +251,7 @@ def _run_trec(args: argparse.Namespace) -> int:
         json.dump(result.records(query, not args.nosummary), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(result.text(query, not args.nosummary))
+        result.write(sys.stdout, query, not args.nosummary)
     return 0
 
 

@@ -22,7 +22,6 @@ import importlib.machinery
 import importlib.util
 import os
 import shutil
-import tempfile
 import warnings
 from functools import cache
 from pathlib import Path
@@ -74,6 +73,8 @@ def _build(name: str, folder: Path) -> Path:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba.pycc's pending-deprecation notice
         from numba.pycc import CC
+
+    import tempfile
 
     from . import _te_kernel
 

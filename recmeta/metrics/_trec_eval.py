@@ -42,9 +42,9 @@ A topic whose grades are all negative makes trec_eval read memory it did not set
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 import numpy as np
 
@@ -90,6 +90,11 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------------- evaluation
+#: topics whose lines :meth:`TrecEvaluation.chunks` formats at a time (about 1 MB of text under
+#: ``all_trec``)
+TOPICS_PER_CHUNK = 128
+
+
 @dataclass
 class TrecEvaluation:
     """Per-topic values and summary of one run, as trec_eval computes and prints them."""
@@ -106,25 +111,40 @@ class TrecEvaluation:
     def _per_topic(self) -> list[Row]:
         return [row for row in self.rows if row.kind not in ("runid", "num_q", "gm")]
 
-    def lines(self, query: bool = False, summary: bool = True) -> list[str]:
-        """trec_eval's output lines (without newlines): per topic if ``query``, then summary."""
-        out: list[str] = []
+    def chunks(self, query: bool = False, summary: bool = True) -> Iterator[str]:
+        """trec_eval's output, made as it is read: the per-topic lines (if ``query``) of
+        :data:`TOPICS_PER_CHUNK` topics at a time, then the summary (if ``summary``)."""
         if query:
             rows = self._per_topic()
             heads = [f"{row.name:<22}\t" for row in rows]
-            cells = [_cells(row, self.values[row.name]) for row in rows]
-            for q, qid in enumerate(self.queries):
-                tail = f"{qid}\t"
-                out.extend(head + tail + col[q] for head, col in zip(heads, cells, strict=True))
+            for a in range(0, len(self.queries), TOPICS_PER_CHUNK):
+                b = a + TOPICS_PER_CHUNK
+                cells = [_cells(row, self.values[row.name][a:b]) for row in rows]
+                yield "".join(
+                    f"{head}{qid}\t{col[q]}\n"
+                    for q, qid in enumerate(self.queries[a:b])
+                    for head, col in zip(heads, cells, strict=True)
+                )
         if summary:
-            for row in self.rows:
-                if row.kind != "relstring":
-                    out.append(_line(row, "all", self.summary[row.name]))
-        return out
+            yield "".join(
+                _line(row, "all", self.summary[row.name]) + "\n"
+                for row in self.rows
+                if row.kind != "relstring"
+            )
+
+    def write(self, out: TextIO, query: bool = False, summary: bool = True) -> None:
+        """Write the output to ``out`` chunk by chunk (:meth:`chunks`): the whole text is never
+        held in memory."""
+        for chunk in self.chunks(query, summary):
+            out.write(chunk)
+
+    def lines(self, query: bool = False, summary: bool = True) -> list[str]:
+        """trec_eval's output lines (without newlines): per topic if ``query``, then summary."""
+        return [line for chunk in self.chunks(query, summary) for line in chunk.splitlines()]
 
     def text(self, query: bool = False, summary: bool = True) -> str:
         """The output of trec_eval: :meth:`lines`, each ended by a newline."""
-        return "".join(line + "\n" for line in self.lines(query, summary))
+        return "".join(self.chunks(query, summary))
 
     def records(self, query: bool = False, summary: bool = True) -> list[dict]:
         """The same values as :meth:`lines`, as records (measure, query, value)."""

@@ -2,7 +2,10 @@
 
 Ids stay strings, as trec_eval treats them (its tie-break compares docnos as text). Readers
 validate the column count, numeric fields and duplicates, and name the file and line on error;
-writers are atomic (:func:`recmeta.files.write_text_atomic`).
+writers are atomic (:func:`recmeta.files.write_text_atomic`). :func:`qrels_columns` and
+:func:`run_columns` (what ``recmeta evaluate`` reads) give numpy columns, ids as codes into
+their distinct names, with pyarrow's CSV reader and numpy alone; the readers that give frames
+import pandas when called.
 """
 
 from __future__ import annotations
@@ -21,9 +24,18 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-from ..files import write_text_atomic
-
-__all__ = ["TrecFormatError", "read_qrels", "write_qrels", "read_run", "read_runs", "write_run"]
+__all__ = [
+    "TrecFormatError",
+    "Ids",
+    "TrecColumns",
+    "qrels_columns",
+    "run_columns",
+    "read_qrels",
+    "write_qrels",
+    "read_run",
+    "read_runs",
+    "write_run",
+]
 
 
 class TrecFormatError(ValueError):
@@ -356,6 +368,8 @@ def write_qrels(
         f"{u} 0 {i} {int(g)}\n"
         for u, i, g in zip(df[user_col].astype(str), df[item_col].astype(str), grades, strict=True)
     ]
+    from ..files import write_text_atomic
+
     write_text_atomic(path, "".join(lines))
 
 
@@ -406,4 +420,6 @@ def write_run(
             strict=True,
         )
     ]
+    from ..files import write_text_atomic
+
     write_text_atomic(path, "".join(lines))
