@@ -11,8 +11,11 @@ with the argument types written below (:data:`SIGNATURES`), so there is one impl
 The module lives in ``$NUMBA_CACHE_DIR/recmeta`` when that is set, else in the package's
 ``__pycache__`` (else ``~/.cache/recmeta``). Without a C compiler, or if the build fails (with a
 warning naming the cause), the JIT functions are used: same values, slower start-up.
-``numba.pycc`` is deprecated by numba and may be removed in a future release; the JIT path then
-remains (and the import of ``numba.pycc`` failing falls back to it as well).
+``numba.pycc`` has been "pending deprecation" since numba 0.57 (a replacement is announced, not
+released); if a release drops it, the import fails and the JIT is used, with the warning. What
+it costs to keep: :data:`SIGNATURES` must follow the two functions' arguments (a change of type
+or order fails the build, or the call, loudly; ``tests/test_trec_eval_compiled.py`` compares
+the two paths' output).
 """
 
 from __future__ import annotations
@@ -113,7 +116,7 @@ def kernel() -> ModuleType:
     path = folder / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
     if path.exists():
         return _load(name, path)
-    if not (shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")):
+    if not (shutil.which(os.environ.get("CC", "cc").split()[0]) or shutil.which("gcc")):
         from . import _te_kernel  # no C compiler: numba's JIT, cached by numba
 
         return _te_kernel
