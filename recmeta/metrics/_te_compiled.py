@@ -116,7 +116,7 @@ def kernel() -> ModuleType:
     path = folder / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
     if path.exists():
         return _load(name, path)
-    if not (shutil.which(os.environ.get("CC", "cc").split()[0]) or shutil.which("gcc")):
+    if not (shutil.which((os.environ.get("CC") or "cc").split()[0]) or shutil.which("gcc")):
         from . import _te_kernel  # no C compiler: numba's JIT, cached by numba
 
         return _te_kernel
