@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from recmeta.metrics import TrecFormatError, qrels_columns, run_columns, trec_eval
-from recmeta.metrics import _te_kernel, _trec_eval
+from recmeta.metrics import _te_compiled, _te_kernel, _trec_eval
 from recmeta.metrics._te_compiled import kernel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,3 +92,27 @@ def test_numbers_as_trec_eval_reads_them(tmp_path, field):
     path.write_text(f"1 Q0 d1 1 0.5 t\n1 Q0 d2 2 {field} t\n")
     with pytest.raises(TrecFormatError, match=rf"bad.run:2: the score field .* got '{field}'"):
         run_columns(path)
+
+
+@pytest.fixture
+def empty_cache(monkeypatch, tmp_path):
+    """An empty folder for the compiled module, and :func:`kernel` forgetting what it loaded."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    kernel.cache_clear()
+    yield tmp_path
+    kernel.cache_clear()
+
+
+def test_without_a_c_compiler_the_jit_is_used(empty_cache, monkeypatch):
+    monkeypatch.setattr(_te_compiled.shutil, "which", lambda name: None)
+    assert kernel() is _te_kernel
+    assert not any(empty_cache.iterdir())
+
+
+def test_a_failed_build_warns_and_uses_the_jit(empty_cache, monkeypatch):
+    def fail(name: str, folder: Path) -> Path:
+        raise RuntimeError("linker not found")
+
+    monkeypatch.setattr(_te_compiled, "_build", fail)
+    with pytest.warns(RuntimeWarning, match="linker not found.*numba's JIT"):
+        assert kernel() is _te_kernel
