@@ -180,40 +180,41 @@ def _read_fast(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> _Co
         if i != 1 and i not in skip
     }
     pool = pa.system_memory_pool()  # malloc's: returns what it frees (mimalloc keeps ~50 MB)
-    try:
-        table = csv.read_csv(
-            path,
-            read_options=csv.ReadOptions(
-                column_names=names, block_size=1 << 22, use_threads=_THREADS
-            ),
-            parse_options=csv.ParseOptions(
-                delimiter=delimiter, quote_char=False, escape_char=False
-            ),
-            convert_options=csv.ConvertOptions(
-                column_types=types,
-                include_columns=list(types),
-                null_values=[],
-                strings_can_be_null=False,
-            ),
-            memory_pool=pool,
-        )
-    except (pa.ArrowInvalid, UnicodeDecodeError):
-        return None
-    if table.num_rows == 0 or any(table.column(n).null_count for n in types):
-        return None
-    table = table.unify_dictionaries(pool)  # one dictionary per column, shared by its chunks
-    out: _Columns = {}
-    for n in types:
-        column = table.column(n)
-        if int(n) in numeric:
-            out[int(n)] = np.concatenate([_values(c, np.float64) for c in column.chunks])
-            if np.isnan(out[int(n)]).any():
-                return None
-        else:
-            codes = np.concatenate([_values(c.indices, np.int32) for c in column.chunks])
-            labels = np.asarray(column.chunk(0).dictionary.to_pylist(), dtype=object)
-            out[int(n)] = Ids(codes, labels)
-    return out
+    with pa.memory_map(str(path)) as source:  # parsed in place: the file is not copied
+        try:
+            table = csv.read_csv(
+                source,
+                read_options=csv.ReadOptions(
+                    column_names=names, block_size=1 << 22, use_threads=_THREADS
+                ),
+                parse_options=csv.ParseOptions(
+                    delimiter=delimiter, quote_char=False, escape_char=False
+                ),
+                convert_options=csv.ConvertOptions(
+                    column_types=types,
+                    include_columns=list(types),
+                    null_values=[],
+                    strings_can_be_null=False,
+                ),
+                memory_pool=pool,
+            )
+        except (pa.ArrowInvalid, UnicodeDecodeError):
+            return None
+        if table.num_rows == 0 or any(table.column(n).null_count for n in types):
+            return None
+        table = table.unify_dictionaries(pool)  # one dictionary per column, for every chunk
+        out: _Columns = {}
+        for n in types:
+            column = table.column(n)
+            if int(n) in numeric:
+                out[int(n)] = np.concatenate([_values(c, np.float64) for c in column.chunks])
+                if np.isnan(out[int(n)]).any():
+                    return None
+            else:
+                codes = np.concatenate([_values(c.indices, np.int32) for c in column.chunks])
+                labels = np.asarray(column.chunk(0).dictionary.to_pylist(), dtype=object)
+                out[int(n)] = Ids(codes, labels)
+    return out  # copies: nothing refers to the map
 
 
 def _values(array: pa.Array, dtype: type) -> np.ndarray:
