@@ -51,7 +51,7 @@ import numpy as np
 from . import _te_codes as K
 from ._names import MetricSpec
 from ._te_compiled import kernel
-from ._trec_files import Ids, TrecColumns
+from ._trec_files import Ids, TrecColumns, frame_columns
 from ._trec_names import (
     _BOGUS_DOCNO,
     _CLEARED,
@@ -232,27 +232,6 @@ class _Topics:
     stand_in: np.ndarray  # bool: a -c topic without results, on the stand-in ranking
     n_qrels_topics: int
     positive_lines: int  # qrels lines with a grade > 0 (num_rel's summary under -c)
-
-
-def _ids(col: pd.Series) -> Ids:
-    """An id column of a frame as :class:`Ids` (categorical or not: hash-factorised)."""
-    import pandas as pd
-
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        cats = np.asarray(col.cat.categories.astype(str), dtype=object)
-        return Ids(col.cat.codes.to_numpy().astype(np.int32, copy=False), cats)
-    codes, cats = pd.factorize(col.astype(str), use_na_sentinel=False)
-    return Ids(codes.astype(np.int32), np.asarray(cats, dtype=object))
-
-
-def _columns(table: pd.DataFrame | TrecColumns, value: str) -> TrecColumns:
-    """A frame (user, item, ``value``) as :class:`TrecColumns`; columns are kept as they are."""
-    if isinstance(table, TrecColumns):
-        return table
-    import pandas as pd
-
-    values = pd.to_numeric(table[value]).to_numpy(dtype=np.float64)
-    return TrecColumns(_ids(table["user"]), _ids(table["item"]), values)
 
 
 def _text(ids: Ids) -> Ids:
@@ -465,7 +444,7 @@ def trec_eval(
         run_id = (run.tag or "run") if run_id is None else run_id
     elif run_id is None:
         run_id = str(run["system"].iloc[-1]) if "system" in run.columns and len(run) else "run"
-    qrels, run = _columns(qrels, "rating"), _columns(run, "score")
+    qrels, run = frame_columns(qrels, "rating"), frame_columns(run, "score")
     topics = _topics(
         qrels, run, complete=complete, max_ret=max_ret, judged_only=judged_only, version=version
     )

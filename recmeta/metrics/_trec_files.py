@@ -252,6 +252,27 @@ def _frame_column(column: Ids | np.ndarray) -> object:
     return column
 
 
+def _ids(col: pd.Series) -> Ids:
+    """An id column of a frame as :class:`Ids` (categorical or not: hash-factorised)."""
+    import pandas as pd
+
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = np.asarray(col.cat.categories.astype(str), dtype=object)
+        return Ids(col.cat.codes.to_numpy().astype(np.int32, copy=False), cats)
+    codes, cats = pd.factorize(col.astype(str), use_na_sentinel=False)
+    return Ids(codes.astype(np.int32), np.asarray(cats, dtype=object))
+
+
+def frame_columns(table: pd.DataFrame | TrecColumns, value: str) -> TrecColumns:
+    """A frame (user, item, ``value``) as :class:`TrecColumns` (columns are returned as given)."""
+    if isinstance(table, TrecColumns):
+        return table
+    import pandas as pd
+
+    values = pd.to_numeric(table[value]).to_numpy(dtype=np.float64)
+    return TrecColumns(_ids(table["user"]), _ids(table["item"]), values)
+
+
 def qrels_frame(path: str | PathLike) -> pd.DataFrame:
     """A qrels file as user, item (categoricals), rating; no duplicate check."""
     import pandas as pd
