@@ -9,11 +9,12 @@ trec_eval is built from ``../shared/peers/trec_eval-10.0`` into a temporary fold
 are synthetic and the size of an ML-1M evaluation: 6,040 topics, 104 judgments each (grades
 0–5 over 3,706 items: 628,160 qrels lines), and a run of depth 100 (604,000 lines) or 1,000
 (6,040,000 lines) in trec_eval's order (score descending), a third of each list judged. Each
-command runs in a fresh process — ``recmeta evaluate -m all_trec`` and ``-m ndcg_cut.10``, the
-same with the binary — interleaved, ``--repeats`` times; a row is the best wall time and the
-largest resident set (``ru_maxrss`` of the child, from ``wait4``), with the best CPU time
-(user + system, all threads: the steadier figure on a shared machine). recmeta's numba cache is
-filled by a first, untimed call. The outputs of the two programs are compared byte for byte.
+command runs in a fresh process — ``recmeta evaluate -m all_trec`` and ``-m ndcg_cut.10`` (and
+``-q -m all_trec`` with ``--per-topic``), the same with the binary — interleaved, ``--repeats``
+times; a row is the best wall time and the largest resident set (``ru_maxrss`` of the child,
+from ``wait4``), with the best CPU time (user + system, all threads: the steadier figure on a
+shared machine). A first, untimed call builds recmeta's compiled pass if need be. The outputs of
+the two programs are compared byte for byte.
 """
 
 from __future__ import annotations
@@ -81,18 +82,13 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000],
                     help="run depths per topic (100: 604,000 lines; 1000: 6,040,000)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--per-topic", action="store_true",
+                    help="also time -q -m all_trec (every topic's lines: the output's memory)")
     args = ap.parse_args()
+    measures = [["-m", "all_trec"], ["-m", "ndcg_cut.10"]]
+    measures += [["-q", "-m", "all_trec"]] if args.per_topic else []
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    recmeta = [sys.executable, "-c",
-               ("import sys; from recmeta.cli import main; sys.exit(main(['evaluate'] + "
-                "sys.argv[1:]))")]
-    # the evaluate subcommand alone: what `recmeta evaluate` costs once the other subcommands
-    # are imported lazily (recmeta.cli builds every subcommand's parser, and one of them
-    # imports the chapters' package, with pandas' and LensKit's friends)
-    alone = [sys.executable, "-c",
-             ("import argparse, sys; from recmeta.cli import evaluate; "
-              "p = argparse.ArgumentParser(); evaluate.register(p.add_subparsers()); "
-              "a = p.parse_args(['evaluate'] + sys.argv[1:]); sys.exit(a.func(a))")]
+    recmeta = [sys.executable, "-m", "recmeta", "evaluate"]
     print(f"load average: {os.getloadavg()}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,29 +98,27 @@ def main() -> None:
             qrels, run = write_inputs(folder, depth)
             with open(run) as fh:
                 lines = sum(1 for _ in fh)
-            for measure in ("all_trec", "ndcg_cut.10"):
-                tail = ["-m", measure, str(qrels), str(run)]
-                timed(recmeta + tail, env)  # fills numba's cache
+            for flags in measures:
+                tail = [*flags, str(qrels), str(run)]
+                timed(recmeta + tail, env)  # builds the compiled pass if need be
                 best = {}
                 for _ in range(args.repeats):
-                    for name, cmd in (("trec_eval 10.0", [str(binary)]), ("recmeta", recmeta),
-                                      ("recmeta, evaluate alone", alone)):
+                    for name, cmd in (("trec_eval 10.0", [str(binary)]), ("recmeta", recmeta)):
                         seconds, cpu, mb, out = timed(cmd + tail, env)
                         prev = best.get(name, (np.inf, np.inf, 0.0, out))
                         best[name] = (min(prev[0], seconds), min(prev[1], cpu),
                                       max(prev[2], mb), out)
-                same = (best["recmeta"][3] == best["trec_eval 10.0"][3]
-                        == best["recmeta, evaluate alone"][3])
+                same = best["recmeta"][3] == best["trec_eval 10.0"][3]
                 for name, (seconds, cpu, mb, _) in best.items():
-                    rows.append((f"{lines:,}", measure, name, seconds, cpu, mb, same))
+                    rows.append((f"{lines:,}", " ".join(flags), name, seconds, cpu, mb, same))
                     print(rows[-1], flush=True)
     print(f"load average: {os.getloadavg()}\n")
-    print("| run lines | -m | program | seconds (best) | CPU s (best) | peak MB | speed-up | "
+    print("| run lines | flags | program | seconds (best) | CPU s (best) | peak MB | speed-up | "
           "speed-up, CPU | memory × | same output |")
     print("|---:|---|---|---:|---:|---:|---:|---:|---:|---|")
-    for i in range(0, len(rows), 3):
+    for i in range(0, len(rows), 2):
         te = rows[i]
-        for r in rows[i:i + 3]:
+        for r in rows[i:i + 2]:
             ours = r is not te
             ratio = f"{te[3] / r[3]:.2f}×" if ours else ""
             cpu = f"{te[4] / r[4]:.2f}×" if ours else ""

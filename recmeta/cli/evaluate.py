@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_trec(args: argparse.Namespace) -> int:
-    from recmeta.metrics import last_tag, qrels_frame, run_frame, trec_eval
+    from recmeta.metrics import qrels_columns, run_columns, trec_eval
 
     if args.files:
         qrels_path, run_path = args.files
@@ -221,9 +221,8 @@ def _run_trec(args: argparse.Namespace) -> int:
             "--aggregate is for the recmeta table; with trec_eval's names ask for "
             "gm_map, gm_bpref or gm_NAME"
         )
-    qrels = qrels_frame(qrels_path)  # ids as categoricals; trec_eval checks duplicates
-    run = run_frame(run_path, rank=False, tags=False)
-    run_id = str(run["system"].iloc[-1]) if "system" in run.columns else last_tag(run_path)
+    qrels = qrels_columns(qrels_path)  # ids dictionary-encoded; trec_eval checks duplicates
+    run = run_columns(run_path)
     result = trec_eval(
         qrels,
         run,
@@ -233,7 +232,6 @@ def _run_trec(args: argparse.Namespace) -> int:
         max_ret=max_ret,
         judged_only=args.judged_only,
         num_docs=args.num_docs,
-        run_id=run_id,
         version=args.trec_version,
     )
     if result.skipped:
@@ -253,7 +251,7 @@ def _run_trec(args: argparse.Namespace) -> int:
         json.dump(result.records(query, not args.nosummary), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(result.text(query, not args.nosummary))
+        result.write(sys.stdout, query, not args.nosummary)
     return 0
 
 

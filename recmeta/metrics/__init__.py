@@ -27,40 +27,111 @@ Where papers and libraries read a metric differently the engine takes a named op
 the same runs on many subsets of the judgments (incomplete test sets), one pass per subset.
 """
 
-from ._evaluate import GMEAN_FLOOR, aggregate, evaluate, pivot, score_matrices, score_matrix
-from ._judgments import Judgments, JudgmentsError
-from ._names import MetricNameError, MetricSpec, known_metrics, parse_metric
-from ._options import GAINS, INFAP, TIES, OptionError
-from ._registry import REGISTRY as MEASURES, Measure
-from ._runs import Runs, RunsError, text_order
-from ._single import score_rankings
-from ._subsets import Subsets
-from ._trec_eval import (
-    TREC_EVAL_VERSION,
-    TREC_EVAL_VERSIONS,
-    TrecEvalError,
-    TrecEvaluation,
-    expand_trec_names,
-    is_trec_name,
-    trec_eval,
-)
-from ._trec_files import (
-    TrecFormatError,
-    last_tag,
-    qrels_frame,
-    read_qrels,
-    read_run,
-    read_runs,
-    run_frame,
-    write_qrels,
-    write_run,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._evaluate import GMEAN_FLOOR, aggregate, evaluate, pivot, score_matrices, score_matrix
+    from ._judgments import Judgments, JudgmentsError
+    from ._names import MetricNameError, MetricSpec, known_metrics, parse_metric
+    from ._options import GAINS, INFAP, TIES, OptionError
+    from ._registry import REGISTRY as MEASURES, Measure
+    from ._runs import Runs, RunsError, text_order
+    from ._single import score_rankings
+    from ._subsets import Subsets
+    from ._trec_eval import (
+        TREC_EVAL_VERSION,
+        TREC_EVAL_VERSIONS,
+        TrecEvalError,
+        TrecEvaluation,
+        expand_trec_names,
+        is_trec_name,
+        trec_eval,
+    )
+    from ._trec_files import (
+        TrecColumns,
+        TrecFormatError,
+        last_tag,
+        qrels_columns,
+        qrels_frame,
+        read_qrels,
+        read_run,
+        read_runs,
+        run_columns,
+        run_frame,
+        write_qrels,
+        write_run,
+    )
+
+#: public name -> the submodule that defines it, imported on first use (PEP 562): ``recmeta
+#: evaluate`` reaches trec_eval's pass without loading pandas or numba (see ``_te_compiled``)
+_HOME = {
+    "GMEAN_FLOOR": "_evaluate",
+    "aggregate": "_evaluate",
+    "evaluate": "_evaluate",
+    "pivot": "_evaluate",
+    "score_matrices": "_evaluate",
+    "score_matrix": "_evaluate",
+    "Judgments": "_judgments",
+    "JudgmentsError": "_judgments",
+    "MetricNameError": "_names",
+    "MetricSpec": "_names",
+    "known_metrics": "_names",
+    "parse_metric": "_names",
+    "GAINS": "_options",
+    "INFAP": "_options",
+    "TIES": "_options",
+    "OptionError": "_options",
+    "Runs": "_runs",
+    "RunsError": "_runs",
+    "text_order": "_runs",
+    "score_rankings": "_single",
+    "Subsets": "_subsets",
+    "TREC_EVAL_VERSION": "_trec_eval",
+    "TREC_EVAL_VERSIONS": "_trec_eval",
+    "TrecEvalError": "_trec_eval",
+    "TrecEvaluation": "_trec_eval",
+    "expand_trec_names": "_trec_eval",
+    "is_trec_name": "_trec_eval",
+    "trec_eval": "_trec_eval",
+    "TrecColumns": "_trec_files",
+    "TrecFormatError": "_trec_files",
+    "last_tag": "_trec_files",
+    "qrels_columns": "_trec_files",
+    "qrels_frame": "_trec_files",
+    "read_qrels": "_trec_files",
+    "read_run": "_trec_files",
+    "read_runs": "_trec_files",
+    "run_columns": "_trec_files",
+    "run_frame": "_trec_files",
+    "write_qrels": "_trec_files",
+    "write_run": "_trec_files",
+    "MEASURES": "_registry",
+    "Measure": "_registry",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = import_module(f"{__name__}.{_HOME[name]}")
+    value = getattr(module, "REGISTRY" if name == "MEASURES" else name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))
+
 
 __all__ = [
     "read_qrels",
     "read_run",
     "read_runs",
     "qrels_frame",
+    "qrels_columns",
+    "run_columns",
+    "TrecColumns",
     "run_frame",
     "last_tag",
     "MEASURES",

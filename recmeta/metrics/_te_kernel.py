@@ -17,14 +17,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._te_parts import (  # noqa: F401  (the measure codes are read as K.<CODE>)
-    _JIT,
+from ._te_codes import (
     BING,
     BPREF,
-    DCG,
     GM_BPREF,
     GM_MAP,
-    IDEAL_DCG,
     INFAP,
     INFAP_EPSILON,
     IPREC,
@@ -32,9 +29,7 @@ from ._te_parts import (  # noqa: F401  (the measure codes are read as K.<CODE>)
     MAP,
     MAP_CUT,
     MIN_GEO_MEAN,
-    NDCG,
     NDCG_CUT,
-    NDCG_REL,
     NONPOOL,
     NONREL_JUDGED_RET,
     NUM_Q,
@@ -59,8 +54,10 @@ from ._te_parts import (  # noqa: F401  (the measure codes are read as K.<CODE>)
     UNJ,
     UNJUDGED,
     UTILITY,
-    G,
     P,
+)
+from ._te_parts import (
+    _JIT,
     _counts,
     _dcg_family,
     _gain_table,

@@ -1,5 +1,6 @@
-"""The parts of the compiled trec_eval pass (:mod:`._te_kernel`): measure codes, grade levels,
-gain tables, the DCG family, RBP and interpolated precision, each as its ``m_*.c`` computes it."""
+"""The parts of the compiled trec_eval pass (:mod:`._te_kernel`): grade levels, gain tables,
+the DCG family, RBP and interpolated precision, each as its ``m_*.c`` computes it (the measure
+codes are in :mod:`._te_codes`)."""
 
 from __future__ import annotations
 
@@ -8,51 +9,13 @@ from typing import Literal, TypedDict
 import numpy as np
 from numba import njit
 
-(
-    NUM_RET,
-    NUM_REL,
-    NUM_REL_RET,
-    MAP,
-    GM_MAP,
-    RPREC,
-    BPREF,
-    RECIP_RANK,
-    IPREC,
-    P,
-    RECALL,
-    INFAP,
-    GM_BPREF,
-    RPREC_MULT,
-    UTILITY,
-    PT11,
-    BING,
-    G,
+from ._te_codes import (
     DCG,
     IDEAL_DCG,
     NDCG,
     NDCG_REL,
-    RNDCG,
-    NDCG_CUT,
-    MAP_CUT,
-    REL_P,
-    SUCCESS,
-    SET_P,
-    SET_REL_P,
-    SET_RECALL,
-    SET_MAP,
-    SET_F,
-    NONREL_JUDGED_RET,
-    RBP,
-    RBP_RESID,
-    UNJ,
-    NUM_Q,
-    JUDGED,
-) = range(38)
-
-NONPOOL = -1  # RELVALUE_NONPOOL: retrieved, not in the qrels
-UNJUDGED = -2  # RELVALUE_UNJUDGED: in the qrels with a negative grade
-MIN_GEO_MEAN = 1e-5
-INFAP_EPSILON = 1e-5
+    G,
+)
 
 
 class _JitOptions(TypedDict):

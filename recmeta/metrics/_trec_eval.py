@@ -42,18 +42,16 @@ A topic whose grades are all negative makes trec_eval read memory it did not set
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 import numpy as np
-import pandas as pd
 
-from . import _te_kernel as K
-from ._evaluate import score_matrices
-from ._judgments import Judgments
+from . import _te_codes as K
 from ._names import MetricSpec
-from ._runs import Runs
+from ._te_compiled import kernel
+from ._trec_files import Ids, TrecColumns, frame_columns
 from ._trec_names import (
     _BOGUS_DOCNO,
     _CLEARED,
@@ -73,6 +71,9 @@ from ._trec_names import (
     trec_rows,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "TREC_EVAL_VERSION",
     "TREC_EVAL_VERSIONS",
@@ -89,6 +90,11 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------------- evaluation
+#: topics whose lines :meth:`TrecEvaluation.chunks` formats at a time (about 1 MB of text under
+#: ``all_trec``)
+TOPICS_PER_CHUNK = 128
+
+
 @dataclass
 class TrecEvaluation:
     """Per-topic values and summary of one run, as trec_eval computes and prints them."""
@@ -105,25 +111,40 @@ class TrecEvaluation:
     def _per_topic(self) -> list[Row]:
         return [row for row in self.rows if row.kind not in ("runid", "num_q", "gm")]
 
-    def lines(self, query: bool = False, summary: bool = True) -> list[str]:
-        """trec_eval's output lines (without newlines): per topic if ``query``, then summary."""
-        out: list[str] = []
+    def chunks(self, query: bool = False, summary: bool = True) -> Iterator[str]:
+        """trec_eval's output, made as it is read: the per-topic lines (if ``query``) of
+        :data:`TOPICS_PER_CHUNK` topics at a time, then the summary (if ``summary``)."""
         if query:
             rows = self._per_topic()
             heads = [f"{row.name:<22}\t" for row in rows]
-            cells = [_cells(row, self.values[row.name]) for row in rows]
-            for q, qid in enumerate(self.queries):
-                tail = f"{qid}\t"
-                out.extend(head + tail + col[q] for head, col in zip(heads, cells, strict=True))
+            for a in range(0, len(self.queries), TOPICS_PER_CHUNK):
+                b = a + TOPICS_PER_CHUNK
+                cells = [_cells(row, self.values[row.name][a:b]) for row in rows]
+                yield "".join(
+                    f"{head}{qid}\t{col[q]}\n"
+                    for q, qid in enumerate(self.queries[a:b])
+                    for head, col in zip(heads, cells, strict=True)
+                )
         if summary:
-            for row in self.rows:
-                if row.kind != "relstring":
-                    out.append(_line(row, "all", self.summary[row.name]))
-        return out
+            yield "".join(
+                _line(row, "all", self.summary[row.name]) + "\n"
+                for row in self.rows
+                if row.kind != "relstring"
+            )
+
+    def write(self, out: TextIO, query: bool = False, summary: bool = True) -> None:
+        """Write the output to ``out`` chunk by chunk (:meth:`chunks`): the whole text is never
+        held in memory."""
+        for chunk in self.chunks(query, summary):
+            out.write(chunk)
+
+    def lines(self, query: bool = False, summary: bool = True) -> list[str]:
+        """trec_eval's output lines (without newlines): per topic if ``query``, then summary."""
+        return [line for chunk in self.chunks(query, summary) for line in chunk.splitlines()]
 
     def text(self, query: bool = False, summary: bool = True) -> str:
         """The output of trec_eval: :meth:`lines`, each ended by a newline."""
-        return "".join(line + "\n" for line in self.lines(query, summary))
+        return "".join(self.chunks(query, summary))
 
     def records(self, query: bool = False, summary: bool = True) -> list[dict]:
         """The same values as :meth:`lines`, as records (measure, query, value)."""
@@ -187,16 +208,14 @@ def _line(row: Row, qid: str, value: float | str) -> str:
     return f"{row.name:<22}\t{qid}\t{_float(float(value))}"
 
 
-_RELCHARS = np.array(list("<.-0123456789>"))  # grade + 3 -> character (relstring)
+_RELCHARS = np.frombuffer(b"<.-0123456789>", np.uint8)  # grade + 3 -> character (relstring)
 
 
 def _relstrings(rels: np.ndarray, ptr: np.ndarray, length: int) -> list[str]:
     """``m_relstring.c``: the grades of the first ``length`` documents, one character each."""
-    chars = _RELCHARS[np.clip(rels, -3, 10) + 3]
-    return [
-        "".join(chars[ptr[t] : min(ptr[t + 1], ptr[t] + max(length, 0))])
-        for t in range(len(ptr) - 1)
-    ]
+    chars = _RELCHARS[np.clip(rels, -3, 10) + 3].tobytes().decode("ascii")
+    ends = np.minimum(ptr[1:], ptr[:-1] + max(length, 0)).tolist()
+    return [chars[a:b] for a, b in zip(ptr[:-1].tolist(), ends, strict=True)]
 
 
 @dataclass
@@ -215,13 +234,13 @@ class _Topics:
     positive_lines: int  # qrels lines with a grade > 0 (num_rel's summary under -c)
 
 
-def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, categories as str) of an id column, categorical or not (hash-factorised)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        cats = np.asarray(col.cat.categories.astype(str), dtype=object)
-        return col.cat.codes.to_numpy().astype(np.int32, copy=False), cats
-    codes, cats = pd.factorize(col.astype(str), use_na_sentinel=False)
-    return codes.astype(np.int32), np.asarray(cats, dtype=object)
+def _text(ids: Ids) -> Ids:
+    return Ids(ids.codes, np.asarray(ids.names, dtype=str))
+
+
+def _q(name: np.str_) -> str:
+    """An id quoted as Python quotes a str (numpy's strings print as ``np.str_('...')``)."""
+    return repr(str(name))
 
 
 def _lookup(cats: np.ndarray, universe: np.ndarray) -> np.ndarray:
@@ -232,30 +251,29 @@ def _lookup(cats: np.ndarray, universe: np.ndarray) -> np.ndarray:
 
 
 def _topics(
-    qrels: pd.DataFrame,
-    run: pd.DataFrame,
+    qrels: TrecColumns,
+    run: TrecColumns,
     *,
     complete: bool,
     max_ret: int | None,
     judged_only: bool,
     version: str,
 ) -> _Topics:
-    qt_codes, qt_cats = _codes(qrels["user"])
-    qd_codes, qd_cats = _codes(qrels["item"])
-    grades = np.trunc(pd.to_numeric(qrels["rating"]).to_numpy(dtype=np.float64))  # atol
-    q_rel = grades.astype(np.int64)
-    rt_codes, rt_cats = _codes(run["user"])
-    rd_codes, rd_cats = _codes(run["item"])
-    sim = pd.to_numeric(run["score"]).to_numpy(dtype=np.float64)
+    # ids as numpy's strings (compared in C; code point order = the byte order of UTF-8)
+    (qt_codes, qt_cats), (qd_codes, qd_cats) = _text(qrels.topics), _text(qrels.docs)
+    q_rel = np.trunc(qrels.values).astype(np.int64)  # atol
+    (rt_codes, rt_cats), (rd_codes, rd_cats) = _text(run.topics), _text(run.docs)
+    sim = np.ascontiguousarray(run.values, dtype=np.float64)
 
-    names = np.unique(qt_cats[np.unique(qt_codes)])  # byte order of UTF-8 = code point order
+    names = np.unique(qt_cats[np.bincount(qt_codes, minlength=len(qt_cats)) > 0])
     n_t = len(names)
     q_t = _lookup(qt_cats, names)[qt_codes]
     r_t = _lookup(rt_cats, names)[rt_codes]
     has_run = np.bincount(r_t[r_t >= 0], minlength=n_t) > 0
     missing = np.flatnonzero(~has_run)
     stand_in = version == "10.0" and complete and len(missing)
-    docs = np.unique(np.concatenate([qd_cats, rd_cats, [_BOGUS_DOCNO] if stand_in else []]))
+    extra = np.array([_BOGUS_DOCNO] if stand_in else [], dtype=str)
+    docs = np.unique(np.concatenate([qd_cats, rd_cats, extra]))
     q_d = _lookup(qd_cats, docs)[qd_codes]
     r_d = _lookup(rd_cats, docs)[rd_codes]
     if stand_in:  # trec_eval.c's stand-in ranking: one document, score 1
@@ -267,12 +285,12 @@ def _topics(
     if len(q_rel) and q_rel.max() > _MAX_GRADE:
         i = int(np.argmax(q_rel))
         raise TrecEvalError(
-            f"grade {q_rel[i]} for topic {names[q_t[i]]!r}, docno {docs[q_d[i]]!r}: trec_eval "
+            f"grade {q_rel[i]} for topic {_q(names[q_t[i]])}, docno {_q(docs[q_d[i]])}: trec_eval "
             f"grades are small integers (here at most {_MAX_GRADE:,}; it keeps a count per grade "
             "value). Is this a ratings table (user item rating timestamp)? qrels lines are "
             "qid iter docno rel: write them with recmeta.metrics.write_qrels"
         )
-    rels, ptr, levels, n_levels, nonpool, unjudged, error = K.res_rels(
+    rels, ptr, levels, n_levels, nonpool, unjudged, error = kernel().res_rels(
         q_t,
         q_d,
         q_rel,
@@ -287,20 +305,20 @@ def _topics(
     if error > 0:
         i = error - 1
         raise TrecEvalError(
-            f"duplicate judgment for topic {names[q_t[i]]!r}, docno {docs[q_d[i]]!r} (trec_eval: "
-            "duplicate docs); keep one line per pair (a ratings table, user item rating "
-            "timestamp, is not a qrels file: write it with recmeta.metrics.write_qrels)"
+            f"duplicate judgment for topic {_q(names[q_t[i]])}, docno {_q(docs[q_d[i]])} "
+            "(trec_eval: duplicate docs); keep one line per pair (a ratings table, user item "
+            "rating timestamp, is not a qrels file: write it with recmeta.metrics.write_qrels)"
         )
     if error < -1:
         j = -error - 2
         raise TrecEvalError(
-            f"docno {docs[r_d[j]]!r} appears twice for topic "
-            f"{names[r_t[j]]!r} (trec_eval: duplicate docs)"
+            f"docno {_q(docs[r_d[j]])} appears twice for topic "
+            f"{_q(names[r_t[j]])} (trec_eval: duplicate docs)"
         )
     if version == "10.0":
         if not complete and len(missing):
             raise TrecEvalError(
-                f"topic {names[missing[0]]!r} of the qrels has no results in the run "
+                f"topic {_q(names[missing[0]])} of the qrels has no results in the run "
                 f"({len(missing)} such topic(s)); trec_eval 10.0 stops there (exit 4). "
                 "Add -c to score such topics 0, or --trec-eval 9.0.8 to skip them"
             )
@@ -391,8 +409,8 @@ def _valid_int(text: str) -> bool:
 
 
 def trec_eval(
-    qrels: pd.DataFrame,
-    run: pd.DataFrame,
+    qrels: pd.DataFrame | TrecColumns,
+    run: pd.DataFrame | TrecColumns,
     measures: Sequence[str] = ("official",),
     *,
     level: float = 1,
@@ -408,7 +426,9 @@ def trec_eval(
 
     ``qrels``: frame user, item, rating (a qrels file as :func:`recmeta.metrics.read_qrels` reads
     it); ``run``: frame user, item, score (and system: the tag of its last row is the run id,
-    as trec_eval keeps the tag of the last line). Options: ``level`` (``-l``; read as an
+    as trec_eval keeps the tag of the last line). Either may also be the columns
+    :func:`recmeta.metrics.qrels_columns` and :func:`recmeta.metrics.run_columns` read, which
+    spares pandas (``recmeta evaluate`` passes those). Options: ``level`` (``-l``; read as an
     integer, as ``atol`` reads it), ``complete`` (``-c``), ``max_ret`` (``-M``),
     ``judged_only`` (``-J``), ``num_docs`` (``-N``, the collection size ``utility`` reads).
     """
@@ -420,14 +440,17 @@ def trec_eval(
         raise TrecEvalError(f"the relevance level (-l) must be >= 0, got {level}")
     if max_ret is not None and max_ret < 1:
         raise TrecEvalError(f"-M must be >= 1, got {max_ret}")
-    if run_id is None:
+    if isinstance(run, TrecColumns):
+        run_id = (run.tag or "run") if run_id is None else run_id
+    elif run_id is None:
         run_id = str(run["system"].iloc[-1]) if "system" in run.columns and len(run) else "run"
+    qrels, run = frame_columns(qrels, "rating"), frame_columns(run, "score")
     topics = _topics(
         qrels, run, complete=complete, max_ret=max_ret, judged_only=judged_only, version=version
     )
     n_cols = sum(b.width for b in blocks)
     arrays = _kernel_arrays(blocks)
-    values = K.topic_values(
+    values = kernel().topic_values(
         topics.rels,
         topics.ptr,
         topics.levels,
@@ -496,11 +519,12 @@ def trec_eval(
 
 
 def _sequential_sums(values: np.ndarray) -> np.ndarray:
-    """Column sums added top to bottom, as trec_eval accumulates (``cumsum`` adds in order;
-    ``sum`` pairs terms and may differ in the last bit)."""
-    if not len(values):
-        return np.zeros(values.shape[1])
-    return np.cumsum(values, axis=0)[-1]
+    """Column sums added top to bottom, as trec_eval accumulates (``sum`` pairs terms and may
+    differ in the last bit; ``cumsum`` adds in order but holds a copy of ``values``)."""
+    total = np.zeros(values.shape[1])
+    for row in values:
+        total += row
+    return total
 
 
 def _summary(
@@ -522,8 +546,8 @@ def _summary(
 
 
 def _own_values(
-    qrels: pd.DataFrame,
-    run: pd.DataFrame,
+    qrels: TrecColumns,
+    run: TrecColumns,
     specs: list[MetricSpec],
     queries: list[str],
     *,
@@ -532,23 +556,21 @@ def _own_values(
     judged_only: bool,
 ) -> dict[str, np.ndarray]:
     """This engine's metrics named in ``-m``, per evaluated topic (0 for an empty list)."""
+    import pandas as pd
 
-    grades = np.trunc(pd.to_numeric(qrels["rating"]).to_numpy(dtype=np.float64))
+    from ._evaluate import score_matrices
+    from ._judgments import Judgments
+    from ._runs import Runs
+
+    def text(ids: Ids) -> np.ndarray:
+        return ids.names.astype(str)[ids.codes]
+
     q = pd.DataFrame(
-        {
-            "user": qrels["user"].astype(str).to_numpy(),
-            "item": qrels["item"].astype(str).to_numpy(),
-            "rating": grades,
-        }
+        {"user": text(qrels.topics), "item": text(qrels.docs), "rating": np.trunc(qrels.values)}
     )
     judgments = Judgments.from_frame(q, threshold=level, negative="pooled")
     r = pd.DataFrame(
-        {
-            "system": "run",
-            "user": run["user"].astype(str).to_numpy(),
-            "item": run["item"].astype(str).to_numpy(),
-            "score": pd.to_numeric(run["score"]).to_numpy(dtype=np.float64),
-        }
+        {"system": "run", "user": text(run.topics), "item": text(run.docs), "score": run.values}
     )
     runs = Runs.from_frame(r[r["user"].isin(judgments.users)], judgments, depth=max_ret)
     if judged_only:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import SupportsInt
 
-from . import _te_kernel as K
+from . import _te_codes as K
 from ._names import GAIN_FROM_OPTION, SUMMED, MetricNameError, MetricSpec, parse_metric
 from ._registry import REGISTRY
 
