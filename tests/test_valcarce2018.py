@@ -370,6 +370,12 @@ def test_settings_resolve_each_profile():
     second = quick.second("quick")
     assert second.n_samples == 3 and second.sparsity_shares == (1.0, 0.5, 0.05)
     assert second.n_permutations == quick.n_permutations and full.second("full") == full
+    # the two-level bootstrap takes 10 of the 50 masks per share in the full profile, all 5 in
+    # the quick one; a bad bound is refused before any work
+    assert full.boot_masks == 10 and quick.boot_masks is None
+    assert full.study_kwargs()["boot_masks"] == 10
+    with pytest.raises(ValueError, match="boot_masks"):
+        v.analyse(None, None, boot_masks=0)
     kwargs = quick.study_kwargs()
     assert "systems" not in kwargs and kwargs["cutoffs"] == list(v.CUTOFFS)
     import inspect

@@ -234,8 +234,8 @@ def every_sign(
     if floor > alpha / n:
         out = replace(
             out,
-            reason=f"{out.reason}; no p-value of these parts can fall below {floor:.2g} (with "
-            f"B bootstrap resamples, 1/(B + 1)), above Holm's first threshold "
-            f"{alpha:g}/{n}: more resamples are needed to establish all {n} parts",
+            reason=f"{out.reason}; no p-value of these parts can fall below {floor:.2g} "
+            f"(1/(B + 1) with B = {round(1 / floor) - 1} bootstrap resamples), above Holm's "
+            f"first threshold {alpha:g}/{n}: more resamples are needed to establish all {n} parts",
         )
     return out
