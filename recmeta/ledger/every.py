@@ -6,11 +6,10 @@
 "Some part lies below the threshold" is a statement about the smallest part, and "every part
 lies above it" one about the smallest too. A bootstrap of the minimum is not a valid interval
 for it: the minimum of noisy parts lies below the smallest true part (biased low, towards
-"some part below"), its bootstrap distribution is not centred on the estimate in a way a
-percentile or basic interval can correct when several parts are close to the minimum (a
-non-smooth statistic, where the bootstrap is inconsistent: Andrews 2000; Davison & Hinkley
-1997, §2.6). :func:`some` and :func:`every_sign` test the parts one by one instead, with Holm's
-correction across them.
+"some part below"), and when several parts lie near the minimum it is a non-smooth function
+of them, whose bootstrap is inconsistent (Andrews 2000): no percentile or basic interval of the
+resampled minimum has its nominal coverage there. :func:`some` and :func:`every_sign` test the
+parts one by one instead, with Holm's correction across them.
 """
 
 from __future__ import annotations
