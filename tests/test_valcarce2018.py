@@ -37,6 +37,15 @@ def test_resample_counts_and_weighted_means_equal_explicit_resampling():
     np.testing.assert_array_equal(bootstrap.resample_counts(40, 25, seed=7), counts)
     with pytest.raises(ValueError, match="same users"):
         bootstrap.weighted_means(x, counts[:, :-1])
+    # rows scoring different users (one more NaN in one row) take the general path
+    y = x.copy()
+    y[0, 1, 7] = np.nan
+    got = bootstrap.weighted_means(y, counts)
+    for b in range(25):
+        users = np.repeat(np.arange(40), counts[b])
+        np.testing.assert_allclose(got[b], np.nanmean(y[:, :, users], axis=-1), atol=1e-12)
+    # the rows that score the same users get the same bits either way (exact counts)
+    np.testing.assert_array_equal(got[:, 1], bootstrap.weighted_means(x, counts)[:, 1])
 
 
 def test_exact_permutation_p_by_hand_and_against_scipy():
@@ -130,6 +139,8 @@ def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B
             tau = 1.0 if p == 1.0 else level(robust, ms) + rng.normal(0, 0.005)
             rows.append({"mask": j, "share": p, "sample": s, "kept_rows": p, "measure": ms, "tau": tau})
     sparsity = pd.DataFrame(rows)
+    sboot = np.array([[[1.0 if p == 1.0 else level(robust, ms) + rng.normal(0, 0.005) for ms in MEASURES]
+                       for p in shares] for _ in range(n_boot)])
     pshares = [1.0, 0.9, 0.8]
     prow = [{"mask": j, "share": p, "sample": 0, "kept_rows": p, "measure": ms,
              "tau": 1.0 if p == 1.0 else level(popular, ms)} for j, p in enumerate(pshares) for ms in MEASURES]
@@ -142,6 +153,7 @@ def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B
         "system_means": pd.DataFrame(means.T, index=SYSTEMS, columns=MEASURES),
         "boot_means": means[None] + rng.normal(0, 0.001, (n_boot, *means.shape)),
         "sparsity": sparsity, "popularity": pd.DataFrame(prow), "popularity_boot": pboot,
+        "sparsity_boot": sboot,
         "dp": dps, "dp_t": dps.copy(),
         "dp_t_boot": pd.DataFrame(dps.to_numpy()[None] + rng.normal(0, dp_noise, (n_boot, len(MEASURES))), columns=MEASURES),
         "significant": pd.Series(14, index=MEASURES),
@@ -175,9 +187,11 @@ def _verdict(results, claim):
     ("valcarce2018.tab3.ndcg-p-lead", {"dp": {"nDCG": 0.1, "P": 2.0}}, I),
     ("valcarce2018.tab3.ndcg-p-lead", {"dp": {"nDCG": 5.0, "P": 6.0}}, D),
     # every metric above 0.9 at half of the ratings
-    ("valcarce2018.fig6.half-above-0.9", {"robust": {m: 0.95 for m in v.METRICS}}, A),
-    ("valcarce2018.fig6.half-above-0.9", {"robust": {**{m: 0.95 for m in v.METRICS}, "RR": 0.9}}, I),
-    ("valcarce2018.fig6.half-above-0.9", {}, D),
+    # (400 resamples: Holm's first step over 7 metrics needs 1/(B + 1) <= 0.05/7)
+    ("valcarce2018.fig6.half-above-0.9", {"robust": {m: 0.95 for m in v.METRICS}, "n_boot": 400}, A),
+    ("valcarce2018.fig6.half-above-0.9", {"robust": {**{m: 0.95 for m in v.METRICS}, "RR": 0.9},
+                                          "n_boot": 400}, I),
+    ("valcarce2018.fig6.half-above-0.9", {"n_boot": 400}, D),
     # deeper cut-offs more robust to popularity (planted @100 levels against 0.7 at @5)
     ("valcarce2018.fig3.ndcg-deeper-robust", {"popular": {"nDCG": 0.9}}, A),
     ("valcarce2018.fig3.ndcg-deeper-robust", {"popular": {"nDCG": 0.7}}, I),
@@ -260,6 +274,15 @@ def test_study_returns_what_the_claims_need(small_study):
     sp = v.sparsity_curves(r)
     assert np.allclose(sp.loc[sp["share"] == 1.0, "tau"], 1.0)  # the full test set agrees with itself
     assert len(r["sparsity"]) == 3 * 3 * 28
+    # two-level replicates: resamples × shares × measures; the full test set is τ = 1 in every
+    # replicate; elsewhere the replicates centre near the mean τ over the masks, and vary
+    sb = r["sparsity_boot"]
+    assert sb.shape == (40, 3, 28)
+    np.testing.assert_array_equal(sb[:, 0], 1.0)
+    point = r["sparsity"].groupby(["share", "measure"], sort=False)["tau"]
+    at_half = point.mean().loc[0.5].reindex(r["measures"]).to_numpy()
+    assert np.nanmean(np.abs(np.nanmean(sb[:, 1], axis=0) - at_half)) < 0.1
+    assert np.nanmean(np.nanstd(sb[:, 2], axis=0)) > 0
     kept = r["popularity"].drop_duplicates("mask").sort_values("share", ascending=False)["kept_rows"]
     assert kept.is_monotonic_decreasing and kept.iloc[-1] < 0.8  # popular items hold many ratings
     assert (r["dp"] >= 0).all() and (r["dp"] <= r["n_pairs"]).all()
@@ -347,6 +370,12 @@ def test_settings_resolve_each_profile():
     second = quick.second("quick")
     assert second.n_samples == 3 and second.sparsity_shares == (1.0, 0.5, 0.05)
     assert second.n_permutations == quick.n_permutations and full.second("full") == full
+    # the two-level bootstrap takes 10 of the 50 masks per share in the full profile, all 5 in
+    # the quick one; a bad bound is refused before any work
+    assert full.boot_masks == 10 and quick.boot_masks is None
+    assert full.study_kwargs()["boot_masks"] == 10
+    with pytest.raises(ValueError, match="boot_masks"):
+        v.analyse(None, None, boot_masks=0)
     kwargs = quick.study_kwargs()
     assert "systems" not in kwargs and kwargs["cutoffs"] == list(v.CUTOFFS)
     import inspect

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .claims import PROFILES, Claim, Ledger, MissingResult
 from .estimate import Estimate, format_estimate, format_number, format_paper
-from .every import every, some
+from .every import SignPart, every, every_sign, some
 from .kinds import DERIVED, Kind, dataset_identity, kind_of
 from .order import format_order, order_groups
 from .rules import (
@@ -65,6 +65,8 @@ __all__ = [
     "Margin",
     "MEANING",
     "every",
+    "every_sign",
+    "SignPart",
     "some",
     "Kind",
     "DERIVED",

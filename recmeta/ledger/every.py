@@ -1,22 +1,31 @@
 """Statements over several directional parts under Holm's family-wise control (Holm 1979,
-``statsmodels.stats.multitest.multipletests``): :func:`every` part ("every metric ...") and
-:func:`some` part ("some correlations fall below 0.8").
+``statsmodels.stats.multitest.multipletests``): :func:`every` part ("every metric ..."),
+:func:`every_sign` (every part's estimate on one side of its threshold, from
+:class:`SignPart`) and :func:`some` part ("some correlations fall below 0.8").
 
-"Some part lies below the threshold" is a statement about the smallest part; a percentile
-bootstrap of the minimum is biased low (the minimum of noisy parts lies below the smallest true
-part), which favours agreement. :func:`some` tests the parts one by one instead.
+"Some part lies below the threshold" is a statement about the smallest part, and "every part
+lies above it" one about the smallest too. A bootstrap of the minimum is not a valid interval
+for it: the minimum of noisy parts lies below the smallest true part (biased low, towards
+"some part below"), and when several parts lie near the minimum it is a non-smooth function
+of them, whose bootstrap is inconsistent (Andrews 2000): no percentile or basic interval of the
+resampled minimum has its nominal coverage there. :func:`some` and :func:`every_sign` test the
+parts one by one instead, with Holm's correction across them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ..metaeval.bootstrap import sign_pvalues
 from .estimate import Estimate, format_estimate
-from .rules import Outcome, Verdict
+from .rules import Outcome, Verdict, sign_rule
 
-__all__ = ["every", "holm_reject", "some"]
+__all__ = ["SignPart", "every", "every_sign", "holm_reject", "some"]
 
 
 def holm_reject(p_values: Sequence[float] | np.ndarray, alpha: float) -> np.ndarray:
@@ -158,3 +167,90 @@ def some(
         f"{best}: {parts[best]}",
         rule="some sign",
     )
+
+
+@dataclass(frozen=True)
+class SignPart:
+    """One part of "every part lies on the expected side of its ``shift``": our ``estimate`` of
+    the part; ``p_positive``, the one-sided p-value against "value ≤ shift", and
+    ``p_negative``, against "value ≥ shift"; ``p_floor``, the smallest p-value the part's
+    method can give (``1/(B + 1)`` for ``B`` bootstrap replicates, 0 for a closed form)."""
+
+    estimate: Estimate
+    p_positive: float
+    p_negative: float
+    shift: float = 0.0
+    p_floor: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("p_positive", "p_negative", "p_floor"):
+            p = getattr(self, name)
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
+
+    @classmethod
+    def from_replicates(
+        cls, estimate: Estimate, replicates: ArrayLike, shift: float = 0.0
+    ) -> SignPart:
+        """The part with p-values read from its bootstrap replicates:
+        :func:`recmeta.metaeval.bootstrap.sign_pvalues` of ``replicates − shift``, over the
+        finite replicates (a resample may leave the quantity undefined: NaN), ``p_floor`` =
+        ``1/(B + 1)`` for ``B`` of them."""
+        reps = np.asarray(replicates, dtype=float).ravel()
+        reps = reps[np.isfinite(reps)]
+        if reps.size == 0:
+            raise ValueError(
+                f"no finite bootstrap replicate to test the sign of {estimate.method or 'a part'}"
+            )
+        up, down = sign_pvalues(reps - shift)
+        return cls(estimate, up, down, float(shift), 1.0 / (reps.size + 1))
+
+
+def every_sign(
+    parts: Mapping[str, SignPart],
+    expected: Literal["positive", "negative"],
+    *,
+    label: str = "the difference",
+    alpha: float = 0.05,
+) -> Outcome:
+    """ "Every part lies on the ``expected`` side of its shift": :func:`every` over each part's
+    :func:`~recmeta.ledger.rules.sign_rule` on ``estimate − shift`` (worded with ``label``),
+    with the parts' one-sided p-values and Holm's correction across the parts.
+
+    Agrees only when Holm establishes every part; differs when it establishes one part on the
+    other side; otherwise inconclusive. ``ours`` is the estimate of the part nearest to the
+    other side (the smallest ``value − shift`` when ``expected`` is positive, the largest when
+    negative). The reason says when no part can pass Holm's first step (α/n) because every
+    part's ``p_floor`` lies above it (too few bootstrap replicates).
+    """
+    if expected not in ("positive", "negative"):
+        raise ValueError(f"expected must be 'positive' or 'negative', got {expected!r}")
+    if not parts:
+        raise ValueError("every_sign needs at least one part")
+    outs: dict[str, Outcome] = {}
+    for name, part in parts.items():
+        e, t = part.estimate, part.shift
+        shifted = Estimate(
+            e.value - t,
+            None if e.low is None else e.low - t,
+            None if e.high is None else e.high - t,
+            e.method,
+        )
+        outs[name] = replace(sign_rule(shifted, expected, label=label), ours=e)
+    pos = {k: p.p_positive for k, p in parts.items()}
+    neg = {k: p.p_negative for k, p in parts.items()}
+    right, wrong = (pos, neg) if expected == "positive" else (neg, pos)
+    out = every(outs, right, wrong, alpha=alpha)
+    sign = 1.0 if expected == "positive" else -1.0
+    weakest = min(parts, key=lambda k: sign * (parts[k].estimate.value - parts[k].shift))
+    out = replace(out, ours=parts[weakest].estimate)
+    n = len(parts)
+    floor = min(p.p_floor for p in parts.values())
+    if floor > alpha / n:
+        out = replace(
+            out,
+            reason=f"{out.reason}; no p-value of these parts can fall below {floor:.2g} "
+            f"(1/(B + 1) with B = {round(1 / floor) - 1} bootstrap resamples), above Holm's "
+            f"first threshold {alpha:g}/{n}: more resamples are needed to establish all {n} parts",
+        )
+    return out

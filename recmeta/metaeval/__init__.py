@@ -2,6 +2,7 @@
 
 - :mod:`~recmeta.metaeval.incompleteness`: test sets made incomplete on purpose (random ratings,
   items or users kept; popular items removed), scored by the metric engine;
+- :mod:`~recmeta.metaeval.two_level`: the two-level bootstrap over users and random masks;
 - :mod:`~recmeta.metaeval.agreement`: Kendall's τ between system orders, robustness curves;
 - :mod:`~recmeta.metaeval.significance`: paired tests over users (permutation, t, Wilcoxon),
   multiple-comparison corrections and discriminative power.
@@ -9,6 +10,6 @@
 
 from __future__ import annotations
 
-from . import agreement, bootstrap, incompleteness, significance
+from . import agreement, bootstrap, incompleteness, significance, two_level
 
-__all__ = ["agreement", "bootstrap", "incompleteness", "significance"]
+__all__ = ["agreement", "bootstrap", "incompleteness", "significance", "two_level"]

@@ -65,7 +65,8 @@ def weighted_means(per_user: ArrayLike, counts: ArrayLike) -> np.ndarray:
 
     ``mean_b = Σ_u c_bu x_u / Σ_u c_bu [x_u not NaN]``: the NaN-skipping mean of the resampled
     users, as :func:`recmeta.metrics.aggregate` skips users without a relevant item. Returns
-    (B, ...); NaN where a resample holds no scored user. One matrix product per call.
+    (B, ...); NaN where a resample holds no scored user. One matrix product per call (two when
+    the rows do not score the same users).
     """
     x = np.asarray(per_user, dtype=np.float64)
     c = np.asarray(counts, dtype=np.float64)
@@ -78,7 +79,10 @@ def weighted_means(per_user: ArrayLike, counts: ArrayLike) -> np.ndarray:
     flat = x.reshape(-1, x.shape[-1])
     seen = np.isfinite(flat)
     num = c @ np.where(seen, flat, 0.0).T
-    den = c @ seen.T.astype(np.float64)
+    if seen.shape[0] and (seen == seen[0]).all():  # the same users scored in every row
+        den = (c @ seen[0].astype(np.float64))[:, None]  # counts of 0/1 flags: exact sums
+    else:
+        den = c @ seen.T.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
     return out.reshape(c.shape[0], *lead)

@@ -21,9 +21,10 @@ from ...ledger import (
     DERIVED,
     Estimate,
     Outcome,
+    SignPart,
     Verdict,
     equivalence_rule,
-    every,
+    every_sign,
     format_estimate,
     sign_rule,
 )
@@ -228,23 +229,19 @@ def _(r):
     end = s[s["swaps"] == top].set_index(keys)
     drop = start.reindex(end.index) - end["value"]
     se = end["sd"] / np.sqrt(end["n"])
-    parts: dict[str, Outcome] = {}
-    p_up: dict[str, float] = {}
-    p_down: dict[str, float] = {}
-    ests: dict[str, Estimate] = {}
+    parts: dict[str, SignPart] = {}
     for (dist, levels, metric), d in drop.items():
         name = f"{PAPER_METRICS[metric]} ({dist}, {levels} levels)"
         e = float(se.loc[(dist, levels, metric)])
         n = int(end.loc[(dist, levels, metric), "n"])
-        ests[name] = normal_interval(float(d), e, f"{n} rankings")
-        parts[name] = sign_rule(ests[name], "positive", label=f"drop after {top} swaps")
-        p_up[name], p_down[name] = normal_pvalues(float(d), e)
-    least = min(ests, key=lambda k: ests[k].value)
-    out = every(parts, p_up, p_down)
+        parts[name] = SignPart(
+            normal_interval(float(d), e, f"{n} rankings"), *normal_pvalues(float(d), e)
+        )
+    out = every_sign(parts, "positive", label=f"drop after {top} swaps")
+    least = min(parts, key=lambda k: parts[k].estimate.value)
     return replace(
         out,
-        ours=ests[least],
-        detail=f"smallest drop after {top} swaps: {least}, {format_estimate(ests[least])}",
+        detail=f"smallest drop after {top} swaps: {least}, {format_estimate(out.ours)}",
     )
 
 

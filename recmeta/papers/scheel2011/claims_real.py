@@ -22,14 +22,14 @@ from ...ledger import (
     DERIVED,
     Estimate,
     Outcome,
+    SignPart,
     equivalence_rule,
-    every,
+    every_sign,
     format_order,
     not_reproduced,
     sign_rule,
     value_rule,
 )
-from ...metaeval.bootstrap import sign_pvalues
 from .claims import (
     CLOSEST_STRATEGY,
     CORRELATION_MARGIN,
@@ -246,9 +246,7 @@ def _(r):
 def _(r):
     name = _closest_by_mean(r)
     estimates = _closest(r)
-    parts: dict[str, Outcome] = {}
-    p_up: dict[str, float] = {}
-    p_down: dict[str, float] = {}
+    parts: dict[str, SignPart] = {}
     for metric in PAPER_METRICS:
         wide = _ordinal_part(r, metric).pivot(index="user", columns="system", values="value")
         for other in (c for c in wide.columns if c != name):
@@ -262,9 +260,8 @@ def _(r):
                 method=f"paired bootstrap over {diff.size} users (percentile, {reps.size} "
                 "resamples), 95 %",
             )
-            parts[key] = sign_rule(est, "positive", label=key)
-            p_up[key], p_down[key] = sign_pvalues(reps)
-    out = every(parts, p_up, p_down)
+            parts[key] = SignPart.from_replicates(est, reps)
+    out = every_sign(parts, "positive", label="the difference")
     order = "; ".join(f"{PAPER_METRICS[m]}: {format_order(e)}" for m, e in estimates.items())
     return replace(
         out,

@@ -2,13 +2,14 @@
 
 Robustness curves (Figs. 2–3, 6–7) and the mean τ over shares with its interval; DP (Figs. 4
 and 8, Table 3) with a bootstrap spread; τ among measures (Figs. 1 and 5) with a bootstrap over
-users; and :func:`summary`, one row per metric at the deepest cut-off. Every interval is either
-a Student-t interval over the random masks or a percentile interval over bootstrap resamples of
-the evaluated users (the resamples :func:`recmeta.papers.valcarce2018.study.analyse` drew).
-A minimum or maximum over many measures gets the *basic* bootstrap interval
-(:func:`basic_estimate`): the percentile interval of a minimum is biased low. A conjunction
-("every metric ...") reads one-sided p-values per part from the same samples or replicates
-(:func:`sign_pvalues_of`).
+users; and :func:`summary`, one row per metric at the deepest cut-off. Every interval is a
+percentile interval over bootstrap replicates (the replicates
+:func:`recmeta.papers.valcarce2018.study.analyse` drew): resamples of the evaluated users, and
+for the random sparsity masks the two-level bootstrap over users and masks
+(:class:`recmeta.metaeval.two_level.TwoLevel`). A statement about a minimum or maximum over
+several parts ("every τ at least 0.9", "some below 0.8") is tested part by part
+(:func:`sign_part`, :func:`recmeta.ledger.every_sign`, :func:`recmeta.ledger.some`), never
+through a bootstrap interval of the minimum.
 """
 
 from __future__ import annotations
@@ -16,20 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from ...ledger import Estimate
+from ...ledger import Estimate, SignPart
 from ...metaeval import agreement
-from ...metaeval.bootstrap import percentile_interval, sign_pvalues
+from ...metaeval.bootstrap import percentile_interval
 from .values import LABELS, PAPER_PAIRS, PAPER_TABLE3
 
 __all__ = [
     "Draws",
-    "basic_estimate",
     "boot_estimate",
     "dp_draws",
     "dp_estimate",
@@ -37,28 +36,35 @@ __all__ = [
     "popularity_curves",
     "robustness_draws",
     "robustness_estimate",
-    "sign_pvalues_of",
+    "sign_part",
     "sparsity_curves",
     "summary",
     "tau_estimates",
     "tau_matrices",
+    "tau_pair_parts",
     "tau_stat_estimate",
 ]
 
 
 def sparsity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.DataFrame:
-    """Mean τ over the random masks of each share, with its Student-t band (Figs. 2 and 6)."""
+    """Mean τ over the random masks of each share, with the percentile band of its two-level
+    bootstrap over users and masks (Figs. 2 and 6; ``sparsity_boot``)."""
     f = results["sparsity"]
+    boot = results["sparsity_boot"]  # B × shares × measures
+    shares = list(pd.unique(f["share"]))
+    measures = list(results["measures"])
     rows = []
     for (measure, share), part in f.groupby(["measure", "share"], sort=False):
-        centre, low, high = agreement.mean_band(part["tau"].to_numpy(), level)
+        reps = boot[:, shares.index(share), measures.index(measure)]
+        finite = np.isfinite(reps).any()
+        low, high = percentile_interval(reps, level) if finite else (np.nan, np.nan)
         rows.append(
             {
                 "measure": measure,
                 "share": share,
-                "tau": float(centre),
-                "low": float(low),
-                "high": float(high),
+                "tau": float(part["tau"].mean()),
+                "low": low,
+                "high": high,
                 "samples": len(part),
             }
         )
@@ -92,61 +98,19 @@ def popularity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.Dat
 
 @dataclass(frozen=True)
 class Draws:
-    """A quantity's value with the draws its uncertainty comes from.
-
-    ``kind="samples"``: independent random masks (the value is their mean; a Student-t interval
-    and one-sample t-tests); ``kind="bootstrap"``: replicates over bootstrap resamples of users
-    (percentile interval, :func:`recmeta.metaeval.bootstrap.sign_pvalues`).
-    """
+    """A quantity's value with its bootstrap replicates (over users; for the random sparsity
+    masks, over users and masks): a percentile interval (:func:`draws_estimate`) and one-sided
+    p-values (:func:`sign_part`)."""
 
     value: float
     draws: np.ndarray
-    kind: Literal["samples", "bootstrap"]
     what: str
-    #: the range the quantity cannot leave (τ: [−1, 1]); a t interval is clipped to it
-    bounds: tuple[float, float] | None = None
 
 
-def sign_pvalues_of(d: Draws, shift: float = 0.0) -> tuple[float, float]:
-    """One-sided p-values of ``value − shift > 0`` and ``< 0`` from the draws.
-
-    Random masks: one-sample t-tests of the per-mask values against ``shift``
-    (``scipy.stats.ttest_1samp``; identical values give 0 or 1 by their side); bootstrap
-    replicates: :func:`recmeta.metaeval.bootstrap.sign_pvalues` of ``replicates − shift``.
-    """
-    x = np.asarray(d.draws, dtype=float) - shift
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        raise ValueError(f"no finite draw of {d.what} to test its sign")
-    if d.kind == "bootstrap":
-        return sign_pvalues(x)
-    if x.size < 2 or np.ptp(x) == 0:
-        m = float(x.mean())
-        return (0.0 if m > 0 else 1.0), (0.0 if m < 0 else 1.0)
-    up = stats.ttest_1samp(x, 0.0, alternative="greater").pvalue
-    down = stats.ttest_1samp(x, 0.0, alternative="less").pvalue
-    return float(up), float(down)
-
-
-def _samples_estimate(
-    values: np.ndarray, what: str, bounds: tuple[float, float] | None = None
-) -> Estimate:
-    """Mean of per-sample values with a t interval, clipped to ``bounds`` (τ cannot leave
-    [−1, 1])."""
-    values = np.asarray(values, dtype=float)
-    if values.size < 2:
-        return Estimate.point(float(values.mean()), f"{what}; one random sample, no interval")
-    est = Estimate.mean_se(
-        values,
-        method=f"{what}; t interval over {values.size} random samples, 95 %"
-        + (", clipped to τ's range" if bounds else ""),
-    )
-    if bounds is None:
-        return est
-    assert est.low is not None and est.high is not None  # mean_se always gives an interval
-    return Estimate(
-        est.value, float(np.clip(est.low, *bounds)), float(np.clip(est.high, *bounds)), est.method
-    )
+def sign_part(d: Draws, shift: float = 0.0) -> SignPart:
+    """``d`` as a part of :func:`recmeta.ledger.every_sign`: "value − shift" against 0, with
+    p-values from the replicates (:meth:`recmeta.ledger.SignPart.from_replicates`)."""
+    return SignPart.from_replicates(draws_estimate(d), d.draws, shift)
 
 
 def boot_estimate(
@@ -166,70 +130,44 @@ def boot_estimate(
     )
 
 
-def basic_estimate(
-    value: float,
-    replicates: np.ndarray,
-    what: str,
-    bounds: tuple[float, float] | None = None,
-) -> Estimate:
-    """``value`` (a minimum or maximum over several quantities) with the *basic* bootstrap
-    interval ``[2θ̂ − q_0.975, 2θ̂ − q_0.025]`` (Davison & Hinkley 1997, eq. 5.6), clipped to
-    ``bounds``.
-
-    The replicates of a minimum lie below the minimum they estimate (a minimum of noisy values
-    is biased low, and resampling repeats the bias), so their percentile interval is shifted
-    low; the basic interval reflects the quantiles about ``θ̂``, which removes that shift to
-    first order. It is therefore not biased towards "below a threshold" (nor "above").
-    """
-    reps = np.asarray(replicates, dtype=float)
-    reps = reps[np.isfinite(reps)]
-    if reps.size < 2:
-        return Estimate.point(value, f"{what}; no bootstrap interval")
-    q_low, q_high = percentile_interval(reps)
-    low, high = 2 * value - q_high, 2 * value - q_low
-    if bounds is not None:
-        low, high = float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
-    return Estimate(
-        value,
-        low,
-        high,
-        f"{what}; basic (bias-corrected) interval over {reps.size} bootstrap resamples of "
-        "users, 95 %",
-    )
-
-
 def robustness_draws(
     results: Mapping[str, Any], bias: str, measure: str | Callable, share: float | None = None
 ) -> Draws:
-    """The draws behind :func:`robustness_estimate`: the per-mask values (sparsity: each random
-    sample's τ averaged over the shares, or at ``share``) or the bootstrap replicates over users
-    (popularity: τ averaged over the deterministic masks)."""
+    """The draws behind :func:`robustness_estimate`: the value (the mean τ over the masks,
+    averaged over the shares, or at ``share``) and its replicates (sparsity: the two-level
+    bootstrap over users and random masks, ``sparsity_boot``; popularity: resamples of the users
+    over the deterministic masks, ``popularity_boot``)."""
     fn = measure if callable(measure) else (lambda v, m=measure: v[m])
     label = "mean τ over shares" if share is None else f"τ at {share:.0%} of the ratings"
+    cols = list(results["measures"])
     if bias == "sparsity":
         f = results["sparsity"]
+        boot = results["sparsity_boot"]  # B × shares × measures
         if share is not None:
-            f = f[np.isclose(f["share"], share)]
-            if f.empty:
+            grid = np.asarray(pd.unique(f["share"]), dtype=float)
+            hit = np.flatnonzero(np.isclose(grid, share))
+            if hit.size == 0:
                 raise KeyError(f"share {share:g} is not in the sparsity grid")
+            f = f[np.isclose(f["share"], share)]
+            boot = boot[:, hit[0], :]
+        else:
+            boot = boot.mean(axis=1)  # each replicate's mean over the shares
         per = f.groupby(["sample", "measure"])["tau"].mean().unstack("measure")
-        values = np.array([fn(row) for _, row in per.iterrows()], dtype=float)
-        bounds = (-1.0, 1.0) if isinstance(measure, str) else None
-        what = f"{label} (random ratings removed)"
-        return Draws(float(values.mean()), values, "samples", what, bounds)
-    if bias == "popularity":
+        value = float(np.mean([fn(row) for _, row in per.iterrows()]))
+        what = f"{label} (random ratings removed; two-level bootstrap over users and masks)"
+    elif bias == "popularity":
         if share is not None:
             raise ValueError("the popularity masks are deterministic: use the mean over shares")
-        f = results["popularity"]
-        value = fn(f.groupby("measure")["tau"].mean())
+        value = float(fn(results["popularity"].groupby("measure")["tau"].mean()))
         boot = np.nanmean(results["popularity_boot"], axis=1)  # B × measures
-        cols = list(results["measures"])
-        if isinstance(measure, str):
-            reps = boot[:, cols.index(measure)]
-        else:
-            reps = np.array([fn(dict(zip(cols, row, strict=True))) for row in boot])
-        return Draws(float(value), reps, "bootstrap", f"{label} (popular items removed)")
-    raise ValueError(f"bias must be 'sparsity' or 'popularity', got {bias!r}")
+        what = f"{label} (popular items removed)"
+    else:
+        raise ValueError(f"bias must be 'sparsity' or 'popularity', got {bias!r}")
+    if isinstance(measure, str):
+        reps = boot[:, cols.index(measure)]
+    else:
+        reps = np.array([fn(dict(zip(cols, row, strict=True))) for row in boot])
+    return Draws(value, reps, what)
 
 
 def robustness_estimate(
@@ -238,19 +176,17 @@ def robustness_estimate(
     """Robustness of a measure to a bias: the mean τ over the shares (the area under the curve
     divided by its width), or τ at one ``share`` (sparsity only).
 
-    ``bias="sparsity"``: a Student-t interval over the random samples (each sample's τ averaged
-    over the shares); ``bias="popularity"``: a percentile interval over bootstrap resamples of
-    users. ``measure`` may be a function of a mapping measure → value, e.g. a difference
-    ``lambda v: v["nDCG@100"] - v["nDCG@5"]``, evaluated per sample or per resample.
+    ``bias="sparsity"``: a percentile interval over the two-level bootstrap of users and random
+    masks; ``bias="popularity"``: a percentile interval over bootstrap resamples of users.
+    ``measure`` may be a function of a mapping measure → value, e.g. a difference
+    ``lambda v: v["nDCG@100"] - v["nDCG@5"]``, evaluated per sample and per replicate.
     """
     return draws_estimate(robustness_draws(results, bias, measure, share))
 
 
 def draws_estimate(d: Draws) -> Estimate:
-    """The estimate of :class:`Draws`: a t interval over random masks (clipped to ``bounds``),
-    or the percentile interval of bootstrap replicates."""
-    if d.kind == "samples":
-        return _samples_estimate(d.draws, d.what, d.bounds)
+    """The estimate of :class:`Draws`: its value with the percentile interval of its
+    replicates."""
     return boot_estimate(d.value, d.draws, d.what)
 
 
@@ -312,17 +248,27 @@ def tau_stat_estimate(
     measures: Sequence[str],
     what: str,
     matrices: tuple[np.ndarray, np.ndarray] | None = None,
-    *,
-    extreme: bool = False,
 ) -> Estimate:
-    """``fn`` of the τ matrix (among ``measures``) with a bootstrap interval over users: the
-    percentile interval, or the basic interval (:func:`basic_estimate`) when ``fn`` is a
-    minimum or maximum (``extreme=True``)."""
+    """``fn`` of the τ matrix (among ``measures``) with the percentile interval of its bootstrap
+    replicates over users. Not for a minimum or maximum over the matrix: test such a statement
+    part by part (:func:`tau_pair_parts`)."""
     value, reps = matrices if matrices is not None else tau_matrices(results, measures)
     draws = np.array([fn(t) if np.isfinite(t).all() else np.nan for t in reps])
-    if extreme:
-        return basic_estimate(float(fn(value)), draws, what, bounds=(-1.0, 1.0))
     return boot_estimate(float(fn(value)), draws, what)
+
+
+def tau_pair_parts(
+    results: Mapping[str, Any], measures: Sequence[str], labels: Sequence[str], what: str
+) -> dict[str, Draws]:
+    """τ of every pair of ``measures`` (named ``"a–b"`` from ``labels``) with its bootstrap
+    replicates over users: the parts of "every τ is at least …" or "some τ is below …"."""
+    value, reps = tau_matrices(results, measures)
+    n = len(measures)
+    return {
+        f"{labels[i]}–{labels[j]}": Draws(float(value[i, j]), reps[:, i, j], what)
+        for i in range(n)
+        for j in range(i + 1, n)
+    }
 
 
 def dp_draws(
@@ -357,7 +303,6 @@ def dp_draws(
     return Draws(
         value,
         value + reps - base,
-        "bootstrap",
         f"{what} (permutation test; bootstrap spread by paired t-test)",
     )
 

@@ -1,8 +1,9 @@
 """Valcarce et al. (2018): the verdict rules its claims need beyond the ledger's own.
 
-A threshold the paper states ("at least 0.9"), "every metric shows the direction" (a conjunction
-under Holm's correction, :func:`recmeta.ledger.every`), "these k are the k best", and the
-ledger's order rule worded for the claim ("least robust"). Every order these rules print is
+A threshold the paper states ("at least 0.9"), "these k are the k best", and the ledger's order
+rule worded for the claim ("least robust"); "every metric shows the direction" is the ledger's
+:func:`recmeta.ledger.every_sign` (a conjunction under Holm's correction), its parts from
+:func:`.estimates.sign_part`. Every order these rules print is
 written by :func:`recmeta.ledger.format_order`.
 """
 
@@ -10,13 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Literal
 
-from ...ledger import Estimate, Outcome, every, order_groups, order_rule, rank_rule, sign_rule
-from .estimates import Draws, draws_estimate, sign_pvalues_of
+from ...ledger import Estimate, Outcome, order_groups, order_rule, rank_rule, sign_rule
 
 __all__ = [
-    "every_sign",
     "group_rule",
     "short_order",
     "threshold_rule",
@@ -40,56 +38,6 @@ def threshold_rule(est: Estimate, threshold: float, direction: str, label: str) 
         label=f"{label} minus {threshold:g}",
     )
     return Outcome(out.verdict, est, out.reason, out.detail, rule="threshold")
-
-
-def every_sign(
-    parts: Mapping[str, Draws],
-    expected: Literal["positive", "negative"],
-    *,
-    shift: float = 0.0,
-    label: str = "the difference",
-    alpha: float = 0.05,
-) -> Outcome:
-    """ "Every part lies on the ``expected`` side of ``shift``": :func:`recmeta.ledger.every`
-    over the parts' sign rules, with one-sided p-values from each part's draws
-    (:func:`.estimates.sign_pvalues_of`: t-tests over random masks, bootstrap replicates over
-    users) and Holm's correction across the parts.
-
-    Agrees only when Holm establishes every part; differs when it establishes one part on the
-    other side; otherwise inconclusive. The reason says when the draws are too few for any
-    part to pass Holm's first step (``B`` bootstrap replicates give no p-value below
-    ``1/(B + 1)``).
-    """
-    if not parts:
-        raise ValueError("every_sign needs at least one part")
-    outs: dict[str, Outcome] = {}
-    p_up: dict[str, float] = {}
-    p_down: dict[str, float] = {}
-    for name, d in parts.items():
-        est = draws_estimate(d)
-        shifted = Estimate(
-            est.value - shift,
-            None if est.low is None else est.low - shift,
-            None if est.high is None else est.high - shift,
-            est.method,
-        )
-        outs[name] = replace(sign_rule(shifted, expected, label=f"{name}: {label}"), ours=est)
-        p_up[name], p_down[name] = sign_pvalues_of(d, shift)
-    right, wrong = (p_up, p_down) if expected == "positive" else (p_down, p_up)
-    out = every(outs, right, wrong, alpha=alpha)
-    first = alpha / len(parts)
-    coarse = [
-        n for n, d in parts.items() if d.kind == "bootstrap" and 1 / (d.draws.size + 1) > first
-    ]
-    note = ""
-    if coarse:
-        b = min(parts[n].draws.size for n in coarse)
-        note = (
-            f"with {b} bootstrap resamples no p-value falls below 1/{b + 1}, above Holm's first "
-            f"threshold {alpha:g}/{len(parts)}: more resamples are needed to establish all "
-            f"{len(parts)} parts"
-        )
-    return with_note(out, note)
 
 
 def group_rule(

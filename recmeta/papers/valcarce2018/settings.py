@@ -42,7 +42,11 @@ _QUICK: dict[str, Any] = {
     "popularity_shares": (1.0, 0.95, 0.9, 0.85, 0.8),
     "n_permutations": 2_000,
     "n_bootstrap": 100,
+    "boot_masks": None,
 }
+#: the full profile's random masks per share that enter the two-level bootstrap (each costs a
+#: pass and B τ per measure); the point values use all of them
+FULL_BOOT_MASKS = 10
 #: the second dataset only feeds the ledger: in the quick profile it runs with fewer masks
 _QUICK_SECOND: dict[str, Any] = {
     "sparsity_shares": (1.0, 0.5, 0.05),
@@ -61,6 +65,7 @@ class Settings:
     popularity_shares: tuple[float, ...]
     n_permutations: int
     n_bootstrap: int
+    boot_masks: int | None = None
     threshold: float | None = 4
     test_fraction: float = 0.2
     split_seed: int = 0
@@ -91,6 +96,7 @@ class Settings:
                 "popularity_shares": tuple(incompleteness.popularity_shares()),
                 "n_permutations": PAPER_PERMUTATIONS,
                 "n_bootstrap": 1000,
+                "boot_masks": FULL_BOOT_MASKS,
             }
         )
         defaults["systems"] = QUICK_SYSTEMS if quick else tuple(roster.names())

@@ -9,8 +9,9 @@ unjudged. On these scores (:func:`analyse`):
 
 - Kendall's τ among cut-offs (Fig. 1) and among metrics (Fig. 5), with a bootstrap over users;
 - τ of every incomplete test set with the full one: random ratings removed (sparsity bias,
-  Figs. 2 and 6; a Student-t band over the random masks) and the ratings of the most popular
-  test items removed (popularity bias, Figs. 3 and 7; a bootstrap band over users);
+  Figs. 2 and 6; a two-level bootstrap band over users and random masks,
+  :class:`recmeta.metaeval.two_level.TwoLevel`) and the ratings of the most popular test items
+  removed (popularity bias, Figs. 3 and 7; a bootstrap band over users);
 - paired permutation tests of every pair of systems, p-value curves and DP, the sum of the
   p-values (Figs. 4 and 8, Table 3), with a bootstrap band over users whose resamples use the
   paired t-test (:func:`recmeta.metaeval.significance.bootstrap_dp_t`).
@@ -29,6 +30,7 @@ from ... import data, recommenders
 from ...book.costs import Plan, Size
 from ...data import splits
 from ...metaeval import agreement, bootstrap, incompleteness, significance
+from ...metaeval.two_level import TwoLevel
 from ...metrics import Judgments, Runs, Subsets, score_matrix
 from ...recommenders import roster
 from .equations import engine_gaps
@@ -55,6 +57,7 @@ def study(
     popularity_shares: Sequence[float] | None = None,
     n_permutations: int = PAPER_PERMUTATIONS,
     n_bootstrap: int = 1000,
+    boot_masks: int | None = None,
     seed: int = 20180702,
     dataset: str = "ratings",
 ) -> dict[str, Any]:
@@ -95,6 +98,7 @@ def study(
         popularity_shares=popularity_shares,
         n_permutations=n_permutations,
         n_bootstrap=n_bootstrap,
+        boot_masks=boot_masks,
         seed=seed,
     )
     train_items = pd.Index(split.train["item"].unique())
@@ -165,13 +169,15 @@ def cost_plan(
     n_samples: int,
     popularity_shares: Sequence[float],
     n_permutations: int,
+    boot_masks: int | None = None,
     **_: Any,
 ) -> Plan:
     """The expensive steps of :func:`study` on a dataset of ``size`` (:mod:`recmeta.book.costs`).
 
     The runs of ``systems`` (on implicit feedback, those that can train on it); one compiled pass
     per incomplete test set (``sparsity_shares`` × ``n_samples`` random masks and one mask per
-    popularity share) at every metric × cut-off; and the permutation tests of every system pair for
+    popularity share) at every metric × cut-off, and one more per random mask for its per-user
+    scores (the two-level bootstrap); and the permutation tests of every system pair for
     every measure. Other settings of :func:`study` are accepted and do not change the estimate.
     """
     runnable, _left_out = roster.for_implicit(list(systems), size.implicit)  # as study() does
@@ -180,6 +186,12 @@ def cost_plan(
         Plan(size)
         .runs(runnable)
         .subsets(len(sparsity_shares) * n_samples + len(popularity_shares), n_sys, measures)
+        .subsets(
+            len(sparsity_shares) * min(n_samples, boot_masks or n_samples),
+            n_sys,
+            measures,
+            label="per-user scores of the random masks (two-level bootstrap)",
+        )
         .tests(n_sys * (n_sys - 1) // 2 * measures, n_permutations)
         .unmodelled("the bootstrap intervals and t-tests over resampled users")
     )
@@ -196,24 +208,35 @@ def analyse(
     popularity_shares: Sequence[float] | None = None,
     n_permutations: int = PAPER_PERMUTATIONS,
     n_bootstrap: int = 1000,
+    boot_masks: int | None = None,
     seed: int = 20180702,
 ) -> dict[str, Any]:
     """Every measurement of the paper on given judgments and runs (no training).
+
+    ``boot_masks`` bounds the cost of the two-level bootstrap of the sparsity curves: only the
+    first ``boot_masks`` random masks of each share enter it (None: all), drawn that many at a
+    time. Their mean varies more than the mean of all masks the point value averages, so the
+    interval can only widen.
 
     Returns a dict with, among others: ``system_means`` (systems × measures, full test set),
     ``boot_means`` (resamples × measures × systems: the same means over bootstrap resamples of
     the evaluated users), ``tau_cutoffs`` (metric → τ matrix among cut-offs), ``tau_metrics``
     (τ among metrics at the deepest cut-off), ``sparsity`` and ``popularity`` (tidy frames: τ of
     each incomplete test set with the full one, per measure), ``popularity_boot`` (resamples ×
-    masks × measures), ``pvalues`` (permutation test of every pair for every measure; t-test
-    and Wilcoxon at the deepest cut-off), ``dp``, ``dp_t`` and ``dp_t_boot`` (DP by permutation
-    test, by t-test, and by t-test over the resamples), ``mc_check`` (a Monte-Carlo p-value
-    against exact enumeration), ``infap`` (how the two readings of infAP relate to AP) and
-    ``degenerate`` (the metrics that need judged non-relevant items, with the reason, when the
-    test set has none: implicit feedback).
+    masks × measures), ``sparsity_boot`` (resamples × shares × measures: the two-level
+    bootstrap of the mean τ over the random masks of each share,
+    :class:`~recmeta.metaeval.two_level.TwoLevel`; users resampled as in ``boot_means``, masks
+    within each share, shares in the order of ``sparsity``), ``pvalues`` (permutation test of
+    every pair for every measure; t-test and Wilcoxon at the deepest cut-off), ``dp``, ``dp_t``
+    and ``dp_t_boot`` (DP by permutation test, by t-test, and by t-test over the resamples),
+    ``mc_check`` (a Monte-Carlo p-value against exact enumeration), ``infap`` (how the two
+    readings of infAP relate to AP) and ``degenerate`` (the metrics that need judged
+    non-relevant items, with the reason, when the test set has none: implicit feedback).
     """
     metrics = list(metrics)
     cutoffs = sorted(int(k) for k in cutoffs)
+    if boot_masks is not None and (int(boot_masks) != boot_masks or boot_masks < 1):
+        raise ValueError(f"boot_masks must be a positive integer or None, got {boot_masks!r}")
     unknown = [m for m in metrics if m not in LABELS]
     if unknown:
         raise ValueError(f"unknown metric(s) {unknown}; the study knows {list(METRICS)}")
@@ -238,7 +261,8 @@ def analyse(
     full_e = full[:, :, evaluated]
     means = nanmean(full)  # measures × systems
     system_means = pd.DataFrame(means.T, index=names, columns=measures)
-    counts = bootstrap.resample_counts(int(evaluated.sum()), n_bootstrap, seed)
+    draws = TwoLevel(int(evaluated.sum()), n_bootstrap, seed)  # users as resample_counts(seed)
+    counts = draws.counts
     boot_means = bootstrap.weighted_means(full_e, counts)  # B × measures × systems
 
     # infAP: the paper's eq. 8 (pooled) against trec_eval's reading, which is AP
@@ -288,16 +312,30 @@ def analyse(
     sparse_means[sparse.keep.all(axis=1)] = means
     rows = [agreement.kendall_tau(m_j, means) for m_j in sparse_means]
     sparsity = _tidy(np.array(rows), measures, sparse.frame())
+
+    def boot_tau(pu: np.ndarray | None) -> np.ndarray:
+        """τ with the full test set in every bootstrap resample of the users (B × measures),
+        from the per-user scores of an incomplete test set (None: the full one)."""
+        if pu is None:
+            return agreement.nan_kendall_tau(boot_means, boot_means)
+        bm = bootstrap.weighted_means(pu[:, :, evaluated], counts)
+        return agreement.nan_kendall_tau(bm, boot_means)
+
+    def sparse_boot(j: int) -> np.ndarray:
+        keep = sparse.keep[j]
+        return boot_tau(None if keep.all() else _per_user(subsets, keep))
+
+    groups = [np.flatnonzero(sparse.share == s)[:boot_masks] for s in pd.unique(sparse.share)]
+    sparsity_boot = draws.over_groups(sparse_boot, groups)  # B × shares × measures
     rows, boot_rows = [], []
     for j in range(len(popular)):
         if popular.keep[j].all():
             rows.append(agreement.kendall_tau(means, means))
-            boot_rows.append(agreement.nan_kendall_tau(boot_means, boot_means))
+            boot_rows.append(boot_tau(None))
             continue
         pu = _per_user(subsets, popular.keep[j])
         rows.append(agreement.kendall_tau(nanmean(pu), means))
-        bm = bootstrap.weighted_means(pu[:, :, evaluated], counts)
-        boot_rows.append(agreement.nan_kendall_tau(bm, boot_means))
+        boot_rows.append(boot_tau(pu))
     popularity = _tidy(np.array(rows), measures, popular.frame())
     popularity_boot = np.stack(boot_rows, axis=1)  # B × masks × measures
 
@@ -408,6 +446,7 @@ def analyse(
         "sparsity": sparsity,
         "popularity": popularity,
         "popularity_boot": popularity_boot,
+        "sparsity_boot": sparsity_boot,
         "pvalues": pvalues,
         "dp": dp,
         "dp_t": dp_t,
@@ -421,6 +460,7 @@ def analyse(
             "n_samples": int(n_samples),
             "n_permutations": int(n_permutations),
             "n_bootstrap": int(n_bootstrap),
+            "boot_masks": boot_masks,
             "seed": seed,
             "sparsity_shares": [float(x) for x in sparsity_grid],
             "popularity_shares": [float(x) for x in popularity_grid],

@@ -3,15 +3,14 @@ r"""Robustness curves of Valcarce et al. (2020) with uncertainty from the users 
 A point of a robustness curve is the mean, over the masks of one share, of Kendall's τ between
 the systems' ordering on an incomplete test set and on the full one. Two things vary if the
 study is run again: the users (a sample of a population) and, for the random schemes, the
-masks. :func:`curve_replicates` resamples both in one **two-level bootstrap** (Davison &
-Hinkley 1997, §3.8):
-
-1. the users are drawn with replacement (:func:`recmeta.metaeval.bootstrap.resample_counts`,
-   all of a user's (fold, user) topics together, the same draws as the τ among metrics of
-   :func:`~.replicates.tau_replicates`); the systems' means on the full test set and on every
-   mask are recomputed on those users, and τ between them;
-2. at each share, the masks of a random scheme are drawn with replacement among the ``n``
-   masks the study built, and the replicate's point is the mean τ over the drawn masks.
+masks. :func:`curve_replicates` resamples both with the package's **two-level bootstrap**
+(:class:`recmeta.metaeval.two_level.TwoLevel`; Davison & Hinkley 1997, §3.8): the users are
+drawn with replacement, all of a user's (fold, user) topics together (the same draws as the τ
+among metrics of :func:`~.replicates.tau_replicates`), the systems' means on the full test set
+and on every mask are recomputed on those users, and τ between them; at each share the masks
+of a random scheme are drawn with replacement, and the replicate's point is the mean τ over the
+drawn masks. What is specific to this chapter: the topics grouped by user
+(:func:`user_sums`), both means (arithmetic and geometric) and each metric's level.
 
 A deterministic scheme (popular items, largest users) has one mask per share and only the users
 vary: the bootstrap of Valcarce et al. (2018)'s chapter for the same scheme. The same user and
@@ -27,12 +26,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
-from ...metaeval import agreement, bootstrap
+from ...metaeval import agreement
 from ...metaeval.incompleteness import Masks
+from ...metaeval.two_level import TwoLevel
 from ...metrics import GMEAN_FLOOR, Subsets
 from .curves import trapezoid_weights
 from .folds import AGGREGATES
@@ -164,10 +165,31 @@ def curve_replicates(
         raise ValueError(f"max_masks must be a positive integer or None, got {max_masks!r}")
     names = list(subsets.metrics)
     codes, users = pd.factorize(topics["user"])
-    counts = bootstrap.resample_counts(len(users), int(n_boot), seed).astype(np.float64)
+    draws = TwoLevel(len(users), int(n_boot), seed)
+    counts = draws.counts.astype(np.float64)
     full = _boot_means(subsets.score(), names, codes, counts)
-    rng = np.random.default_rng(seed + 1)
-    shares, n_masks, tau, level = {}, {}, {}, {}
+    #: the statistics of a mask, stacked on a last axis: τ and level, each under both means
+    keys = [(what, agg) for what in ("tau", "level") for agg in AGGREGATES]
+
+    def per_mask(stack: np.ndarray, j: int) -> np.ndarray:
+        """τ with the full test set and each metric's level on mask ``j`` of ``stack``:
+        B × metrics × keys."""
+        keep = stack[j]
+        boot = full if keep.all() else _boot_means(subsets.score(keep), names, codes, counts)
+        out = np.empty((int(n_boot), len(names), len(keys)))
+        for k, (what, agg) in enumerate(keys):
+            if what == "tau":
+                out[..., k] = agreement.nan_kendall_tau(boot[agg], full[agg])
+            else:
+                with warnings.catch_warnings():  # a resample may leave no scored user
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    out[..., k] = np.nanmean(boot[agg], axis=-1)
+        return out
+
+    shares: dict[str, np.ndarray] = {}
+    n_masks: dict[str, int] = {}
+    tau: dict[tuple[str, str], np.ndarray] = {}
+    level: dict[tuple[str, str], np.ndarray] = {}
     for scheme, m in masks.items():
         grid = pd.unique(m.share)
         per_share = [np.flatnonzero(m.share == s)[:max_masks] for s in grid]
@@ -175,30 +197,10 @@ def curve_replicates(
         if len(sizes) != 1:
             raise ValueError(f"scheme {scheme!r}: the shares hold different numbers of masks")
         shares[scheme], n_masks[scheme] = np.asarray(grid, dtype=float), sizes.pop()
-        shape = (int(n_boot), len(grid), len(names))
-        out = {(what, agg): np.empty(shape) for what in ("tau", "level") for agg in AGGREGATES}
-        for i, idx in enumerate(per_share):
-            per_mask = {key: np.empty((len(idx), int(n_boot), len(names))) for key in out}
-            for k, j in enumerate(idx):
-                if m.keep[j].all():
-                    boot = full
-                else:
-                    boot = _boot_means(subsets.score(m.keep[j]), names, codes, counts)
-                for agg in AGGREGATES:
-                    per_mask[("tau", agg)][k] = agreement.nan_kendall_tau(boot[agg], full[agg])
-                    with warnings.catch_warnings():  # a resample may leave no scored user
-                        warnings.simplefilter("ignore", RuntimeWarning)
-                        per_mask[("level", agg)][k] = np.nanmean(boot[agg], axis=-1)
-            draw = rng.integers(0, len(idx), size=(int(n_boot), len(idx)))
-            rows = np.arange(int(n_boot))[:, None]
-            for key in out:
-                drawn = per_mask[key][draw, rows, :]  # B × drawn masks × metrics
-                with warnings.catch_warnings():  # all-NaN: no drawn mask scores the point
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    out[key][:, i, :] = np.nanmean(drawn, axis=1)
-        for agg in AGGREGATES:
-            tau[(scheme, agg)] = out[("tau", agg)]
-            level[(scheme, agg)] = out[("level", agg)]
+        reps = draws.over_groups(partial(per_mask, m.keep), per_share)
+        for k, (what, agg) in enumerate(keys):  # reps: B × shares × metrics × keys
+            part = np.ascontiguousarray(reps[..., k])
+            (tau if what == "tau" else level)[(scheme, agg)] = part
     short = tuple(n.split("@", 1)[0] for n in names)
     full_level = {agg: np.nanmean(full[agg], axis=-1) for agg in AGGREGATES}
     return CurveReplicates(short, shares, n_masks, tau, level, full_level)
