@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from recmeta.ledger import DERIVED, Estimate, Verdict
+from recmeta.ledger import DERIVED, Estimate, SignPart, Verdict, every_sign
 from recmeta.papers import krichene2020 as kr
 from recmeta.papers.krichene2020 import claims, claims_movielens, text
 from tests.test_krichene2020 import (  # noqa: F401  (fixtures)
@@ -172,14 +172,16 @@ def test_fig6_bv_reads_every_m_from_the_papers_rate_on():
 # ------------------------------------------------------------------------- conjunctions
 def test_a_conjunction_of_36_signs_needs_holm_not_36_intervals():
     # each part alone is significant at 5 % (interval above 0, p = 0.01), but not after Holm
-    parts = {f"part {i}": claims.Part(Estimate(0.1, 0.01, 0.2), 0.01, 0.99) for i in range(36)}
-    out = claims.all_signs(parts, alpha=0.05)
+    parts = {f"part {i}": SignPart(Estimate(0.1, 0.01, 0.2), 0.01, 0.99) for i in range(36)}
+    out = every_sign(parts, "positive", alpha=0.05)
     assert out.verdict == Verdict.INCONCLUSIVE and "36" in out.reason
-    assert out.detail == "36 of 36 parts positive by their own interval"
-    strong = {k: claims.Part(p.estimate, 1e-5, 1.0) for k, p in parts.items()}
-    assert claims.all_signs(strong, alpha=0.05).verdict == Verdict.AGREES
-    wrong = dict(strong, bad=claims.Part(Estimate(-0.1, -0.2, -0.05), 1.0, 1e-6))
-    assert claims.all_signs(wrong, alpha=0.05).verdict == Verdict.DIFFERS
+    # each part's own interval shows the sign, and the detail says so part by part
+    assert all(f"part {i}:" in out.detail for i in range(36))
+    strong = {k: SignPart(p.estimate, 1e-5, 1.0) for k, p in parts.items()}
+    assert every_sign(strong, "positive", alpha=0.05).verdict == Verdict.AGREES
+    wrong = dict(strong, bad=SignPart(Estimate(-0.1, -0.2, -0.05), 1.0, 1e-6))
+    out = every_sign(wrong, "positive", alpha=0.05)
+    assert out.verdict == Verdict.DIFFERS and out.ours == Estimate(-0.1, -0.2, -0.05)
 
 
 def test_t_pvalues_against_scipy():
@@ -272,7 +274,7 @@ def test_variance_grows_is_a_holm_conjunction_of_sd_ratios(monkeypatch, scales, 
         {"real": study, "settings": kr.Settings(n_resamples=1999, level=0.95, seed=1)}
     )
     assert out.verdict == verdict, out.reason
-    assert out.rule == "every sign" and "27" in out.detail
+    assert out.rule == "every sign" and len(out.detail.split("; ")) == 27  # 3 systems × 3 steps × 3 metrics
 
 
 def _shares(re_share: list[float], raw_share: list[float]) -> pd.DataFrame:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
@@ -41,8 +41,8 @@ from ...ledger import (
     Estimate,
     Ledger,
     Outcome,
+    SignPart,
     Verdict,
-    every,
     not_reproduced,
     sign_rule,
 )
@@ -58,8 +58,6 @@ from .settings import Settings
 __all__ = [
     "LEDGER",
     "PREFIX",
-    "Part",
-    "all_signs",
     "TIED_RESULTS",
     "by_tie_rule",
     "chain",
@@ -127,39 +125,6 @@ def combine(
     return Outcome(verdict, ours, reason, detail)
 
 
-@dataclass(frozen=True)
-class Part:
-    """One part of a conjunction of signs: the difference's estimate and its one-sided p-values
-    against "≤ 0" (``p_positive``) and against "≥ 0" (``p_negative``)."""
-
-    estimate: Estimate
-    p_positive: float
-    p_negative: float
-
-
-def all_signs(
-    parts: Mapping[str, Part], expected: str = "positive", *, alpha: float = 0.05
-) -> Outcome:
-    """ "Every part has the expected sign": :func:`recmeta.ledger.every` (Holm across the parts
-    at ``alpha``) on the parts' one-sided p-values; ``detail`` counts the parts whose interval
-    alone shows the sign.
-
-    Note: a shared ledger function for such conjunctions of signs may replace this wrapper."""
-    if expected not in ("positive", "negative"):
-        raise ValueError(f"expected must be 'positive' or 'negative', got {expected!r}")
-    sign = {k: sign_rule(p.estimate, expected, label=k) for k, p in parts.items()}  # type: ignore[arg-type]
-    right = {k: p.p_positive if expected == "positive" else p.p_negative for k, p in parts.items()}
-    wrong = {k: p.p_negative if expected == "positive" else p.p_positive for k, p in parts.items()}
-    out = every(sign, right, wrong, alpha=alpha)
-    shown = sum(o.verdict == Verdict.AGREES for o in sign.values())
-    closest = min(parts.values(), key=lambda p: abs(p.estimate.value)).estimate
-    return replace(
-        out,
-        ours=closest,
-        detail=f"{shown} of {len(parts)} parts {expected} by their own interval",
-    )
-
-
 def ruled(name: str) -> Callable[[_Eval], _Eval]:
     """Name the rule of every Outcome a claim builds by hand (``"identity"``, ``"order"``...),
     unless it already names one."""
@@ -198,18 +163,20 @@ def rep_diff(
     return mc_estimate((w[a] - w[b]).to_numpy(), level, f"sampled {metric} ({estimator}) {a} − {b}")
 
 
-def rep_part(study: RealStudy, metric: str, estimator: str, a: str, b: str, level: float) -> Part:
+def rep_part(
+    study: RealStudy, metric: str, estimator: str, a: str, b: str, level: float
+) -> SignPart:
     """:func:`rep_diff` with its t p-values over repetitions (:func:`t_pvalues`)."""
     w = repetitions_wide(study, metric, estimator)
     return mc_part((w[a] - w[b]).to_numpy(), level, f"sampled {metric} ({estimator}) {a} − {b}")
 
 
-def mc_part(values: np.ndarray, level: float, what: str) -> Part:
+def mc_part(values: np.ndarray, level: float, what: str) -> SignPart:
     """:func:`mc_estimate` of repetitions with its t p-values (:func:`t_pvalues`)."""
-    return Part(mc_estimate(values, level, what), *t_pvalues(values))
+    return SignPart(mc_estimate(values, level, what), *t_pvalues(values))
 
 
-def exact_part(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> Part:
+def exact_part(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> SignPart:
     """:func:`exact_diff` with one-sided p-values from bootstrap replicates of the paired mean
     difference over users (:func:`~recmeta.metaeval.bootstrap.sign_pvalues`, the same number
     of resamples and seed as the interval)."""
@@ -218,7 +185,7 @@ def exact_part(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> Pa
     _, reps = bootstrap_sums(
         sums, lambda x: x[:, 0] / x[:, 1], n_resamples=s.n_resamples, seed=s.seed
     )
-    return Part(exact_diff(study, metric, a, b, s), *sign_pvalues(reps))
+    return SignPart(exact_diff(study, metric, a, b, s), *sign_pvalues(reps))
 
 
 def exact_user(study: RealStudy, metric: str, system: str) -> np.ndarray:

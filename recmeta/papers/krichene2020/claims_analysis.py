@@ -16,12 +16,21 @@ from typing import Any
 import numpy as np
 
 from ... import sampled
-from ...ledger import DERIVED, Estimate, Margin, Outcome, Verdict, format_number, value_rule
+from ...ledger import (
+    DERIVED,
+    Estimate,
+    Margin,
+    Outcome,
+    Verdict,
+    every_sign,
+    format_number,
+    value_rule,
+)
 from . import (
     analysis as an,
     claims_corrections,  # noqa: F401  (its claims come first in the ledger)
 )
-from .claims import LEDGER, all_signs, exact_part, needs_xyz, ruled
+from .claims import LEDGER, exact_part, needs_xyz, ruled
 from .claims_example import ANALYSIS_FREE, TOY, TOY_FREE
 from .claims_movielens import ML1M
 from .example import toy_exact, toy_expected
@@ -498,4 +507,4 @@ def _z_top10(r: Mapping[str, Any]) -> Outcome:
     if (no := needs_xyz(st)) is not None:
         return no
     parts = {f"Z − {o} (top-10 share)": exact_part(st, "Recall@10", "Z", o, s) for o in "YX"}
-    return all_signs(parts, "positive", alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)

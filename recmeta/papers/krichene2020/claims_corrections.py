@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ...ledger import DERIVED, Estimate, Outcome, Verdict, not_reproduced
+from ...ledger import DERIVED, Estimate, Outcome, SignPart, Verdict, every_sign, not_reproduced
 from ...ledger.every import holm_reject
 from ...metaeval.bootstrap import sign_pvalues
 from ...metaeval.significance import normal_sign_pvalues
 from . import claims_movielens  # noqa: F401  (its claims come first in the ledger)
-from .claims import LEDGER, Part, all_signs, mc_part, needs_xyz, rep_part, wilson
+from .claims import LEDGER, mc_part, needs_xyz, rep_part, wilson
 from .claims_movielens import ML1M
 from .movielens_tables import exact_means, repetitions_wide, shares
 from .paper import PAPER, TOP_HEAVY
@@ -57,7 +57,7 @@ def _all_closer(r: Mapping[str, Any]) -> Outcome:
                 parts[f"bias reduction by {est}, {metric} {sys_}"] = mc_part(
                     d.to_numpy(), s.level, "|bias| uncorrected − corrected"
                 )
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 @LEDGER.claim(
@@ -117,7 +117,7 @@ def _z_first(r: Mapping[str, Any]) -> Outcome:
         for m in TOP_HEAVY
         for o in "XY"
     }
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 @LEDGER.claim(
@@ -144,7 +144,7 @@ def _low_gamma(r: Mapping[str, Any]) -> Outcome:
             parts[f"{e} {m} {hi} − {lo}"] = rep_part(st, m, e, hi, lo, s.level)
     if not parts:
         return not_reproduced("BV 0.01 and BV 0.001 were not run")
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 @LEDGER.claim(
@@ -208,8 +208,8 @@ def _var_grows(r: Mapping[str, Any]) -> Outcome:
                     value=value,
                     method=f"log sd ratio, percentile bootstrap over {v.shape[1]} repetitions",
                 )
-                parts[f"{m} {sy} {a} → {b}"] = Part(est, *sign_pvalues(reps))
-    return all_signs(parts, alpha=1 - s.level)
+                parts[f"{m} {sy} {a} → {b}"] = SignPart(est, *sign_pvalues(reps))
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 # Fig. 6 and Table 4: orders of pairs
@@ -220,7 +220,7 @@ def paper_rate(paper_m: int, study: Any) -> float:
     return paper_m * float(study.standing.n.mean()) / PAPER["n"]
 
 
-def fig6_parts(r: Mapping[str, Any], est: str, keep: Callable[[int], bool]) -> dict[str, Part]:
+def fig6_parts(r: Mapping[str, Any], est: str, keep: Callable[[int], bool]) -> dict[str, SignPart]:
     """Per m of the order study that ``keep`` selects: the expected sampled Recall@10 difference
     of X and Y with ``est``, signed by the exact order (> 0: the correct order), with its
     interval and one-sided p-values from the normal law of the mean over repetitions."""
@@ -246,7 +246,7 @@ def fig6_parts(r: Mapping[str, Any], est: str, keep: Callable[[int], bool]) -> d
         else:
             p_pos = p_neg = 1.0
             est_ = Estimate.point(row.mean, "one repetition, no interval")
-        parts[f"m = {int(row.m)}"] = Part(est_, p_pos, p_neg)
+        parts[f"m = {int(row.m)}"] = SignPart(est_, p_pos, p_neg)
     return parts
 
 
@@ -270,7 +270,7 @@ def _fig6_raw(r: Mapping[str, Any]) -> Outcome:
     parts = fig6_parts(r, "sampled", lambda m: m <= top)
     if not parts:
         return not_reproduced(f"the order study ran no m up to {top:.0f} without correction")
-    return all_signs(parts, "negative", alpha=1 - s.level)
+    return every_sign(parts, "negative", alpha=1 - s.level)
 
 
 @LEDGER.claim(
@@ -294,7 +294,7 @@ def _fig6_bv(r: Mapping[str, Any]) -> Outcome:
     parts = fig6_parts(r, est, lambda m: m >= low)
     if not parts:
         return not_reproduced(f"the order study ran no m from {low} on with {est}")
-    return all_signs(parts, "positive", alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 @LEDGER.claim(
@@ -414,4 +414,4 @@ def _several(r: Mapping[str, Any]) -> Outcome:
             parts[f"bias reduction by {est}, {metric} {sy}"] = mc_part(
                 d, s.level, "|bias| uncorrected − corrected"
             )
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)

@@ -19,13 +19,14 @@ from ...ledger import (
     Margin,
     Outcome,
     Verdict,
+    every_sign,
     format_estimate,
     format_number,
     not_reproduced,
     value_rule,
 )
 from . import claims_example  # noqa: F401  (its claims come first in the ledger)
-from .claims import LEDGER, all_signs, exact_part, needs_xyz, rep_part
+from .claims import LEDGER, exact_part, needs_xyz, rep_part
 from .movielens_tables import exact_means, repetitions_wide, worst_bucket
 from .paper import PAPER, TOP_HEAVY
 
@@ -163,11 +164,12 @@ def _y_profile(r: Mapping[str, Any]) -> Outcome:
     st, s = r["real"], r["settings"]
     if (no := needs_xyz(st)) is not None:
         return no
-    return all_signs(
+    return every_sign(
         {
             "Recall@10 Y − X": exact_part(st, "Recall@10", "Y", "X", s),
             "AUC X − Y": exact_part(st, "AUC", "X", "Y", s),
         },
+        "positive",
         alpha=1 - s.level,
     )
 
@@ -180,7 +182,7 @@ def _exact_order(metric: str, r: Mapping[str, Any]) -> Outcome:
     if (no := needs_xyz(st)) is not None:
         return no
     parts = {f"{a} − {b} ({metric})": exact_part(st, metric, a, b, s) for a, b in pairwise("ZYX")}
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 for _metric in TOP_HEAVY:
@@ -212,7 +214,7 @@ def _sampled_recall(r: Mapping[str, Any]) -> Outcome:
         f"{a} − {b} (Recall@10)": rep_part(st, "Recall@10", "sampled", a, b, s.level)
         for a, b in pairwise("XYZ")
     }
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 @LEDGER.claim(
@@ -236,7 +238,7 @@ def _x_best(r: Mapping[str, Any]) -> Outcome:
             parts[f"sampled {metric} X − {other}"] = rep_part(
                 st, metric, "sampled", "X", other, s.level
             )
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 @LEDGER.claim(
@@ -256,7 +258,7 @@ def _zy(r: Mapping[str, Any]) -> Outcome:
         f"sampled {m} Z − Y": rep_part(st, m, "sampled", "Z", "Y", s.level)
         for m in ("NDCG@10", "AP")
     }
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 @LEDGER.claim(
@@ -276,7 +278,7 @@ def _auc_consistent(r: Mapping[str, Any]) -> Outcome:
     for a, b in combinations(st.systems, 2):
         hi, lo = (a, b) if ex[a] >= ex[b] else (b, a)
         parts[f"sampled AUC {hi} − {lo}"] = rep_part(st, "AUC", "sampled", hi, lo, s.level)
-    return all_signs(parts, alpha=1 - s.level)
+    return every_sign(parts, "positive", alpha=1 - s.level)
 
 
 @LEDGER.claim(
