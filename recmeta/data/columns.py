@@ -51,15 +51,15 @@ def _open_text(p: Path) -> io.BufferedIOBase:
     if kind == "gzip":
         import gzip
 
-        return gzip.open(p, "rb")  # type: ignore[return-value]
+        return gzip.open(p, "rb")
     if kind == "bz2":
         import bz2
 
-        return bz2.open(p, "rb")  # type: ignore[return-value]
+        return bz2.open(p, "rb")
     if kind == "xz":
         import lzma
 
-        return lzma.open(p, "rb")  # type: ignore[return-value]
+        return lzma.open(p, "rb")
     return p.open("rb")
 
 
