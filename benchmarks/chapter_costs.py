@@ -220,7 +220,12 @@ def fits_module(path: Path) -> str:
         '"""',
         "",
         "STEP_FITS: dict[str, dict] = {",
-        *[f"    {k!r}: {v!r}," for k, v in fits.items()],
+    ]
+    for key, fit in fits.items():
+        lines.append(f"    {json.dumps(key, ensure_ascii=False)}: {{")
+        lines += [f"        {json.dumps(k)}: {json.dumps(v)}," for k, v in fit.items()]
+        lines.append("    },")
+    lines += [
         "}",
         "",
     ]
