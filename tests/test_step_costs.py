@@ -216,3 +216,26 @@ def test_timers_record_exclusive_seconds(monkeypatch):
     assert 0.09 <= times["inner"] < 0.5
     assert 0.04 <= times["outer"] < times["inner"]  # its own 0.05 s, not its children's
     assert mod.outer is user.outer and getattr(mod.outer, "__recmeta_timed__", False)
+
+
+def test_only_steps_that_grow_with_the_data_are_marked_extrapolated():
+    big = costs.REFERENCE_SIZES["ML-20M shape"]
+    plan = costs.Plan(big).measured(
+        "multigraded-relevance", _quick_settings("multigraded-relevance")
+    )
+    f = plan.frame().set_index("kind")
+    assert not f.loc["step:multigraded-relevance/rest", "extrapolated"]
+    assert not f.loc["step:multigraded-relevance/swaps", "extrapolated"]  # data-free
+    assert f.loc["step:multigraded-relevance/scales", "extrapolated"]  # grows, beyond 100,836
+    # a data-free step costs the same at every size; one that grows costs more on more data
+    small = costs.Plan(ML100K).measured(
+        "multigraded-relevance", _quick_settings("multigraded-relevance")
+    )
+    g = small.frame().set_index("kind")
+    assert f.loc["step:multigraded-relevance/swaps", "seconds"] == pytest.approx(
+        g.loc["step:multigraded-relevance/swaps", "seconds"]
+    )
+    assert (
+        f.loc["step:multigraded-relevance/scales", "seconds"]
+        > 10 * g.loc["step:multigraded-relevance/scales", "seconds"]
+    )

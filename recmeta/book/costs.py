@@ -143,7 +143,9 @@ class Growth:
         )
 
     def extrapolated(self, size: Size) -> bool:
-        return size.ratings > self.largest
+        """Beyond the most ratings measured (never for a cost that does not grow with data)."""
+        grows = bool(self.a or self.b or self.g)
+        return grows and size.ratings > self.largest
 
 
 def _ok(records: pd.DataFrame) -> pd.DataFrame:
