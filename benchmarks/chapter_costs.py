@@ -249,9 +249,10 @@ def _ratio(measured: float, estimate: float) -> str:
 
 def table(args: argparse.Namespace) -> None:
     """Estimate against measured time, per chapter and dataset (the last record of each): the
-    estimate the page printed, and the one the fits give when refitted without that dataset's
-    executions (out of sample)."""
+    estimate the page printed, and the one the fits give when refitted on the fits' records
+    without that dataset's executions (out of sample)."""
     records = _records(args.records)
+    fitting = _records(RECORDS)  # the fits' own records, for the refit without the dataset
     rows: dict[tuple, dict] = {}
     for r in records:
         if r["status"] == "ok" and not r.get("cprofile") and r["profile"] == args.profile:
@@ -267,7 +268,7 @@ def table(args: argparse.Namespace) -> None:
             continue
         if not r["runs_made"]:  # every run came from the cache: the estimate without training
             est -= r["estimated_runs"]
-        others = [x for x in records if x["dataset"] != dataset]
+        others = [x for x in fitting if x["dataset"] != dataset]
         loo = predicted(r, fit_steps(others)) if r.get("basis") else float("nan")
         load = f"{r['load_before'][0]:.1f}–{r['load_after'][0]:.1f}"
         print(

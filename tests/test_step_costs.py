@@ -163,8 +163,11 @@ def test_implicit_plans_leave_out_the_systems_that_need_ratings():
     own = _quick_settings("your-own-experiment")
     u = step_costs.units("your-own-experiment", own, implicit)
     n_own = len(roster.for_implicit(own["systems"], True)[0]) + 1
-    assert u["compare"] == 2 * (n_own * (n_own - 1) // 2) * 2 * 2
-    assert step_costs.units("your-own-experiment", own, explicit)["compare"] == 2 * 10 * 2 * 2
+    draws = 1 + 2 / 180  # 1,000 permutations and 1,000 resamples
+    assert u["compare"] == pytest.approx(2 * (n_own * (n_own - 1) // 2) * 2 * draws)
+    assert step_costs.units("your-own-experiment", own, explicit)["compare"] == pytest.approx(
+        2 * 10 * 2 * draws
+    )
 
 
 def test_the_second_dataset_part_has_no_rest_and_its_own_units():
