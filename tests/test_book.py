@@ -44,7 +44,9 @@ def test_every_chapter_page_says_how_it_ran(built_book):
         if c.name != "datasets":  # every chapter with expensive steps estimates them first
             assert "What this page will cost." in text, c.name
             assert "ML-20M shape" in text, c.name
-            assert re.search(r"estimated beforehand: [\d.]+ (s|min|h) of CPU", text), c.name
+            assert re.search(r"estimated beforehand: [\d.]+ (s|min|h) for the whole page", text), (
+                c.name
+            )
 
 
 def test_ledger_page_covers_the_paper_chapters_only(built_book):

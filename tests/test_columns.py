@@ -126,6 +126,47 @@ def test_movielens_dat_file(tmp_path):
     assert df["timestamp"].iloc[-1] == int(fields[-1][3])
 
 
+def test_compressed_files_read_as_the_file_inside(tmp_path, capsys):
+    import bz2
+    import lzma
+
+    src = SHARED / "ml-1m-partial" / "ratings-PARTIAL-users0001-2999.dat.gz"
+    raw = gzip.decompress(src.read_bytes())
+    lines = raw.decode().splitlines()
+    assert data.is_path("ratings.dat.gz") and data.is_path("ratings.csv.bz2")
+    with pytest.warns(data.ColumnsRecognised, match="MovieLens's order"):
+        df = data.load(src)  # the shared file itself, `::` inside gzip
+    assert len(df) == len(lines) and df["user"].nunique() == 2_999
+    assert df["rating"].sum() == sum(int(line.split("::")[2]) for line in lines)
+    # with its columns named, as `--columns` names them
+    named = data.load(src, columns="user,item,rating,timestamp")
+    pd.testing.assert_frame_equal(named, df)
+    assert cli_main(["data", "stats", str(src), "--columns", "user,item,rating,-",
+                     "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ratings"] == len(lines)
+    # a CSV and a TSV with a header, compressed three ways, read as the plain files do
+    head = df.head(500)
+    for name, sep in (("r.csv", ","), ("r.tsv", "\t")):
+        plain = tmp_path / name
+        head.rename(columns={"user": "userId", "item": "movieId"}).to_csv(
+            plain, sep=sep, index=False
+        )
+        with pytest.warns(data.ColumnsRecognised):
+            want = data.load(plain)
+        pd.testing.assert_frame_equal(want, head.reset_index(drop=True))
+        for suffix, pack in ((".gz", gzip.compress), (".bz2", bz2.compress),
+                             (".xz", lzma.compress)):
+            packed = tmp_path / (name + suffix)
+            packed.write_bytes(pack(plain.read_bytes()))
+            with pytest.warns(data.ColumnsRecognised):
+                pd.testing.assert_frame_equal(data.load(packed), want)
+    # a file named .gz that is not gzip: the error names the file and the fix
+    bad = tmp_path / "ratings.dat.gz"
+    bad.write_bytes(raw[:200])
+    with pytest.raises(data.DataError, match=r"ratings\.dat\.gz could not be decompressed"):
+        data.load(bad)
+
+
 def test_parquet(tmp_path, ml_latest_small):
     p = tmp_path / "r.parquet"
     ml_latest_small.head(200).rename(columns={"user": "userId", "item": "movieId"}).to_parquet(p)

@@ -27,7 +27,9 @@ import numpy as np
 import pandas as pd
 
 from ..recommenders import roster
+from . import step_costs
 from .cost_fits import FITS
+from .step_fits import STEP_FITS
 
 __all__ = [
     "Size",
@@ -86,6 +88,8 @@ UNITS: dict[str, float] = {"tests": 231 * 100_000, "curve": 1_000 * 22, "evaluat
 #: ``benchmarks/incomplete.py`` (issue 15's note): 2.97 ms per set for 7 measures against 7.9 ms
 #: for 77 on ML-100K, log(7.9 / 2.97) / log(11) = 0.41.
 CURVE_MEASURES = 7
+#: the scale benchmark's analysis phases, which a chapter's measured steps replace
+ANALYSIS_KINDS = ("evaluate", "tests", "curve")
 MEASURES_EXPONENT = 0.41
 
 
@@ -139,7 +143,9 @@ class Growth:
         )
 
     def extrapolated(self, size: Size) -> bool:
-        return size.ratings > self.largest
+        """Beyond the most ratings measured (never for a cost that does not grow with data)."""
+        grows = bool(self.a or self.b or self.g)
+        return grows and size.ratings > self.largest
 
 
 def _ok(records: pd.DataFrame) -> pd.DataFrame:
@@ -228,8 +234,11 @@ def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dic
 
 
 def growth(kind: str) -> Growth:
-    """The fitted growth of ``kind`` (``run:<system>``, ``evaluate``, ``tests`` or ``curve``)."""
+    """The fitted growth of ``kind`` (``run:<system>``, ``evaluate``, ``tests`` or ``curve``, or
+    a chapter's measured step ``step:<chapter>/<name>`` of :mod:`recmeta.book.step_costs`)."""
 
+    if kind.startswith("step:"):
+        return step_growth(kind)
     if kind not in FITS:
         systems = sorted(k.removeprefix("run:") for k in FITS if k.startswith("run:"))
         raise KeyError(
@@ -238,6 +247,25 @@ def growth(kind: str) -> Growth:
             "the roster needs its own measurement (benchmarks/scale.py bench)."
         )
     return Growth(**FITS[kind])
+
+
+def step_growth(kind: str, *, fitted: bool = True) -> Growth:
+    """The growth of a chapter's measured step: the exponents of its family's phase (none for a
+    step that does not depend on the data) and its constant of :data:`STEP_FITS`
+    (``fitted=False``: constant 1, the basis the fits divide the measured times by)."""
+    key = kind.removeprefix("step:")
+    if key not in step_costs.STEPS:
+        raise KeyError(f"no measured step {key!r}; the steps: {', '.join(step_costs.STEPS)}")
+    family = step_costs.STEPS[key].family
+    fit = FITS[family] if family else {"a": 0.0, "b": 0.0, "g": 0.0}
+    if not fitted:
+        return Growth(0.0, fit["a"], fit["b"], fit["g"], 1.0, 1.0, 0, 0, family)
+    if key not in STEP_FITS:
+        raise KeyError(
+            f"step {key!r} has no fit: measure its chapter (benchmarks/chapter_costs.py "
+            "measure --steps) and refit (benchmarks/chapter_costs.py fits)"
+        )
+    return Growth(**STEP_FITS[key])
 
 
 @dataclass(frozen=True)
@@ -275,6 +303,8 @@ class Plan:
     size: Size
     steps: list[Step] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
+    #: measured steps without a fit yet (listed as not estimated; their basis is recorded)
+    pending: list[Step] = field(default_factory=list)
 
     def runs(
         self, systems: Iterable[str], *, splits: int = 1, group: str = "", size: Size | None = None
@@ -380,8 +410,43 @@ class Plan:
 
         Its size stays its own: the part does not grow with this plan's dataset."""
         self.steps += [Step(s.label, s.kind, s.scale, s.size, group) for s in other.steps]
+        self.pending += [Step(s.label, s.kind, s.scale, s.size, group) for s in other.pending]
         self.others += [f"{o} ({group})" for o in other.others if o not in self.others]
         return self
+
+    def measured(
+        self, chapter: str, settings: object, *, second: bool = False, size: Size | None = None
+    ) -> Plan:
+        """The steps of ``chapter`` that :mod:`recmeta.book.step_costs` costs from their measured
+        times, counted from the chapter's ``settings``; ``second``: its part on a second dataset
+        (without the page's ``rest``). They replace the plan's evaluation, permutation-test and
+        incomplete-judgment steps (the measured steps hold that work, timed in the chapter's
+        own code, and the page's ``rest`` holds every other cell); the recommender runs stay."""
+        size = size or self.size
+        self.steps = [s for s in self.steps if s.kind not in ANALYSIS_KINDS]
+        self.others = []  # what the plan left unestimated is inside the measured steps
+        for name, n in step_costs.units(chapter, settings, size, second=second).items():
+            step = step_costs.STEPS[f"{chapter}/{name}"]
+            label = f"{name}: {n:,.0f} × {step.unit}" if name != step_costs.REST else step.unit
+            group = "rest of the page" if name == step_costs.REST else "chapter steps (measured)"
+            if step.kind.removeprefix("step:") in STEP_FITS:
+                self.steps.append(Step(label, step.kind, n, size, group))
+            else:
+                self.pending.append(Step(label, step.kind, n, size, group))
+                self.others.append(f"{label} (not measured yet)")
+        return self
+
+    def basis(self) -> dict[str, float]:
+        """Each measured step's units × its family's growth at its size, summed by kind: what
+        ``benchmarks/chapter_costs.py fits`` divides the step's measured seconds by."""
+        out: dict[str, float] = {}
+        for s in [*self.steps, *self.pending]:
+            if s.kind.startswith("step:"):
+                key = s.kind.removeprefix("step:")
+                out[key] = out.get(key, 0.0) + s.scale * step_growth(s.kind, fitted=False).seconds(
+                    s.size
+                )
+        return out
 
     def unmodelled(self, what: str) -> Plan:
         """A step whose cost the scale benchmark did not measure (shown, not estimated)."""
@@ -481,11 +546,28 @@ def show(plan: Callable[[Size], Plan], here: Size, *, label: str = "this dataset
     est = Estimate(next(k for k in plans if k not in REFERENCE_SIZES), plans)
     others = plans[est.here].others
     extrapolated = any(p.frame()["extrapolated"].any() for p in plans.values())
+    here_plan = plans[est.here]
+    measured = any(s.kind.startswith("step:") for s in here_plan.steps)
+    runs = here_plan.frame()
+    runs_s = float(runs.loc[runs["kind"].str.startswith("run:"), "seconds"].sum())
     note = (
-        "**What this page will cost.** The chapter's expensive steps with these settings, "
-        "estimated from the growth fits of `benchmarks/scale.py` in CPU seconds of its 2-core "
-        "machine (in parentheses: the range the fits' residuals give). "
-        "Runs already in the run cache cost nothing; the estimate counts every run as new."
+        "**What this page will cost.** "
+        + (
+            "The recommender runs are estimated from the growth fits of `benchmarks/scale.py` "
+            "(CPU seconds of its 2-core machine); the chapter's own steps and the rest of the "
+            "page from their times measured on the project's 2-core machine "
+            "(`benchmarks/chapter_costs.py`). "
+            if measured
+            else "The chapter's expensive steps with these settings, estimated from the growth "
+            "fits of `benchmarks/scale.py` in CPU seconds of its 2-core machine. "
+        )
+        + "In parentheses: the range the fits' residuals give. "
+        "Runs already in the run cache cost nothing; the estimate counts every run as new"
+        + (
+            f" (with every run in the cache: {duration(here_plan.seconds()[0] - runs_s)})."
+            if runs_s
+            else "."
+        )
         + (" * extrapolated beyond the largest size measured for a step." if extrapolated else "")
         + (f" Not estimated: {'; '.join(others)}." if others else "")
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 import pandas as pd
@@ -15,7 +15,11 @@ from .. import data, recommenders
 from . import costs
 from .costs import duration
 
-__all__ = ["PROFILE_TEXT", "Execution", "Facts", "start"]
+__all__ = ["PROFILE_TEXT", "RECORD_VAR", "Execution", "Facts", "start"]
+
+#: a file to which :meth:`Execution.finish` appends the record as one JSON line, if set
+#: (``benchmarks/chapter_costs.py`` reads it)
+RECORD_VAR = "RECMETA_EXECUTION_RECORD"
 
 #: what each profile is, as ``recmeta run --list`` and the pages say it
 PROFILE_TEXT = {
@@ -39,6 +43,7 @@ class Facts(TypedDict):
     runs_made: int
     estimated: float | None
     estimated_runs: float
+    basis: dict[str, float]
 
 
 @dataclass
@@ -59,6 +64,7 @@ class Execution:
     runs_before: dict[str, int]
     estimated: float | None = None
     estimated_runs: float = 0.0
+    basis: dict[str, float] = field(default_factory=dict)
 
     def estimate(
         self,
@@ -66,25 +72,38 @@ class Execution:
         ratings: pd.DataFrame,
         *,
         second: tuple[str, pd.DataFrame, Callable[[costs.Size], costs.Plan]] | None = None,
+        settings: object = None,
+        second_settings: object = None,
     ) -> costs.Estimate:
         """Show what the chapter's expensive steps will cost (:func:`recmeta.costs.show`) on
         ``ratings`` and on the reference sizes, before they run; :meth:`finish` sets the
         estimate beside the measured time. ``plan`` builds a :class:`recmeta.costs.Plan` for a
         :class:`recmeta.costs.Size`. ``second``, if given, is ``(name, ratings, plan)`` of the
-        chapter's second dataset: its steps are added at its own size in every column."""
-        build = plan
+        chapter's second dataset: its steps are added at its own size in every column.
+        ``settings`` (and ``second_settings``, of the second dataset's part; the same if not
+        given) add the chapter's own measured steps (:meth:`recmeta.costs.Plan.measured`)."""
+
+        def main(size: costs.Size) -> costs.Plan:
+            p = plan(size)
+            return p if settings is None else p.measured(self.chapter, settings)
+
+        build = main
         if second:
             name, other, other_plan = second
             part = other_plan(costs.Size.of(other))
+            if settings is not None:
+                other_settings = settings if second_settings is None else second_settings
+                part.measured(self.chapter, other_settings, second=True)
 
             def build(size: costs.Size) -> costs.Plan:
-                return plan(size).include(part, f"second dataset ({name})")
+                return main(size).include(part, f"second dataset ({name})")
 
         est = costs.show(build, costs.Size.of(ratings), label=str(self.dataset or "this dataset"))
         here = est.plans[est.here].frame()
         self.estimated = float(here["seconds"].sum())
         # every dataset's runs, whatever their group: the part the run cache may serve
         self.estimated_runs = float(here.loc[here["kind"].str.startswith("run:"), "seconds"].sum())
+        self.basis = est.plans[est.here].basis()
         return est
 
     def facts(self) -> Facts:
@@ -107,6 +126,7 @@ class Execution:
             "runs_made": made,
             "estimated": self.estimated,
             "estimated_runs": self.estimated_runs,
+            "basis": dict(self.basis),
         }
 
     def markdown(self) -> str:
@@ -134,12 +154,23 @@ class Execution:
             runs_text,
         ]
         if self.estimated is not None:
-            est = f"estimated beforehand: {duration(self.estimated)} of CPU for the steps it models"
-            if self.estimated_runs and int(f["runs_cached"]) > 0:
-                est += (
-                    f" ({duration(self.estimated - self.estimated_runs)} without the "
-                    "recommender runs, which the cache may have served)"
+            if self.basis:  # the chapter's own steps measured: the estimate is the whole page
+                est = f"estimated beforehand: {duration(self.estimated)} for the whole page"
+                if self.estimated_runs:
+                    est += (
+                        f" ({duration(self.estimated - self.estimated_runs)} with every "
+                        "recommender run from the run cache)"
+                    )
+            else:
+                est = (
+                    f"estimated beforehand: {duration(self.estimated)} of CPU for the steps it "
+                    "models"
                 )
+                if self.estimated_runs and int(f["runs_cached"]) > 0:
+                    est += (
+                        f" ({duration(self.estimated - self.estimated_runs)} without the "
+                        "recommender runs, which the cache may have served)"
+                    )
             parts.append(est)
         return "**How this page was run.** " + " · ".join(parts) + "."
 
@@ -155,6 +186,12 @@ class Execution:
         except ImportError:  # outside a book build the glue is not needed
             pass
         display(md)
+        record = os.environ.get(RECORD_VAR)
+        if record:  # the chapter benchmark collects every execution's record
+            import json
+
+            with open(record, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(self.facts(), default=str) + "\n")
         return None
 
 

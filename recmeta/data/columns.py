@@ -32,6 +32,35 @@ COLUMN_SPELLINGS: dict[str, tuple[str, ...]] = {
 
 #: file suffixes read as ratings files (the separator is read from the first line)
 FILE_SUFFIXES = {".csv", ".tsv", ".txt", ".dat", ".data", ".parquet", ".pq"}
+#: compressed text files, read as the file inside them (``ratings.dat.gz`` as ``ratings.dat``)
+COMPRESSED_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}
+
+
+def file_suffix(path: str | os.PathLike) -> str:
+    """The suffix that tells a ratings file's format: ``.dat`` for ``ratings.dat.gz`` (the
+    suffix under a compression suffix of :data:`COMPRESSED_SUFFIXES`), lower case."""
+    p = Path(path)
+    if p.suffix.lower() in COMPRESSED_SUFFIXES:
+        return Path(p.stem).suffix.lower()
+    return p.suffix.lower()
+
+
+def _open_text(p: Path) -> io.BufferedIOBase:
+    """``p`` opened for reading bytes, decompressed if its suffix says it is compressed."""
+    kind = COMPRESSED_SUFFIXES.get(p.suffix.lower())
+    if kind == "gzip":
+        import gzip
+
+        return gzip.open(p, "rb")
+    if kind == "bz2":
+        import bz2
+
+        return bz2.open(p, "rb")
+    if kind == "xz":
+        import lzma
+
+        return lzma.open(p, "rb")
+    return p.open("rb")
 
 
 #: what ``columns=`` accepts: ``"user=userId,item=movieId"``, ``{"user": "userId"}``, or the
@@ -243,8 +272,17 @@ def from_frame(
 
 
 def _first_line(p: Path) -> str:
-    with p.open("rb") as f:
-        raw = f.readline()
+    try:
+        with _open_text(p) as f:
+            raw = f.readline()
+    except (OSError, EOFError, ValueError) as exc:  # gzip/bz2/lzma refuse a damaged file
+        if p.suffix.lower() not in COMPRESSED_SUFFIXES:
+            raise
+        raise DataError(
+            f"{p} could not be decompressed ({exc}); its name ends in {p.suffix}, so it is read "
+            f"as {COMPRESSED_SUFFIXES[p.suffix.lower()]}: give the file as it was downloaded, or "
+            "decompress it and pass the plain file."
+        ) from None
     return raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
 
@@ -271,7 +309,8 @@ def from_csv(
     sep: str | None = None,
     **named: Unpack[ColumnNames],
 ) -> pd.DataFrame:
-    """Tidy ratings frame of a ratings file: CSV, TSV, MovieLens ``.dat`` (``::``) or Parquet.
+    """Tidy ratings frame of a ratings file: CSV, TSV, MovieLens ``.dat`` (``::``) or Parquet;
+    a text file compressed with gzip, bzip2 or xz (``ratings.dat.gz``) reads as the file inside.
 
     The separator is read from the first line (``::``, tab, comma, semicolon, ``|``, spaces)
     unless ``sep`` is given. A file with a header row has its columns named or recognised as in
@@ -291,7 +330,7 @@ def from_csv(
             "user,item,rating,timestamp) and one line per rating."
         )
     spec = parse_columns(columns)
-    if p.suffix.lower() in (".parquet", ".pq"):
+    if file_suffix(p) in (".parquet", ".pq"):
         table = pd.read_parquet(p)
         return from_frame(table, spec, source=str(p), **named)
     line = _first_line(p)
@@ -332,8 +371,10 @@ def from_csv(
                 "'-' skips a column)."
             )
     text: str | io.BytesIO = str(p)
+    compression = COMPRESSED_SUFFIXES.get(p.suffix.lower())
     if sep == "::":
-        text, sep = io.BytesIO(p.read_bytes().replace(b"::", b"\t")), "\t"
+        with _open_text(p) as f:
+            text, sep = io.BytesIO(f.read().replace(b"::", b"\t")), "\t"
     try:
         df = pd.read_csv(
             text,
@@ -342,6 +383,7 @@ def from_csv(
             names=names,
             skip_blank_lines=False,
             engine="python" if sep == r"\s+" else "c",
+            compression=compression if isinstance(text, str) else None,
         )
     except pd.errors.EmptyDataError:
         raise DataError(

@@ -8,7 +8,7 @@ from typing import TypeGuard, Unpack
 
 import pandas as pd
 
-from .columns import FILE_SUFFIXES, ColumnNames, Columns, from_csv, from_frame
+from .columns import FILE_SUFFIXES, ColumnNames, Columns, file_suffix, from_csv, from_frame
 from .lenskit_objects import from_lenskit, is_lenskit
 from .registry import REGISTRY, load_release
 
@@ -19,7 +19,7 @@ def is_path(dataset: object) -> TypeGuard[str | os.PathLike]:
         return False
     text = os.fspath(dataset)
     return text not in REGISTRY and (
-        Path(text).suffix.lower() in FILE_SUFFIXES or os.sep in text or Path(text).exists()
+        file_suffix(text) in FILE_SUFFIXES or os.sep in text or Path(text).exists()
     )
 
 
