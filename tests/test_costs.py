@@ -164,9 +164,11 @@ def test_robustness_plan_counts_by_hand():
         threshold=4,
     )
     f = plan.frame().set_index("group")
-    sets = 2 * 3 + 2
-    want_subsets = costs.growth("curve").seconds(size) * sets * 3 / 22_000 * (4 / 7) ** 0.41
-    assert f.loc["incomplete judgments", "seconds"] == pytest.approx(want_subsets)
+    per_set = costs.growth("curve").seconds(size) * 3 / 22_000 * (4 / 7) ** 0.41
+    # every incomplete test set once for the curves (2 shares × 3 masks + 2 popularity
+    # shares), and each random mask once more for its per-user scores (two-level bootstrap)
+    got = f.loc["incomplete judgments", "seconds"].tolist()
+    assert got == pytest.approx([per_set * (2 * 3 + 2), per_set * 2 * 3])
     want_tests = costs.growth("tests").seconds(size) * (3 * 4) * 1_000 / (231 * 100_000)
     assert f.loc["significance", "seconds"] == pytest.approx(want_tests)
     assert plan.others
