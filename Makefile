@@ -22,7 +22,7 @@ book:
 test:
 	scripts/bootstrap.sh book,test,bench,ray
 	scripts/install-browser.sh
-	$(VENV)/bin/python -m pytest -n auto --dist loadfile
+	$(VENV)/bin/python -m pytest -n auto --dist loadfile --durations=25
 
 ## build the book with every chapter in its quick profile (what the tests check)
 quick-book:
