@@ -47,7 +47,7 @@ from ...ledger import (
     sign_rule,
 )
 from ...ledger.claims import with_tie_sensitive
-from ...metaeval.bootstrap import bootstrap_sums, sign_pvalues
+from ...metaeval.bootstrap import bootstrap_sums
 from ...metaeval.significance import t_sign_pvalues as t_pvalues
 from ...sampled import TIE_RULES, check_ties
 from .. import register
@@ -185,7 +185,7 @@ def exact_part(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> Si
     _, reps = bootstrap_sums(
         sums, lambda x: x[:, 0] / x[:, 1], n_resamples=s.n_resamples, seed=s.seed
     )
-    return SignPart(exact_diff(study, metric, a, b, s), *sign_pvalues(reps))
+    return SignPart.from_replicates(exact_diff(study, metric, a, b, s), reps)
 
 
 def exact_user(study: RealStudy, metric: str, system: str) -> np.ndarray:

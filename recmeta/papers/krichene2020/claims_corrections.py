@@ -16,7 +16,6 @@ from scipy import stats
 
 from ...ledger import DERIVED, Estimate, Outcome, SignPart, Verdict, every_sign, not_reproduced
 from ...ledger.every import holm_reject
-from ...metaeval.bootstrap import sign_pvalues
 from ...metaeval.significance import normal_sign_pvalues
 from . import claims_movielens  # noqa: F401  (its claims come first in the ledger)
 from .claims import LEDGER, mc_part, needs_xyz, rep_part, wilson
@@ -208,7 +207,7 @@ def _var_grows(r: Mapping[str, Any]) -> Outcome:
                     value=value,
                     method=f"log sd ratio, percentile bootstrap over {v.shape[1]} repetitions",
                 )
-                parts[f"{m} {sy} {a} → {b}"] = SignPart(est, *sign_pvalues(reps))
+                parts[f"{m} {sy} {a} → {b}"] = SignPart.from_replicates(est, reps)
     return every_sign(parts, "positive", alpha=1 - s.level)
 
 
