@@ -80,6 +80,8 @@ def measure(args: argparse.Namespace) -> None:
         startup.mkdir(parents=True)
         (startup / "00-chapter-costs.py").write_text(STARTUP)
         os.environ["IPYTHONDIR"] = str(here / "ipython")
+        if args.analyses == "off":  # every analysis computed (the cold cost the fits model)
+            os.environ["RECMETA_ANALYSES"] = "off"
         for dataset in args.datasets:
             for name in args.chapters:
                 record = here / "record.jsonl"
@@ -120,6 +122,7 @@ def measure(args: argparse.Namespace) -> None:
                     "dataset": dataset,
                     "profile": args.profile,
                     "status": status,
+                    "analyses": args.analyses,
                     "wall": wall,
                     "load_before": load_before,
                     "load_after": os.getloadavg(),
@@ -353,6 +356,12 @@ def main() -> None:
     m.add_argument("--profile", choices=["quick", "full"], default="quick")
     m.add_argument("--steps", action="store_true", help="time the steps of the step fits")
     m.add_argument("--cprofile", type=Path, default=None)
+    m.add_argument(
+        "--analyses",
+        choices=["off", "cache"],
+        default="off",
+        help="off: compute every analysis (default); cache: use $RECMETA_ANALYSES (warm re-runs)",
+    )
     m.add_argument("--out", type=Path, default=RECORDS)
     f = sub.add_parser("fits", help="refit recmeta/book/step_fits.py from the records")
     f.add_argument("--records", type=Path, default=RECORDS)

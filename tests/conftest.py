@@ -46,6 +46,8 @@ _one_thread_per_worker()
 os.environ.setdefault("RECMETA_DATA", str(ROOT / "data"))
 # chapters run by the tests store their ledgers apart from the project's own store
 os.environ["RECMETA_RESULTS"] = tempfile.mkdtemp(prefix="recmeta-test-results-")
+# and compute their analyses afresh (a cache of their own, empty at the start of the session)
+os.environ["RECMETA_ANALYSES"] = tempfile.mkdtemp(prefix="recmeta-test-analyses-")
 SEED = Path(os.environ.get("RECMETA_SEED", ROOT.parent / "shared" / "data"))
 
 

@@ -1,5 +1,6 @@
 """The record of how a chapter page was executed: profile, dataset, seed, versions, wall time,
-recommender runs from the cache and made, and the cost estimated before the expensive cells.
+recommender runs and analyses from their caches and made, and the cost estimated before the
+expensive cells.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TypedDict
 
 import pandas as pd
 
-from .. import data, recommenders
+from .. import analyses, data, recommenders
 from . import costs
 from .costs import duration
 
@@ -41,6 +42,8 @@ class Facts(TypedDict):
     seconds: float
     runs_cached: int
     runs_made: int
+    analyses_cached: int
+    analyses_computed: int
     estimated: float | None
     estimated_runs: float
     basis: dict[str, float]
@@ -52,7 +55,8 @@ class Execution:
 
     Built by :func:`start` in a chapter's set-up cell. It records the profile, dataset and seed,
     the versions of recmeta and LensKit, the wall time from :func:`start` to :meth:`finish`, and
-    how many recommender runs came from the run cache and how many were made during the chapter.
+    how many recommender runs came from the run cache and how many were made during the chapter,
+    and likewise the analyses (:mod:`recmeta.analyses`).
     """
 
     chapter: str
@@ -62,6 +66,7 @@ class Execution:
     started: float
     started_at: str
     runs_before: dict[str, int]
+    analyses_before: dict[str, int] = field(default_factory=lambda: dict(analyses.ANALYSIS_COUNTS))
     estimated: float | None = None
     estimated_runs: float = 0.0
     basis: dict[str, float] = field(default_factory=dict)
@@ -124,6 +129,10 @@ class Execution:
             "seconds": time.perf_counter() - self.started,
             "runs_cached": cached,
             "runs_made": made,
+            "analyses_cached": analyses.ANALYSIS_COUNTS["cached"] - self.analyses_before["cached"],
+            "analyses_computed": (
+                analyses.ANALYSIS_COUNTS["computed"] - self.analyses_before["computed"]
+            ),
             "estimated": self.estimated,
             "estimated_runs": self.estimated_runs,
             "basis": dict(self.basis),
@@ -153,6 +162,11 @@ class Execution:
             f"executed {f['executed']} in {wall}",
             runs_text,
         ]
+        n_cached, n_computed = int(f["analyses_cached"]), int(f["analyses_computed"])
+        if n_cached:  # only a re-run reads analyses; say so, as it explains a short time
+            parts.append(
+                f"{n_cached} of {n_cached + n_computed} analyses read from the analysis cache"
+            )
         if self.estimated is not None:
             if self.basis:  # the chapter's own steps measured: the estimate is the whole page
                 est = f"estimated beforehand: {duration(self.estimated)} for the whole page"

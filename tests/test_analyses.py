@@ -1,0 +1,154 @@
+"""The analysis cache: keys by content, hits without recomputation, refusals, damaged entries."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recmeta import analyses
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv(analyses.ENV_VAR, str(tmp_path / "analyses"))
+    return tmp_path / "analyses"
+
+
+CALLS: list[object] = []
+
+
+@analyses.analysis
+def mean_of(frame: pd.DataFrame, column: str = "x") -> float:
+    CALLS.append(column)
+    return float(frame[column].mean())
+
+
+@dataclasses.dataclass(frozen=True)
+class Knobs:
+    seeds: tuple[int, ...]
+    alpha: float
+
+
+class Study:
+    def __init__(self, frame: pd.DataFrame, knobs: Knobs) -> None:
+        self.frame, self.knobs, self.results, self.calls = frame, knobs, {}, 0
+
+    def analysis_key(self) -> object:
+        return (self.frame, self.knobs)
+
+    @analyses.analysis_method
+    def table(self, scale: float) -> pd.DataFrame:
+        self.calls += 1
+        out = self.frame[["x"]] * scale
+        self.results["table"] = out
+        self.results["note"] = f"scaled by {scale}"
+        return out
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame({"x": [1.0, 2.0, 4.0], "y": ["a", "b", "c"]})
+
+
+def test_second_call_is_read_not_computed(root):
+    CALLS.clear()
+    before = dict(analyses.ANALYSIS_COUNTS)
+    assert mean_of(frame()) == pytest.approx(7 / 3)
+    assert mean_of(frame()) == pytest.approx(7 / 3)  # a new, equal frame: same key
+    assert CALLS == ["x"]
+    assert analyses.ANALYSIS_COUNTS["cached"] - before["cached"] == 1
+    assert analyses.ANALYSIS_COUNTS["computed"] - before["computed"] == 1
+    entries = list(root.rglob("*.pkl"))
+    assert len(entries) == 1 and not list(root.rglob("*.tmp"))
+
+
+def test_any_change_of_an_input_is_a_new_key():
+    base = analyses.token(frame())
+    changed = [
+        frame().assign(x=[1.0, 2.0, 4.5]),  # a value
+        frame().assign(x=[1, 2, 4]),  # a dtype
+        frame().rename(columns={"y": "z"}),  # a column name
+        frame().set_axis([0, 1, 3]),  # the index
+        frame()[["y", "x"]],  # the column order
+    ]
+    tokens = [analyses.token(f) for f in changed]
+    assert base not in tokens and len(set(tokens)) == len(tokens)
+    assert analyses.token(Knobs((1, 2), 0.1)) != analyses.token(Knobs((1, 2), 0.1 + 1e-17 + 1e-16))
+    assert analyses.token(Knobs((1, 2), 0.1)) != analyses.token(Knobs((2, 1), 0.1))
+    assert analyses.token(np.arange(4)) != analyses.token(np.arange(4).reshape(2, 2))
+    assert analyses.token(1) != analyses.token(1.0) != analyses.token("1")
+
+
+def test_mapping_and_set_order_do_not_matter():
+    assert analyses.token({"a": 1, "b": 2}) == analyses.token({"b": 2, "a": 1})
+    assert analyses.token({3, 1, 2}) == analyses.token({2, 3, 1})
+    assert analyses.token([1, 2]) != analyses.token([2, 1])
+
+
+def test_the_code_is_part_of_the_key(monkeypatch):
+    one = analyses.digest("f", 1)
+    monkeypatch.setattr(analyses, "code_version", lambda: "another version of the package")
+    assert analyses.digest("f", 1) != one
+    assert analyses.code_version() == "another version of the package"
+
+
+def test_unknown_values_are_refused_by_name(root):
+    class Opaque:
+        pass
+
+    with pytest.raises(TypeError, match="Opaque.*analysis_key"):
+        analyses.token(Opaque())
+    with pytest.raises(TypeError, match="local function"):
+        analyses.token(lambda x: x)
+    with pytest.raises(TypeError, match="Opaque"):
+        mean_of(frame(), column=Opaque())  # type: ignore[arg-type]
+
+
+def test_a_method_restores_the_results_it_wrote(root):
+    a = Study(frame(), Knobs((1,), 0.5))
+    first = a.table(2.0)
+    b = Study(frame(), Knobs((1,), 0.5))
+    second = b.table(2.0)
+    assert (a.calls, b.calls) == (1, 0)
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
+    assert b.results.keys() == {"table", "note"} and b.results["note"] == "scaled by 2.0"
+    c = Study(frame(), Knobs((1,), 0.6))  # other settings: computed
+    c.table(2.0)
+    assert c.calls == 1
+
+
+def test_off_computes_every_time(monkeypatch, tmp_path):
+    monkeypatch.setenv(analyses.ENV_VAR, "off")
+    CALLS.clear()
+    mean_of(frame())
+    mean_of(frame())
+    assert CALLS == ["x", "x"]
+    assert analyses.cache_dir() is None
+
+
+def test_a_damaged_entry_is_computed_again_and_replaced(root):
+    CALLS.clear()
+    mean_of(frame())
+    (entry,) = root.rglob("*.pkl")
+    entry.write_bytes(b"not a pickle")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert mean_of(frame()) == pytest.approx(7 / 3)
+    assert any("could not be read" in str(w.message) for w in caught)
+    assert CALLS == ["x", "x"]
+    assert mean_of(frame()) == pytest.approx(7 / 3) and CALLS == ["x", "x"]
+
+
+def test_the_page_says_how_many_analyses_it_read(root):
+    from recmeta.book import execution
+
+    record = execution.start("page", profile="quick", dataset=None, seed=1)
+    assert "analysis cache" not in record.markdown()  # nothing read: nothing said
+    mean_of(frame().assign(x=[5.0, 6.0, 7.0]))
+    mean_of(frame().assign(x=[5.0, 6.0, 7.0]))
+    facts = record.facts()
+    assert (facts["analyses_cached"], facts["analyses_computed"]) == (1, 1)
+    assert "1 of 2 analyses read from the analysis cache" in record.markdown()
