@@ -57,7 +57,7 @@ __all__ = [
 
 ENV_VAR = "RECMETA_ANALYSES"
 #: the libraries whose version is part of every key
-LIBRARIES = ("numpy", "pandas", "scipy", "numba", "lenskit", "statsmodels", "pyarrow")
+LIBRARIES = ("numpy", "pandas", "scipy", "numba", "lenskit", "torch", "statsmodels", "pyarrow")
 ANALYSIS_COUNTS: dict[str, int] = {"cached": 0, "computed": 0}
 
 
@@ -205,13 +205,26 @@ def _name(fn: Callable[..., Any]) -> str:
     return f"{fn.__module__}.{fn.__qualname__}"
 
 
-def cached_call(name: str, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
-    """``compute()``, read from the cache when an entry for ``(name, key)`` exists."""
+def cached_call(
+    name: str, key: tuple[Any, ...], compute: Callable[[], Any], *, unkeyable: str = "raise"
+) -> Any:
+    """``compute()``, read from the cache when an entry for ``(name, key)`` exists.
+
+    A key :func:`token` cannot read raises its :class:`TypeError`; with
+    ``unkeyable="compute"`` the call is computed instead, uncached, with a warning naming the
+    value (for generic callers that accept inputs from outside the package)."""
     root = cache_dir()
     if root is None:
         ANALYSIS_COUNTS["computed"] += 1
         return compute()
-    path = root / name / f"{digest(name, *key)}.pkl"
+    try:
+        path = root / name / f"{digest(name, *key)}.pkl"
+    except TypeError as err:
+        if unkeyable != "compute":
+            raise
+        warnings.warn(f"{name} is computed without the analysis cache: {err}", stacklevel=3)
+        ANALYSIS_COUNTS["computed"] += 1
+        return compute()
     if path.exists():
         try:
             with open(path, "rb") as fh:

@@ -152,3 +152,25 @@ def test_the_page_says_how_many_analyses_it_read(root):
     facts = record.facts()
     assert (facts["analyses_cached"], facts["analyses_computed"]) == (1, 1)
     assert "1 of 2 analyses read from the analysis cache" in record.markdown()
+
+
+def test_a_package_ledger_is_read_back_and_a_test_ledger_is_not_cached(root):
+    from recmeta import papers
+    from recmeta.ledger import Claim, Ledger, not_reproduced
+
+    ledger = papers.get("multigraded-relevance")
+    before = dict(analyses.ANALYSIS_COUNTS)
+    first = ledger.evaluate({}, dataset="ml-100k", profile="quick", strict=False)
+    again = ledger.evaluate({}, dataset="ml-100k", profile="quick", strict=False)
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+    assert analyses.ANALYSIS_COUNTS["cached"] - before["cached"] == 1
+    row = ledger.row(first["claim"].iloc[0], {}, dataset="ml-100k", profile="quick", strict=False)
+    assert row["verdict"] == first["verdict"].iloc[0]
+    # a claim whose rule is not the package's code: its ledger has no key, nothing is stored
+    own = Ledger("a-test-chapter")
+    own.add(Claim(id="t.one", chapter="a-test-chapter", statement="s", source="§1", rule="r",
+                  evaluate=lambda r: not_reproduced("a test")))
+    assert own.analysis_key() is None
+    stored = len(list(root.rglob("*.pkl")))
+    own.evaluate({}, dataset="ml-100k", profile="quick")
+    assert len(list(root.rglob("*.pkl"))) == stored

@@ -8,6 +8,7 @@ dataset, the rule in words, the results it ``needs`` and the function computing 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from .. import analyses
 from .kinds import DERIVED, Kind, kind_of, paper_datasets
 from .rules import Outcome, Verdict, not_reproduced
 from .table import COLUMNS, counts, to_markdown
@@ -299,9 +301,56 @@ class Ledger:
         ``tie_variants`` maps another tie rule to the results computed under it; a claim is
         ``tie_sensitive`` when its verdict under some variant (where it is reproduced) differs
         from its verdict here. Without variants ``tie_sensitive`` is ``None``: not assessed.
+
+        The evaluation is an analysis (:mod:`recmeta.analyses`): a re-run on the same results
+        reads it from the analysis cache, when every claim's rule is the package's own code
+        (:meth:`analysis_key`); results the cache cannot key are evaluated, uncached.
         """
+        key = self.analysis_key()
+
+        def compute() -> pd.DataFrame:
+            return self._evaluate(
+                results, dataset=dataset, profile=profile, strict=strict, tie_variants=tie_variants
+            )
+
+        if key is None:
+            return compute()
+        return analyses.cached_call(
+            "recmeta.ledger.Ledger.evaluate",
+            (key, results, dataset, profile, strict, tie_variants),
+            compute,
+            unkeyable="compute",
+        )
+
+    def analysis_key(self) -> tuple[Any, ...] | None:
+        """What determines the ledger's verdicts besides the results: its chapter and, per
+        claim, its declaration and the name of its rule's function. None when a rule is defined
+        outside the package, whose code the analysis cache's key does not cover."""
+        parts = []
+        for c in self:
+            fn, bound = c.evaluate, []
+            while isinstance(fn, functools.partial):  # a shared rule with its arguments
+                bound.append((fn.args, fn.keywords))
+                fn = fn.func
+            module = getattr(fn, "__module__", None) or ""
+            if not module.startswith("recmeta."):
+                return None
+            declared = (c.id, c.statement, c.source, c.rule, c.paper_value, c.paper_dataset)
+            name = f"{module}.{getattr(fn, '__qualname__', '?')}"
+            parts.append((*declared, c.needs, c.data_free, name, tuple(bound)))
+        return (self.chapter, self.paper, self.title, tuple(parts))
+
+    def _evaluate(
+        self,
+        results: Mapping[str, Any],
+        *,
+        dataset: str,
+        profile: str,
+        strict: bool,
+        tie_variants: Mapping[str, Mapping[str, Any]] | None,
+    ) -> pd.DataFrame:
         rows = [
-            self.row(c.id, results, dataset=dataset, profile=profile, strict=strict) for c in self
+            self._row(c.id, results, dataset=dataset, profile=profile, strict=strict) for c in self
         ]
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         frame[["ours", "low", "high", "margin"]] = frame[["ours", "low", "high", "margin"]].astype(
@@ -325,7 +374,31 @@ class Ledger:
         profile: str,
         strict: bool = True,
     ) -> dict[str, Any]:
-        """One claim evaluated on ``results``, as the row :meth:`evaluate` gives it (a dict)."""
+        """One claim evaluated on ``results``, as the row :meth:`evaluate` gives it (a dict);
+        an analysis, cached as :meth:`evaluate` is."""
+        key = self.analysis_key()
+
+        def compute() -> dict[str, Any]:
+            return self._row(claim_id, results, dataset=dataset, profile=profile, strict=strict)
+
+        if key is None:
+            return compute()
+        return analyses.cached_call(
+            "recmeta.ledger.Ledger.row",
+            (key, claim_id, results, dataset, profile, strict),
+            compute,
+            unkeyable="compute",
+        )
+
+    def _row(
+        self,
+        claim_id: str,
+        results: Mapping[str, Any],
+        *,
+        dataset: str,
+        profile: str,
+        strict: bool,
+    ) -> dict[str, Any]:
         if profile not in PROFILES:
             raise ValueError(f"profile {profile!r} is not one of {PROFILES}")
         c = self[claim_id]

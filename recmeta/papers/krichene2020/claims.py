@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ... import analyses
 from ...ledger import (
     Estimate,
     Ledger,
@@ -260,6 +261,7 @@ def tie_variants(results: Mapping[str, Any], rules: Sequence[str] = TIE_RULES) -
 TIED_RESULTS = ("real", "real_order", "real_multi")
 
 
+@analyses.analysis
 def by_tie_rule(
     results: Mapping[str, Any],
     rules: Sequence[str] = TIE_RULES,

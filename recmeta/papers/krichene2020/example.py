@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from ... import sampled
+from ... import analyses, sampled
 from .paper import PAPER, TABLE1, TABLE2, TOY_METRICS, order_key, order_text
 
 __all__ = [
@@ -236,6 +236,7 @@ def ls_bv_variance(toy: ToyInputs) -> tuple[float, float]:
 # What the chapter shows of the example
 
 
+@analyses.analysis
 def table1_frame(toy: ToyInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 1: our exact metrics (rows system, columns metric) and ours beside the paper's."""
     metrics = list(TOY_METRICS)
@@ -245,18 +246,21 @@ def table1_frame(toy: ToyInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
     return ours, pd.concat({"ours": ours, "paper (Table 1)": paper}, axis=1)
 
 
+@analyses.analysis
 def law_check(
-    ranks: Sequence[int], n: int, m: int, draws: int, seed: Any
+    ranks: Sequence[int], n: int, m: int, draws: int, seed: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The law of the sampled rank against a simulation of the protocol, both laws.
 
     Returns the frequencies beside the probabilities (law, true rank, sampled rank, simulated,
     formula) and, per law and true rank, the total-variation distance beside the size noise
-    alone gives: E|freq − p| ≈ sqrt(2 p (1 − p) / (π draws)) per cell (normal approximation)."""
+    alone gives: E|freq − p| ≈ sqrt(2 p (1 − p) / (π draws)) per cell (normal approximation).
+    The simulations draw in turn from one stream seeded by ``seed``."""
     rows, tv = [], []
+    rng = np.random.default_rng(seed)
     for rep in (True, False):
         for r in ranks:
-            sim = sampled.simulate_item_sampling(r, n, m, draws, seed=seed, replace=rep)
+            sim = sampled.simulate_item_sampling(r, n, m, draws, seed=rng, replace=rep)
             freq = np.bincount(sim - 1, minlength=m + 1) / draws
             pmf = sampled.rank_pmf(r, n, m, replace=rep)
             law = "with replacement" if rep else "without replacement"
@@ -291,6 +295,7 @@ def laws_apart(ranks: Sequence[int], n: int, m: int) -> float:
     )
 
 
+@analyses.analysis
 def closed_form_checks(n: int, ms: Sequence[int]) -> pd.DataFrame:
     """Largest |closed form − summation| over every true rank 1..n, per law, metric and m."""
     ranks = np.arange(1, n + 1)
@@ -344,6 +349,7 @@ def orders_by_m(curves: pd.DataFrame, tol: float = 0.0005) -> pd.DataFrame:
     return wide.apply(lambda row: order_text(row.to_dict(), tol), axis=1).unstack("metric")
 
 
+@analyses.analysis
 def collapse_table(toy: ToyInputs, metrics: Sequence[str], exact_auc: pd.Series) -> pd.DataFrame:
     """Expected sampled metrics at m = 1 (rows system) beside exact AUC; each column checked to
     be the affine function M(2) + (M(1) − M(2)) AUC_n(r) of exact AUC (§4.4.4) to 1e-14."""
@@ -360,6 +366,7 @@ def collapse_table(toy: ToyInputs, metrics: Sequence[str], exact_auc: pd.Series)
     return frame
 
 
+@analyses.analysis
 def least_squares_at_paper_size(replace: bool, gamma: float, ridge: float = 1e-6) -> dict[str, Any]:
     """Least squares, ridge and BV for AP at the paper's ML-1M size (n = 3,706, m = 100): the
     condition number, the warning, bias and variance, and BV against the rescaled ridge."""
@@ -386,6 +393,7 @@ def least_squares_at_paper_size(replace: bool, gamma: float, ridge: float = 1e-6
     }
 
 
+@analyses.analysis
 def fig4_frames(
     n: int, m: int, estimators: Sequence[str], replace: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -447,6 +455,7 @@ def fig4_summary(
     return terms, rises, close_from
 
 
+@analyses.analysis
 def corrections_table(
     toy: ToyInputs, estimators: Sequence[str], metrics: Sequence[str] = ("AP", "NDCG", "Recall@10")
 ) -> pd.DataFrame:
@@ -465,6 +474,7 @@ def corrections_table(
     return frame
 
 
+@analyses.analysis
 def laws_table(toy: ToyInputs) -> pd.DataFrame:
     """Expected sampled metrics of the example with and without replacement, and the difference."""
     both = pd.concat(
@@ -483,6 +493,7 @@ def laws_table(toy: ToyInputs) -> pd.DataFrame:
     return both
 
 
+@analyses.analysis
 def multi_approximation(
     users: Mapping[str, np.ndarray],
     n: int,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ... import recommenders
+from ... import analyses, recommenders
 from ...data import splits
 from ...recommenders import roster
 from ...sampled import (
@@ -204,6 +204,7 @@ def _last_k_out(ratings: pd.DataFrame, k: int) -> tuple[pd.DataFrame, pd.DataFra
     return train, pd.concat(held, ignore_index=True)
 
 
+@analyses.analysis
 def real_study(
     dataset: str,
     ratings: pd.DataFrame,
