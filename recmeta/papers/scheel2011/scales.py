@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from ... import recommenders
+from ... import analyses, recommenders
 from ...data import splits
 from ...metrics import Judgments, Runs, evaluate
 from ...recommenders import roster
@@ -222,6 +222,7 @@ def ledger_inputs(settings: Settings) -> dict[str, Any]:
     }
 
 
+@analyses.analysis
 def scale_experiment(split: splits.Split, dataset: str, settings: Settings) -> dict[str, Any]:
     """The chapter's recommenders (``depth`` items each, from the run cache) evaluated per user
     on every version of the test ratings (:data:`SCALE_VERSIONS`, :data:`REAL_METRICS`): the

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from ... import analyses
 from ...metrics import Judgments, Runs, score_matrices
 from .measures import PAPER_METRICS
 from .settings import Settings
@@ -391,6 +392,7 @@ def level_count_table(levels: Sequence[int], n_items: int = 100, seed: int = 0) 
     return pd.DataFrame(rows)
 
 
+@analyses.analysis
 def swap_studies(settings: Settings) -> dict[str, pd.DataFrame]:
     """The chapter's two swap studies: ``swap_study`` on integer levels, with MAP at every
     threshold and the linear-gain ``nDCG`` besides the paper's measures, and
@@ -407,6 +409,7 @@ def swap_studies(settings: Settings) -> dict[str, pd.DataFrame]:
     return {"swap_study": study, "swap_study_unit": unit}
 
 
+@analyses.analysis
 def one_swap_study(settings: Settings) -> pd.DataFrame:
     """:func:`one_swap_check` of every reference of the chapter's study (``check_draws``
     single-swap rankings each)."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import recommenders
+from ... import analyses, recommenders
 from ...data import splits
 from ...metaeval import bootstrap
 from ...metrics import Judgments, Runs, evaluate
@@ -269,6 +269,7 @@ def pearson_over_users(
     return r, pearson(counts @ sums)
 
 
+@analyses.analysis
 def virtual_experiment(split: splits.Split, dataset: str, settings: Settings) -> dict[str, Any]:
     """The virtual-user study on one dataset: ``n_candidates`` unrated items per test user
     (:func:`candidate_items`), scored by every system (from the run cache), and each system
