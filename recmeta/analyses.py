@@ -255,8 +255,9 @@ def analysis[F: Callable[..., Any]](fn: F) -> F:
 
 def analysis_method[F: Callable[..., Any]](fn: F) -> F:
     """Decorate a method of a study: the key adds ``self.analysis_key()`` (the values that
-    determine the study: its data and settings). Entries the call writes into the study's
-    ``results`` mapping (if it has one) are stored with the value and written back on a hit."""
+    determine the study: its data and settings), or ``self`` itself when it is a dataclass.
+    Entries the call writes into the study's ``results`` mapping (if it has one) are stored
+    with the value and written back on a hit."""
 
     @functools.wraps(fn)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -270,7 +271,7 @@ def analysis_method[F: Callable[..., Any]](fn: F) -> F:
             }
             return value, written
 
-        key = (self.analysis_key(), args, kwargs)
+        key = (self.analysis_key() if hasattr(self, "analysis_key") else self, args, kwargs)
         value, written = cached_call(_name(fn), key, compute)
         if results is not None:
             results.update(written)

@@ -174,3 +174,20 @@ def test_a_package_ledger_is_read_back_and_a_test_ledger_is_not_cached(root):
     stored = len(list(root.rglob("*.pkl")))
     own.evaluate({}, dataset="ml-100k", profile="quick")
     assert len(list(root.rglob("*.pkl"))) == stored
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    size: int
+
+    @analyses.analysis_method
+    def grid(self, step: int) -> list[int]:
+        CALLS.append(("grid", self.size, step))
+        return list(range(0, self.size, step))
+
+
+def test_a_dataclass_method_is_keyed_by_its_fields(root):
+    CALLS.clear()
+    assert Plan(10).grid(3) == Plan(10).grid(3) == [0, 3, 6, 9]
+    assert Plan(12).grid(3) == [0, 3, 6, 9]
+    assert CALLS == [("grid", 10, 3), ("grid", 12, 3)]
