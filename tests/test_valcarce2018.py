@@ -146,6 +146,12 @@ def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B
              "tau": 1.0 if p == 1.0 else level(popular, ms)} for j, p in enumerate(pshares) for ms in MEASURES]
     pboot = np.array([[[1.0 if p == 1.0 else level(popular, ms) + rng.normal(0, 0.005) for ms in MEASURES]
                        for p in pshares] for _ in range(n_boot)])
+    # a bootstrap's replicates are centred on the value they resample (no planted bias): each
+    # share's replicates are moved to the mean τ over its masks
+    point = sparsity.groupby(["share", "measure"])["tau"].mean()
+    for i, p in enumerate(shares):
+        for k, ms in enumerate(MEASURES):
+            sboot[:, i, k] += point[(p, ms)] - sboot[:, i, k].mean()
     dps = pd.Series({ms: dp[ms.split("@")[0]] if ms.endswith("@100") else 3.0 for ms in MEASURES})
     return {
         "dataset": dataset, "systems": SYSTEMS, "metrics": list(v.METRICS), "cutoffs": CUT, "deep": 100, "measures": MEASURES,

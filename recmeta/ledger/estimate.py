@@ -21,7 +21,17 @@ from scipy import stats
 
 from ..metaeval.bootstrap import replicate_interval, scipy_interval
 
-__all__ = ["Estimate", "format_number", "format_estimate", "format_paper"]
+__all__ = ["Estimate", "INTERVALS", "format_number", "format_estimate", "format_paper"]
+
+#: how the ledger's intervals are read, for the ledger page's legend and ``recmeta claims``
+INTERVALS = (
+    "95 % intervals. Read off bootstrap replicates they are bias-corrected percentile intervals "
+    "(BC, Efron 1981, 1987): the replicates' quantiles at Φ(2 z0 ∓ 1.96), where z0 = Φ⁻¹(share "
+    "of the replicates below our value), so a statistic whose replicates sit off its value (near "
+    "a bound, as a τ near 1) gets no interval leaning to their side; a mean over users has BCa. "
+    "A part's one-sided bootstrap p-value inverts the same interval. Each record's method says "
+    "which interval it has"
+)
 
 _DASH = "—"
 
