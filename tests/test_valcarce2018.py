@@ -375,6 +375,10 @@ def test_settings_resolve_each_profile():
                                                                                       "random")
     second = quick.second("quick")
     assert second.n_samples == 3 and second.sparsity_shares == (1.0, 0.5, 0.05)
+    # the quick resamples let Holm's first step pass over Fig. 4's 30 pairs of cut-offs (the
+    # largest graded conjunction), and over the 7 metrics; both datasets draw as many
+    assert 1 / (quick.n_bootstrap + 1) <= 0.05 / 30 < 1 / quick.n_bootstrap
+    assert second.n_bootstrap == quick.n_bootstrap
     assert second.n_permutations == quick.n_permutations and full.second("full") == full
     # the two-level bootstrap takes 10 of the 50 masks per share in the full profile, all 5 in
     # the quick one; a bad bound is refused before any work
