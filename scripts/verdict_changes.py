@@ -1,5 +1,6 @@
-"""Tallies of verdicts per kind and dataset in two stores of ledgers, and every changed verdict:
-``python scripts/verdict_changes.py BEFORE AFTER [--profile full]``.
+"""Tallies of verdicts per kind and dataset in two stores of ledgers, and every changed verdict
+with its interval before and after: ``python scripts/verdict_changes.py BEFORE AFTER
+[--profile full]``.
 
 ``BEFORE`` and ``AFTER`` are result roots as :mod:`recmeta.ledger.store` writes them. A ledger
 stored before claims had kinds takes, claim by claim, the kind the same claim has in ``AFTER``
@@ -31,6 +32,13 @@ def _md(frame: pd.DataFrame) -> str:
     return "\n".join([head, "|" + "---|" * len(flat.columns), *rows])
 
 
+def _interval(low: object, high: object) -> str:
+    """``[low, high]`` with four significant digits, ``—`` without an interval."""
+    if pd.isna(low) or pd.isna(high):  # type: ignore[arg-type]
+        return "—"
+    return f"[{float(low):.4g}, {float(high):.4g}]"  # type: ignore[arg-type]
+
+
 def tallies(frame: pd.DataFrame) -> pd.DataFrame:
     """Claims per chapter, dataset, kind and verdict (verdicts as columns)."""
     return (
@@ -58,19 +66,23 @@ def main(argv: list[str] | None = None) -> int:
         by = frame.groupby(["dataset", "kind"]).verdict.value_counts().unstack(fill_value=0)
         print(_md(by) + "\n")
     joined = (
-        before.set_index(key)[["verdict"]]
-        .rename(columns={"verdict": "verdict_before"})
-        .join(after.set_index(key)[["verdict", "kind", "reason"]], how="outer")
+        before.set_index(key)[["verdict", "low", "high"]]
+        .rename(columns={"verdict": "verdict_before", "low": "low_before", "high": "high_before"})
+        .join(after.set_index(key)[["verdict", "kind", "reason", "low", "high"]], how="outer")
     )
     changed = joined[joined["verdict_before"].fillna("—") != joined["verdict"].fillna("—")]
     print(f"## Changed verdicts ({len(changed)} of {len(joined)})\n")
-    print("| chapter | dataset | claim | kind | before | after | why (after) |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| chapter | dataset | claim | kind | before | after | interval before | interval after "
+        "| why (after) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for (chapter, dataset, claim), r in changed.iterrows():
         why = str(r["reason"]).replace("|", "\\|")
         print(
             f"| {chapter} | {dataset} | {claim} | {r['kind']} | {r['verdict_before']} | "
-            f"{r['verdict']} | {why} |"
+            f"{r['verdict']} | {_interval(r['low_before'], r['high_before'])} | "
+            f"{_interval(r['low'], r['high'])} | {why} |"
         )
     return 0
 

@@ -69,6 +69,7 @@ def test_table_shows_kinds_margins_tallies_and_a_legend_line_per_verdict(stored,
     for verdict in Verdict:
         assert f"  {verdict.value}: {MEANING[verdict]}" in legend
     assert any(line.startswith("  replication: ") for line in legend)
+    assert any(line.startswith("Intervals: ") and "(BC, Efron" in line for line in legend)
 
 
 def test_check_passes_a_ledger_that_keeps_the_rules(stored, capsys):

@@ -90,7 +90,15 @@ def test_from_samples_and_mean_se():
     x = np.arange(101, dtype=float)
     e = Estimate.from_samples(x, level=0.9)
     assert (e.value, e.low, e.high) == (50.0, pytest.approx(5.0), pytest.approx(95.0))
-    assert Estimate.from_samples(x, value=3.0).value == 3.0
+    with pytest.raises(TypeError):
+        Estimate.from_samples(x, value=3.0)  # a point with replicates: from_replicates
+    # 81 of 101 replicates (0 to 80) below the point 80.5: z0 = Φ⁻¹(81/101), ends at
+    # Φ(2 z0 ∓ 1.645), and quantile q of 0..100 is 100 q
+    b = Estimate.from_replicates(80.5, x, level=0.9)
+    z0 = stats.norm.ppf(81 / 101)
+    lo, hi = stats.norm.cdf(2 * z0 - stats.norm.ppf(0.95)), stats.norm.cdf(2 * z0 + 1.6448536)
+    assert (b.value, b.low, b.high) == (80.5, pytest.approx(100 * lo), pytest.approx(100 * hi))
+    assert "BC" in b.method and b.low > e.low  # moved towards the side the point sits on
     v = np.array([0.31, 0.35, 0.29, 0.33, 0.30])
     t = Estimate.mean_se(v, level=0.95)
     half = stats.t.ppf(0.975, df=4) * v.std(ddof=1) / np.sqrt(5)

@@ -3,6 +3,7 @@ on hand cases whose Holm steps are worked out below."""
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from recmeta.ledger import Estimate, SignPart, Verdict, every_sign
 
@@ -51,8 +52,13 @@ def test_shift_moves_each_part_s_threshold():
 def test_from_replicates_reads_the_bootstrap_and_its_floor():
     reps = np.r_[np.full(97, 0.95), 0.85, np.nan, 0.9]
     part = SignPart.from_replicates(Estimate(0.95, 0.9, 0.96), reps, shift=0.9)
-    # 99 finite replicates; ≤ 0.9: two (0.85, 0.9); ≥ 0.9: 98 (0.9 and the 97 at 0.95)
-    assert part.p_positive == pytest.approx(3 / 100) and part.p_negative == pytest.approx(99 / 100)
+    # 99 finite replicates; ≤ 0.9: two (0.85, 0.9); ≥ 0.9: 98 (0.9 and the 97 at 0.95);
+    # about the point 0.95: two below, 97 tied (half each), z0 = Φ⁻¹(50.5/99)
+    z0 = stats.norm.ppf(50.5 / 99)
+    up = stats.norm.cdf(stats.norm.ppf(2 / 99) - 2 * z0)
+    down = stats.norm.cdf(stats.norm.ppf(98 / 99) + 2 * z0)
+    assert part.p_positive == pytest.approx((1 + 99 * up) / 100)
+    assert part.p_negative == pytest.approx((1 + 99 * down) / 100)
     assert part.p_floor == pytest.approx(1 / 100) and part.shift == 0.9
     with pytest.raises(ValueError, match="finite"):
         SignPart.from_replicates(Estimate(0.0, 0.0, 0.0), [np.nan])

@@ -115,6 +115,8 @@ def test_the_legend_says_what_every_verdict_means_in_meanings_words():
         assert f"- **{kind}**: " in text
     # the former legend's false reading of "inconclusive" for values is gone
     assert "the difference lies inside our uncertainty" not in text
+    # and it says how an interval is read off bootstrap replicates: bias-corrected
+    assert "Intervals: 95 % intervals" in text and "bias-corrected percentile intervals (BC" in text
 
 
 def test_the_page_opens_with_its_figures():

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from recmeta.ledger import (
@@ -171,10 +172,16 @@ def test_sign_pvalues_from_replicates():
     from recmeta.metaeval.bootstrap import sign_pvalues
 
     reps = np.r_[np.full(98, 0.1), -0.1, 0.0]
-    p_pos, p_neg = sign_pvalues(reps)
-    assert p_pos == pytest.approx(3 / 101) and p_neg == pytest.approx(3 / 101 + 97 / 101)
+    # point 0.1: 2 replicates below it and 98 tied (counted half): share 0.51, z0 = Φ⁻¹(0.51)
+    p_pos, p_neg = sign_pvalues(reps, point=0.1)
+    z0 = stats.norm.ppf(0.51)
+    # tails Φ(Φ⁻¹(#{θ* ≤ 0}/B) ∓ 2 z0), counted as Monte-Carlo p-values (1 + B t)/(B + 1)
+    up = stats.norm.cdf(stats.norm.ppf(2 / 100) - 2 * z0)
+    down = stats.norm.cdf(stats.norm.ppf(99 / 100) + 2 * z0)
+    assert p_pos == pytest.approx((1 + 100 * up) / 101)
+    assert p_neg == pytest.approx((1 + 100 * down) / 101)
     with pytest.raises(ValueError, match="finite"):
-        sign_pvalues([0.1, np.nan])
+        sign_pvalues([0.1, np.nan], point=0.1)
 
 
 def test_half_unit_reads_the_printed_digits():

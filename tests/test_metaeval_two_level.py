@@ -21,7 +21,7 @@ def _planted(rng, n_users, n_masks, sd_user, sd_mask, sd_noise):
 
 def _coverage(n_rep=400, n_users=80, n_masks=30, n_boot=400, sd=(1.0, 0.5, 0.3)):
     """Share of repetitions whose 95 % interval holds the truth (0): the two-level bootstrap's
-    percentile interval, and a t interval over the masks on all users."""
+    BC interval, and a t interval over the masks on all users."""
     rng = np.random.default_rng(2018)
     hit_two = hit_masks = 0
     for r in range(n_rep):
@@ -29,7 +29,7 @@ def _coverage(n_rep=400, n_users=80, n_masks=30, n_boot=400, sd=(1.0, 0.5, 0.3))
         draws = TwoLevel(n_users, n_boot, seed=r)
         per = bootstrap.weighted_means(y.T, draws.counts)  # B × masks: each mask's mean
         reps = draws.over_groups(lambda j, per=per: per[:, j], [np.arange(n_masks)])[:, 0]
-        low, high = bootstrap.percentile_interval(reps)
+        low, high = bootstrap.replicate_interval(reps, point=float(y.mean()))
         hit_two += low <= 0.0 <= high
         m = y.mean(axis=0)
         half = stats.t.ppf(0.975, n_masks - 1) * m.std(ddof=1) / np.sqrt(n_masks)

@@ -146,6 +146,12 @@ def _planted(robust=None, popular=None, dp=None, seed=0, dp_noise=0.01, n_boot=B
              "tau": 1.0 if p == 1.0 else level(popular, ms)} for j, p in enumerate(pshares) for ms in MEASURES]
     pboot = np.array([[[1.0 if p == 1.0 else level(popular, ms) + rng.normal(0, 0.005) for ms in MEASURES]
                        for p in pshares] for _ in range(n_boot)])
+    # a bootstrap's replicates are centred on the value they resample (no planted bias): each
+    # share's replicates are moved to the mean τ over its masks
+    point = sparsity.groupby(["share", "measure"])["tau"].mean()
+    for i, p in enumerate(shares):
+        for k, ms in enumerate(MEASURES):
+            sboot[:, i, k] += point[(p, ms)] - sboot[:, i, k].mean()
     dps = pd.Series({ms: dp[ms.split("@")[0]] if ms.endswith("@100") else 3.0 for ms in MEASURES})
     return {
         "dataset": dataset, "systems": SYSTEMS, "metrics": list(v.METRICS), "cutoffs": CUT, "deep": 100, "measures": MEASURES,
@@ -369,6 +375,10 @@ def test_settings_resolve_each_profile():
                                                                                       "random")
     second = quick.second("quick")
     assert second.n_samples == 3 and second.sparsity_shares == (1.0, 0.5, 0.05)
+    # the quick resamples let Holm's first step pass over Fig. 4's 30 pairs of cut-offs (the
+    # largest graded conjunction), and over the 7 metrics; both datasets draw as many
+    assert 1 / (quick.n_bootstrap + 1) <= 0.05 / 30 < 1 / quick.n_bootstrap
+    assert second.n_bootstrap == quick.n_bootstrap
     assert second.n_permutations == quick.n_permutations and full.second("full") == full
     # the two-level bootstrap takes 10 of the 50 masks per share in the full profile, all 5 in
     # the quick one; a bad bound is refused before any work

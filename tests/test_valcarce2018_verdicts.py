@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from recmeta.ledger import Estimate, Verdict, every_sign, format_order, order_groups, some
 from recmeta.papers import valcarce2018 as v
@@ -122,8 +123,11 @@ def test_sparsity_intervals_carry_the_users_not_only_the_masks():
     ) * (np.asarray([1.0, 0.5, 0.1]) < 1)[None, :, None]
     est = v.robustness_estimate(r, "sparsity", "P@100", share=0.5)
     reps = r["sparsity_boot"][:, 1, MEASURES.index("P@100")]
-    assert est.low == pytest.approx(np.quantile(reps, 0.025))
-    assert est.high == pytest.approx(np.quantile(reps, 0.975))
+    # the BC interval of those replicates about the point (Efron 1987): quantiles at
+    # Φ(2 z0 ∓ 1.96), z0 = Φ⁻¹(share of replicates below the point)
+    z0 = stats.norm.ppf((reps < est.value).mean())
+    ends = stats.norm.cdf(2 * z0 + np.array([-1.959964, 1.959964]))
+    assert (est.low, est.high) == pytest.approx(tuple(np.quantile(reps, ends)))
     assert est.high - est.low > 0.15  # ± 2 × 0.05, far wider than the masks' spread
     assert "two-level" in est.method or "users and masks" in est.method
     curves = v.sparsity_curves(r).set_index(["measure", "share"])

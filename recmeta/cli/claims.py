@@ -130,14 +130,16 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def _legend() -> str:
-    """One line per verdict and per kind, saying what it means."""
+    """One line per verdict and per kind, saying what it means, and how intervals are read."""
     from ..ledger import MEANING, Kind, Verdict
+    from ..ledger.estimate import INTERVALS
     from ..ledger.kinds import KIND_MEANING
 
     lines = ["Verdicts:"]
     lines += [f"  {v.value}: {MEANING[v]}" for v in Verdict]
     lines += ["Kinds:"]
     lines += [f"  {k.value}: {KIND_MEANING[k]}" for k in Kind]
+    lines += [f"Intervals: {INTERVALS}."]
     return "\n".join(lines)
 
 

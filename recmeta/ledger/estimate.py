@@ -19,9 +19,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ..metaeval.bootstrap import percentile_interval, scipy_interval
+from ..metaeval.bootstrap import replicate_interval, scipy_interval
 
-__all__ = ["Estimate", "format_number", "format_estimate", "format_paper"]
+__all__ = ["Estimate", "INTERVALS", "format_number", "format_estimate", "format_paper"]
+
+#: how the ledger's intervals are read, for the ledger page's legend and ``recmeta claims``
+INTERVALS = (
+    "95 % intervals. Read off bootstrap replicates they are bias-corrected percentile intervals "
+    "(BC, Efron 1981, 1987): the replicates' quantiles at Φ(2 z0 ∓ 1.96), where z0 = Φ⁻¹(share "
+    "of the replicates below our value), so a statistic whose replicates sit off its value (near "
+    "a bound, as a τ near 1) gets no interval leaning to their side; a mean over users has BCa. "
+    "A part's one-sided bootstrap p-value inverts the same interval. Each record's method says "
+    "which interval it has"
+)
 
 _DASH = "—"
 
@@ -54,7 +64,7 @@ class Estimate:
     """Our value of a quantity, with an uncertainty interval ``[low, high]`` when there is one.
 
     ``low`` and ``high`` are both ``None`` (uncertainty unknown) or both numbers with
-    ``low <= high``. The interval need not contain ``value`` (a percentile interval of skewed
+    ``low <= high``. The interval need not contain ``value`` (a bias-corrected interval of skewed
     replicates may not). ``method`` says in words how the interval was obtained, e.g.
     ``"bootstrap over users (BCa, 9999 resamples), 95 %"``.
     """
@@ -106,27 +116,44 @@ class Estimate:
 
     @classmethod
     def from_samples(
-        cls,
-        samples: ArrayLike,
-        level: float = 0.95,
-        *,
-        value: float | None = None,
-        method: str | None = None,
+        cls, samples: ArrayLike, level: float = 0.95, *, method: str | None = None
     ) -> Estimate:
-        """Percentile interval of replicate values (bootstrap replicates, repeated random masks).
-
-        ``[low, high]`` are the ``(1 - level)/2`` and ``(1 + level)/2`` quantiles of ``samples``
-        (linear interpolation, ``numpy.quantile``); ``value`` defaults to their mean. This is a
-        band of the replicates' spread, e.g. the Monte-Carlo band of Kendall's τ over 50 masks.
-        """
+        """The mean of draws with the band of their spread: the ``(1 ∓ level)/2`` quantiles
+        (``numpy.quantile``, linear), e.g. the Monte-Carlo band of Kendall's τ over 50 random
+        masks, where the draws are the quantity itself and no point estimate exists. For the
+        bootstrap replicates of a value computed on the data, use :meth:`from_replicates`."""
         level = _level(level)
         x = _finite_1d(samples, "samples")
-        low, high = percentile_interval(x, level)
+        low, high = replicate_interval(x, level, point=None)
         return cls(
-            float(x.mean()) if value is None else value,
+            float(x.mean()),
             low,
             high,
-            method or f"percentile interval of {x.size} replicates, {_pct(level)}",
+            method or f"percentile band of {x.size} draws, {_pct(level)}",
+        )
+
+    @classmethod
+    def from_replicates(
+        cls,
+        point: float,
+        replicates: ArrayLike,
+        level: float = 0.95,
+        *,
+        acceleration: float = 0.0,
+        method: str | None = None,
+    ) -> Estimate:
+        """``point`` (the statistic on the data) with the bias-corrected percentile interval of
+        its bootstrap ``replicates`` (BC, Efron 1981/1987; BCa with an ``acceleration``):
+        :func:`recmeta.metaeval.bootstrap.replicate_interval`, whose docstring has the formula."""
+        level = _level(level)
+        x = _finite_1d(replicates, "replicates")
+        low, high = replicate_interval(x, level, point=point, acceleration=acceleration)
+        kind = "BCa" if acceleration else "BC"
+        return cls(
+            point,
+            low,
+            high,
+            method or f"bias-corrected ({kind}) interval of {x.size} replicates, {_pct(level)}",
         )
 
     @classmethod

@@ -193,16 +193,18 @@ class SignPart:
         cls, estimate: Estimate, replicates: ArrayLike, shift: float = 0.0
     ) -> SignPart:
         """The part with p-values read from its bootstrap replicates:
-        :func:`recmeta.metaeval.bootstrap.sign_pvalues` of ``replicates − shift``, over the
-        finite replicates (a resample may leave the quantity undefined: NaN), ``p_floor`` =
-        ``1/(B + 1)`` for ``B`` of them."""
+        :func:`recmeta.metaeval.bootstrap.sign_pvalues` of ``replicates − shift`` about the
+        point ``estimate.value − shift`` (the tests that invert the bias-corrected interval),
+        over the finite replicates (a resample may leave the quantity undefined: NaN);
+        ``p_floor`` = ``1/(B + 1)`` for ``B`` of them."""
         reps = np.asarray(replicates, dtype=float).ravel()
         reps = reps[np.isfinite(reps)]
         if reps.size == 0:
             raise ValueError(
                 f"no finite bootstrap replicate to test the sign of {estimate.method or 'a part'}"
             )
-        up, down = sign_pvalues(reps - shift)
+        point = estimate.value - shift
+        up, down = sign_pvalues(reps - shift, point=point)
         return cls(estimate, up, down, float(shift), 1.0 / (reps.size + 1))
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .estimate import INTERVALS
 from .figures import CAPTIONS
 from .kinds import KIND_MEANING, Kind
 from .rules import MEANING, Verdict
@@ -51,11 +52,13 @@ def book_rows(
 
 
 def legend() -> str:
-    """The meaning of every verdict (from :data:`MEANING`) and of every kind, as Markdown."""
+    """The meaning of every verdict (from :data:`MEANING`), of every kind, and how the intervals
+    are read (:data:`~recmeta.ledger.estimate.INTERVALS`), as Markdown."""
     lines = ["A verdict says one of these, and only this:\n"]
     lines += [f"- **{v.value}**: {MEANING[v]}." for v in Verdict]
     lines += ["", "Each claim is of one kind, computed from the paper's data and ours:\n"]
     lines += [f"- **{k.value}**: {KIND_MEANING[k]}." for k in Kind]
+    lines += ["", f"Intervals: {INTERVALS}."]
     return "\n".join(lines) + "\n"
 
 

@@ -9,9 +9,12 @@ sums, Pearson's r, a protocol mean) is then a function of ``counts @ sums``:
 - :func:`weighted_means`: the NaN-skipping mean of per-user values in every replicate;
 - :func:`bootstrap_sums`: any statistic of per-user sums, on all users and on every replicate,
   in batches (the resampled users are never materialised);
-- :func:`percentile_interval`: the ``(1 ± level)/2`` quantiles of the replicates;
+- :func:`replicate_interval`: the interval read off the replicates of a statistic, bias-corrected
+  percentile (BC, Efron 1981/1987), BCa with an acceleration (:func:`jackknife_acceleration`,
+  :func:`jackknife_sums`); the plain percentile only for a band of the replicates' own spread;
 - :func:`sign_pvalues`: one-sided p-values of "the statistic is above / below 0" from the
-  replicates (for conjunctions corrected with Holm, :func:`recmeta.ledger.every`);
+  replicates, the tests that invert the BC interval (for conjunctions corrected with Holm,
+  :func:`recmeta.ledger.every`);
 - :func:`scipy_interval`: the percentile, basic or BCa interval (Efron 1987) of a statistic of
   raw per-user values, through :func:`scipy.stats.bootstrap` (used where BCa is wanted: a mean).
 
@@ -21,13 +24,14 @@ same seed gives the same users in every analysis that shares it.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
+from scipy import special, stats
 
 #: the interval methods of :func:`scipy.stats.bootstrap`
 IntervalMethod = Literal["percentile", "basic", "BCa"]
@@ -38,7 +42,9 @@ __all__ = [
     "resample_counts",
     "weighted_means",
     "bootstrap_sums",
-    "percentile_interval",
+    "replicate_interval",
+    "jackknife_acceleration",
+    "jackknife_sums",
     "scipy_interval",
 ]
 
@@ -123,28 +129,128 @@ def bootstrap_sums(
     return value, np.concatenate(parts)
 
 
-def sign_pvalues(replicates: ArrayLike) -> tuple[float, float]:
-    """One-sided bootstrap p-values of a statistic's sign from its ``B`` replicates:
-    ``p_positive = (1 + #{θ* ≤ 0}) / (B + 1)`` against "θ ≤ 0", and
-    ``p_negative = (1 + #{θ* ≥ 0}) / (B + 1)`` against "θ ≥ 0" (the percentile test read from
-    the bootstrap distribution, Efron & Tibshirani 1993, §16; the +1 keeps p above 0)."""
-    x = np.asarray(replicates, dtype=float).ravel()
-    if x.size == 0 or not np.isfinite(x).all():
+def _bias_z0(replicates: np.ndarray, point: float) -> float:
+    """Efron's bias-correction ``z0 = Φ⁻¹(share of replicates < point)``, ties counted half
+    (as :func:`scipy.stats.bootstrap` counts them); ±inf when no replicate lies on one side of
+    the point or at it."""
+    share = ((replicates < point).sum() + 0.5 * (replicates == point).sum()) / replicates.size
+    return float(special.ndtri(share))
+
+
+def _finite(replicates: ArrayLike, point: float | None) -> np.ndarray:
+    r = np.asarray(replicates, dtype=np.float64).ravel()
+    if point is not None and not math.isfinite(point):
+        raise ValueError(f"the point estimate must be finite, got {point!r}")
+    return r[np.isfinite(r)]
+
+
+def sign_pvalues(replicates: ArrayLike, *, point: float) -> tuple[float, float]:
+    """One-sided bootstrap p-values of the sign of a statistic whose value on the data is
+    ``point``, from its ``B`` replicates: the tests that invert the bias-corrected percentile
+    interval of :func:`replicate_interval` (Efron 1987; Efron & Tibshirani 1993, §14.3, §16.4).
+
+    With ``G = #{θ* ≤ 0} / B`` and ``z0`` as in :func:`replicate_interval`, the BC lower bound
+    at confidence ``1 − α`` lies above 0 exactly when ``α > Φ(Φ⁻¹(G) − 2 z0)`` (Efron &
+    Tibshirani 1993, §15.4, with ``a = 0``); that tail ``t`` is counted as a Monte-Carlo
+    p-value, ``p_positive = (1 + B t) / (B + 1)`` against "θ ≤ 0", never below ``1/(B + 1)``.
+    ``p_negative`` likewise from ``G' = #{θ* ≥ 0} / B`` and ``Φ(Φ⁻¹(G') + 2 z0)``. With
+    ``z0 = 0`` (replicates centred on the point) these are the percentile tests
+    ``(1 + #{θ* ≤ 0}) / (B + 1)`` and ``(1 + #{θ* ≥ 0}) / (B + 1)``. When no replicate lies on
+    one side of the point (``z0`` infinite) the interval is the hull of the point and the
+    replicates at every level, and so are the tests: ``1/(B + 1)`` on a side the hull excludes,
+    1 otherwise.
+    """
+    x = _finite(replicates, point)
+    if x.size == 0 or x.size != np.asarray(replicates).size:
         raise ValueError("sign_pvalues needs finite replicates (none given or some NaN)")
     b = x.size
-    return float((1 + (x <= 0).sum()) / (b + 1)), float((1 + (x >= 0).sum()) / (b + 1))
+    z0 = _bias_z0(x, float(point))
+    if not math.isfinite(z0):
+        low, high = min(float(point), float(x.min())), max(float(point), float(x.max()))
+        floor = 1.0 / (b + 1)
+        return (floor if low > 0 else 1.0), (floor if high < 0 else 1.0)
+    up = special.ndtr(special.ndtri((x <= 0).sum() / b) - 2 * z0)
+    down = special.ndtr(special.ndtri((x >= 0).sum() / b) + 2 * z0)
+    return float((1 + b * up) / (b + 1)), float((1 + b * down) / (b + 1))
 
 
-def percentile_interval(replicates: ArrayLike, level: float = 0.95) -> tuple[float, float]:
-    """The ``(1 - level)/2`` and ``(1 + level)/2`` quantiles of the finite replicates
-    (``numpy.quantile``, linear interpolation): a percentile bootstrap interval."""
-    r = np.asarray(replicates, dtype=np.float64).ravel()
-    r = r[np.isfinite(r)]
-    if r.size == 0:
-        raise ValueError("no finite replicate to read an interval from")
+def jackknife_acceleration(jackknife: ArrayLike) -> float:
+    """The acceleration of a BCa interval from the jackknife values ``θ_(i)`` of the statistic
+    (``i``-th unit left out): ``a = Σ d_i³ / (6 (Σ d_i²)^{3/2})``, ``d_i = mean(θ_(·)) − θ_(i)``
+    (Efron 1987, eq. 6.6; Efron & Tibshirani 1993, eq. 14.15). 0 when every ``θ_(i)`` is equal.
+    """
+    t = np.asarray(jackknife, dtype=np.float64).ravel()
+    if t.size < 2 or not np.isfinite(t).all():
+        raise ValueError(
+            f"the jackknife needs at least two finite leave-one-out values, got {t.size} "
+            f"({int((~np.isfinite(t)).sum())} not finite)"
+        )
+    d = t.mean() - t
+    den = float((d**2).sum())
+    return 0.0 if den == 0 else float((d**3).sum() / (6.0 * den**1.5))
+
+
+def jackknife_sums(
+    sums: ArrayLike, statistic: Callable[[NDArray[np.float64]], ArrayLike]
+) -> NDArray[np.float64]:
+    """``statistic`` (as in :func:`bootstrap_sums`) with each user left out in turn: the
+    jackknife values ``θ_(u)`` of the summed columns minus user ``u``'s row, in one call
+    (users × ...); their :func:`jackknife_acceleration` is the BCa acceleration."""
+    s = np.asarray(sums, dtype=np.float64)
+    if s.ndim != 2 or s.shape[0] < 2:
+        raise ValueError(f"sums must be (users × columns) with at least two users, got {s.shape}")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(statistic(s.sum(axis=0)[None, :] - s), dtype=np.float64)
+
+
+def replicate_interval(
+    replicates: ArrayLike,
+    level: float = 0.95,
+    *,
+    point: float | None,
+    acceleration: float = 0.0,
+) -> tuple[float, float]:
+    r"""The interval read off the finite bootstrap ``replicates`` of a statistic whose value on
+    the data is ``point``: bias-corrected percentile (BC; BCa with an ``acceleration``).
+
+    Efron (1981, 1987; Efron & Tibshirani 1993, §14.3): ``z0 = Φ⁻¹(#{θ* < point} / B)``, ties
+    with the point counted half; with ``z = Φ⁻¹((1 + level)/2)`` the ends are the replicates'
+    quantiles (``numpy.quantile``, linear) at
+    ``Φ(z0 + (z0 ∓ z) / (1 − a (z0 ∓ z)))``, which for ``a = 0`` (BC) is ``Φ(2 z0 ∓ z)``.
+    Replicates centred on the point (``z0 = 0``, ``a = 0``) give the percentile interval; a
+    statistic whose replicates sit off its value (near a bound: a τ near 1, a difference of
+    them) gets its interval moved back, where the percentile interval would lean towards the
+    replicates' side. With the same replicates and acceleration, the ends are those of
+    ``scipy.stats.bootstrap(method="BCa")`` (``a`` from :func:`jackknife_acceleration`).
+
+    When no replicate lies on one side of the point (``z0`` infinite: the bias is beyond what
+    ``B`` replicates resolve), the interval is the hull of the point and the replicates, at any
+    level: never narrower than the evidence.
+
+    ``point=None`` reads the plain percentile interval, the ``(1 ∓ level)/2`` quantiles: only
+    for a band of the replicates' own spread where no point estimate exists (e.g. the spread of
+    τ over random masks, whose value is the replicates' mean).
+    """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
-    low, high = np.quantile(r, [(1 - level) / 2, (1 + level) / 2])
+    if not math.isfinite(acceleration):
+        raise ValueError(f"the acceleration must be finite, got {acceleration!r}")
+    r = _finite(replicates, point)
+    if r.size == 0:
+        raise ValueError("no finite replicate to read an interval from")
+    if point is None:
+        if acceleration:
+            raise ValueError("an acceleration needs the point estimate (point=...)")
+        low, high = np.quantile(r, [(1 - level) / 2, (1 + level) / 2])
+        return float(low), float(high)
+    point = float(point)
+    z0 = _bias_z0(r, point)
+    if not math.isfinite(z0):
+        return min(point, float(r.min())), max(point, float(r.max()))
+    z = float(special.ndtri((1 + level) / 2))
+    t = np.array([z0 - z, z0 + z])
+    levels = special.ndtr(z0 + t / (1 - acceleration * t))
+    low, high = np.quantile(r, levels)
     return float(low), float(high)
 
 

@@ -17,7 +17,7 @@ incomplete are random. The two-level bootstrap resamples both, in ``B`` replicat
 
 A group of one mask (a deterministic scheme) leaves only the users varying. The same user draws
 serve every mask and every statistic, so differences between statistics are paired. The
-percentile interval of the replicates (:func:`recmeta.metaeval.bootstrap.percentile_interval`)
+bias-corrected interval of the replicates (:func:`recmeta.metaeval.bootstrap.replicate_interval`)
 then carries both sources of variation, which an interval over the masks alone (a t interval of
 the per-mask values on the full set of users) does not.
 """

@@ -159,7 +159,7 @@ def _pop_random(r):
         t = user_table({d: (design_rows(r["fig2"], d), ["popularity", "random"])})
         ests[d], reps = boot_replicates(r, t, mean_difference(d, "popularity", "random"))
         parts[d] = sign_rule(ests[d], "positive", label=f"popularity − random under {d}")
-        p_pos[d], p_neg[d] = sign_pvalues(reps)
+        p_pos[d], p_neg[d] = sign_pvalues(reps, point=ests[d].value)
     if not parts:
         raise ValueError(f"the fig2 results hold none of the designs {', '.join(FIG2_DESIGNS)}")
     # shown: the design with the smallest lower bound

@@ -129,7 +129,7 @@ def _more_effective(r):
         est, reps = boot_replicates(r, t, _share_gap(x))
         label = f"share left by {x} − share left by UAR"
         parts[label] = sign_rule(est, "negative", label=label)
-        p_wrong[label], p_right[label] = sign_pvalues(reps)
+        p_wrong[label], p_right[label] = sign_pvalues(reps, point=est.value)
     if not parts:
         return absent_designs(f, ("U1R", "P1R", "1R", "UAR", "AR TI-NN")) or not_reproduced(
             "neither U1R nor P1R ran beside UAR in this profile"
@@ -151,7 +151,7 @@ def lift_parts(
             continue
         est, reps, label = got
         parts[label] = sign_rule(est, expected, label=label)
-        p_pos, p_neg = sign_pvalues(reps)
+        p_pos, p_neg = sign_pvalues(reps, point=est.value)
         p_right[label], p_wrong[label] = (
             (p_pos, p_neg) if expected == "positive" else (p_neg, p_pos)
         )

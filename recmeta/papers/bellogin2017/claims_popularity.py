@@ -66,7 +66,7 @@ def _is_ml1m(r: Mapping[str, Any]) -> bool:
     source="§6.2, Fig. 7",
     paper_value="grows",
     paper_dataset=ML1M,
-    rule="sign rule on Spearman's correlation of |R(i)| and |PR(i)|/|R(i)| over items (percentile "
+    rule="sign rule on Spearman's correlation of |R(i)| and |PR(i)|/|R(i)| over items (BC "
     "bootstrap over items)",
     needs=("dataset", "settings", "positive_ratio"),
 )
@@ -82,11 +82,11 @@ def _fig7(r):
     rx -= rx.mean(axis=1, keepdims=True)
     ry -= ry.mean(axis=1, keepdims=True)
     reps = (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
-    est = Estimate.from_samples(
+    est = Estimate.from_replicates(
+        float(rho),
         reps,
         s.level,
-        value=float(rho),
-        method=f"percentile bootstrap over {len(x)} items ({s.resamples} resamples), 95 %",
+        method=f"BC bootstrap over {len(x)} items ({s.resamples} resamples), 95 %",
     )
     return sign_rule(est, "positive", label="Spearman ρ")
 

@@ -1,7 +1,7 @@
 """The evidence behind the chapter's verdicts: protocol means with their uncertainty, and the
 small steps the claims share.
 
-Most estimates come from a percentile bootstrap over users (:func:`protocol_interval`): a user's
+Most estimates come from a bootstrap over users (BC interval) (:func:`protocol_interval`): a user's
 target sets in every split of a configuration stay together, and the protocol's average (over
 users in AR, over positive test ratings in 1R, over percentiles in P1R) is recomputed on each
 resample. Quantities measured once per split (ρ, eq. 4) get a Student t interval over the
@@ -102,13 +102,14 @@ def protocol_interval(
     what: str = "users",
     replicates: bool = False,
 ) -> Any:
-    """Percentile bootstrap over users of a statistic of protocol means.
+    """Bootstrap over users (BC interval) of a statistic of protocol means.
 
     ``statistic(get)`` computes the quantity from ``get(label, system)``, the protocol mean of
     ``system`` in configuration ``label`` (Σ_u S_u / Σ_u W_u from :func:`user_table`); it is
     evaluated on all users (the value) and on ``resamples`` replicates of the users drawn with
     replacement (:func:`recmeta.metaeval.bootstrap.bootstrap_sums`; the interval: their
-    ``(1 ± level)/2`` quantiles). Replicates in which a configuration has no set are skipped.
+    bias-corrected percentile interval, :meth:`Estimate.from_replicates`). Replicates in which a
+    configuration has no set are skipped.
     With ``replicates`` the finite replicates come back too: ``(estimate, replicates)``.
     """
     x = table.to_numpy(dtype=float)
@@ -126,11 +127,11 @@ def protocol_interval(
 
     value, reps = bootstrap.bootstrap_sums(x, on_sums, n_resamples=resamples, seed=seed)
     r = reps[np.isfinite(reps)]
-    est = Estimate.from_samples(
+    est = Estimate.from_replicates(
+        float(value),
         r,
         level,
-        value=float(value),
-        method=f"percentile bootstrap over {n} {what} ({len(r)} resamples), {level * 100:g} %",
+        method=f"BC bootstrap over {n} {what} ({len(r)} resamples), {level * 100:g} %",
     )
     return (est, r) if replicates else est
 

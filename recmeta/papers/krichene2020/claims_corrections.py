@@ -201,11 +201,11 @@ def _var_grows(r: Mapping[str, Any]) -> Outcome:
                     value = float(np.log(sd[k + 1] / sd[k]))
                 if not np.isfinite(value) or not np.isfinite(reps).all():
                     return not_reproduced(f"a standard deviation of {sy} on {m} is 0")
-                est = Estimate.from_samples(
+                est = Estimate.from_replicates(
+                    value,
                     reps,
                     s.level,
-                    value=value,
-                    method=f"log sd ratio, percentile bootstrap over {v.shape[1]} repetitions",
+                    method=f"log sd ratio, BC bootstrap over {v.shape[1]} repetitions",
                 )
                 parts[f"{m} {sy} {a} → {b}"] = SignPart.from_replicates(est, reps)
     return every_sign(parts, "positive", alpha=1 - s.level)

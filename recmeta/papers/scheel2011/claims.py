@@ -40,7 +40,7 @@ not graded).
 
 Uncertainty: on artificial data a normal interval from the spread over the repetitions
 (:func:`recmeta.papers.scheel2011.swaps.curve_difference`); on real data a bootstrap over users
-(:meth:`Estimate.bootstrap_mean`, :meth:`Estimate.bootstrap_diff`, or percentile intervals of
+(:meth:`Estimate.bootstrap_mean`, :meth:`Estimate.bootstrap_diff`, or BC intervals of
 user-resampled replicates for correlations); exact values for enumerations and identities.
 Claims on every setting or measure are conjunctions under Holm (:func:`recmeta.ledger.every_sign`),
 with one-sided p-values from the normal interval on artificial data and from bootstrap

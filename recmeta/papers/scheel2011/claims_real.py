@@ -2,7 +2,7 @@
 (sec. 2.2, sec. 4, Figs. 6–8), in the paper's order.
 
 Uncertainty: a bootstrap over users (:meth:`Estimate.bootstrap_mean`,
-:meth:`Estimate.bootstrap_diff`, or percentile intervals of user-resampled replicates for
+:meth:`Estimate.bootstrap_diff`, or BC intervals of user-resampled replicates for
 correlations and for the paired differences of "all measures agree", whose one-sided p-values
 :func:`~recmeta.metaeval.bootstrap.sign_pvalues` reads from the same replicates); exact values
 for identities.
@@ -145,10 +145,10 @@ def _correlation(
     x: np.ndarray, y: np.ndarray, users: np.ndarray, r: Mapping[str, Any], what: str
 ) -> Estimate:
     value, reps = pearson_over_users(x, y, users, n_resamples=int(r["n_boot"]), seed=int(r["seed"]))
-    return Estimate.from_samples(
+    return Estimate.from_replicates(
+        value,
         reps[np.isfinite(reps)],
-        value=value,
-        method=f"Pearson's r over all {what}; percentile interval of "
+        method=f"Pearson's r over all {what}; BC interval of "
         f"{reps.size} bootstrap resamples of the users, 95 %",
     )
 
@@ -254,11 +254,10 @@ def _(r):
             diff = (both[name] - both[other]).to_numpy()
             reps = paired_replicates(diff, int(r["n_boot"]), int(r["seed"]))
             key = f"{PAPER_METRICS[metric]}: {name} − {other}"
-            est = Estimate.from_samples(
+            est = Estimate.from_replicates(
+                float(diff.mean()),
                 reps,
-                value=float(diff.mean()),
-                method=f"paired bootstrap over {diff.size} users (percentile, {reps.size} "
-                "resamples), 95 %",
+                method=f"paired bootstrap over {diff.size} users (BC, {reps.size} resamples), 95 %",
             )
             parts[key] = SignPart.from_replicates(est, reps)
     out = every_sign(parts, "positive", label="the difference")

@@ -229,7 +229,7 @@ def _cutoff_share(
     paper_dataset="ML-1M",
     rule=(
         "threshold rule (most): the share of pairs of cut-offs (all metrics) with τ > 0.85, minus "
-        "0.5, lies wholly above 0 (percentile bootstrap interval over users); a level of ML-1M, "
+        "0.5, lies wholly above 0 (BC bootstrap interval over users); a level of ML-1M, "
         "graded on ML-1M only"
     ),
     needs=("system_means", "boot_means", "measures", "metrics", "cutoffs", "degenerate", "dataset"),

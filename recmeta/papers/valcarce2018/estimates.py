@@ -2,8 +2,9 @@
 
 Robustness curves (Figs. 2–3, 6–7) and the mean τ over shares with its interval; DP (Figs. 4
 and 8, Table 3) with a bootstrap spread; τ among measures (Figs. 1 and 5) with a bootstrap over
-users; and :func:`summary`, one row per metric at the deepest cut-off. Every interval is a
-percentile interval over bootstrap replicates (the replicates
+users; and :func:`summary`, one row per metric at the deepest cut-off. Every interval is the
+bias-corrected percentile (BC) interval of bootstrap replicates
+(:func:`recmeta.metaeval.bootstrap.replicate_interval`; the replicates
 :func:`recmeta.papers.valcarce2018.study.analyse` drew): resamples of the evaluated users, and
 for the random sparsity masks the two-level bootstrap over users and masks
 (:class:`recmeta.metaeval.two_level.TwoLevel`). A statement about a minimum or maximum over
@@ -24,7 +25,7 @@ import pandas as pd
 
 from ...ledger import Estimate, SignPart
 from ...metaeval import agreement
-from ...metaeval.bootstrap import percentile_interval
+from ...metaeval.bootstrap import replicate_interval
 from .values import LABELS, PAPER_PAIRS, PAPER_TABLE3
 
 __all__ = [
@@ -47,7 +48,7 @@ __all__ = [
 
 
 def sparsity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.DataFrame:
-    """Mean τ over the random masks of each share, with the percentile band of its two-level
+    """Mean τ over the random masks of each share, with the BC band of its two-level
     bootstrap over users and masks (Figs. 2 and 6; ``sparsity_boot``)."""
     f = results["sparsity"]
     boot = results["sparsity_boot"]  # B × shares × measures
@@ -56,13 +57,14 @@ def sparsity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.DataF
     rows = []
     for (measure, share), part in f.groupby(["measure", "share"], sort=False):
         reps = boot[:, shares.index(share), measures.index(measure)]
+        tau = float(part["tau"].mean())
         finite = np.isfinite(reps).any()
-        low, high = percentile_interval(reps, level) if finite else (np.nan, np.nan)
+        low, high = replicate_interval(reps, level, point=tau) if finite else (np.nan, np.nan)
         rows.append(
             {
                 "measure": measure,
                 "share": share,
-                "tau": float(part["tau"].mean()),
+                "tau": tau,
                 "low": low,
                 "high": high,
                 "samples": len(part),
@@ -72,7 +74,7 @@ def sparsity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.DataF
 
 
 def popularity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.DataFrame:
-    """τ of each popularity mask, with a percentile band over the bootstrap resamples of users
+    """τ of each popularity mask, with a BC band over the bootstrap resamples of users
     (Figs. 3 and 7)."""
     f = results["popularity"]
     boot = results["popularity_boot"]
@@ -82,7 +84,7 @@ def popularity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.Dat
     for r in f.itertuples(index=False):
         reps = boot[:, r.mask, measures.index(r.measure)]
         finite = np.isfinite(reps).any()
-        low, high = percentile_interval(reps, level) if finite else (np.nan, np.nan)
+        low, high = replicate_interval(reps, level, point=r.tau) if finite else (np.nan, np.nan)
         rows.append(
             {
                 "measure": r.measure,
@@ -99,7 +101,7 @@ def popularity_curves(results: Mapping[str, Any], level: float = 0.95) -> pd.Dat
 @dataclass(frozen=True)
 class Draws:
     """A quantity's value with its bootstrap replicates (over users; for the random sparsity
-    masks, over users and masks): a percentile interval (:func:`draws_estimate`) and one-sided
+    masks, over users and masks): a BC interval (:func:`draws_estimate`) and one-sided
     p-values (:func:`sign_part`)."""
 
     value: float
@@ -116,17 +118,17 @@ def sign_part(d: Draws, shift: float = 0.0) -> SignPart:
 def boot_estimate(
     value: float, replicates: np.ndarray, what: str, *, floor: float | None = None
 ) -> Estimate:
-    """``value`` with the percentile interval of its bootstrap replicates over users."""
+    """``value`` with the BC interval of its bootstrap replicates over users."""
     reps = np.asarray(replicates, dtype=float)
     reps = reps[np.isfinite(reps)]
     if floor is not None:
         reps = np.maximum(reps, floor)
     if reps.size < 2:
         return Estimate.point(value, f"{what}; no bootstrap interval")
-    return Estimate.from_samples(
+    return Estimate.from_replicates(
+        value,
         reps,
-        value=value,
-        method=f"{what}; percentile interval over {reps.size} bootstrap resamples of users, 95 %",
+        method=f"{what}; BC interval over {reps.size} bootstrap resamples of users, 95 %",
     )
 
 
@@ -176,8 +178,8 @@ def robustness_estimate(
     """Robustness of a measure to a bias: the mean τ over the shares (the area under the curve
     divided by its width), or τ at one ``share`` (sparsity only).
 
-    ``bias="sparsity"``: a percentile interval over the two-level bootstrap of users and random
-    masks; ``bias="popularity"``: a percentile interval over bootstrap resamples of users.
+    ``bias="sparsity"``: a BC interval over the two-level bootstrap of users and random
+    masks; ``bias="popularity"``: a BC interval over bootstrap resamples of users.
     ``measure`` may be a function of a mapping measure → value, e.g. a difference
     ``lambda v: v["nDCG@100"] - v["nDCG@5"]``, evaluated per sample and per replicate.
     """
@@ -185,8 +187,7 @@ def robustness_estimate(
 
 
 def draws_estimate(d: Draws) -> Estimate:
-    """The estimate of :class:`Draws`: its value with the percentile interval of its
-    replicates."""
+    """The estimate of :class:`Draws`: its value with the BC interval of its replicates."""
     return boot_estimate(d.value, d.draws, d.what)
 
 
@@ -249,7 +250,7 @@ def tau_stat_estimate(
     what: str,
     matrices: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Estimate:
-    """``fn`` of the τ matrix (among ``measures``) with the percentile interval of its bootstrap
+    """``fn`` of the τ matrix (among ``measures``) with the BC interval of its bootstrap
     replicates over users. Not for a minimum or maximum over the matrix: test such a statement
     part by part (:func:`tau_pair_parts`)."""
     value, reps = matrices if matrices is not None else tau_matrices(results, measures)
@@ -315,7 +316,7 @@ def dp_estimate(
     scale: float = 1.0,
     floor: float | None = None,
 ) -> Estimate:
-    """:func:`dp_draws` as an estimate with the percentile interval of the replicates (each
+    """:func:`dp_draws` as an estimate with the BC interval of the replicates (each
     replicate raised to ``floor`` first, e.g. 0: a DP is never negative)."""
     d = dp_draws(results, fn, what, scale=scale)
     return boot_estimate(d.value, d.draws, d.what, floor=floor)

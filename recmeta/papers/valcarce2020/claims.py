@@ -13,7 +13,7 @@ reads the chapter's results (:meth:`~.study.Results.ledger_inputs`) through :mod
 Readings, stated once:
 
 - *Robustness* of a metric under a scheme is the area under its τ curve (mean τ over the
-  shares, trapezoid rule). Its interval is the percentile interval of a two-level bootstrap
+  shares, trapezoid rule). Its interval is the BC interval of a two-level bootstrap
   (:mod:`.uncertainty`): the users resampled, and for the random schemes the masks of each
   share too; the deterministic schemes (popular items, largest users) resample the users, as
   the chapter on Valcarce et al. (2018) does for the same scheme.
@@ -292,7 +292,7 @@ def _(r):
         reps = TAU_SOME_BELOW - tb.reps["mean"][:, a, b]
         reps = reps[np.isfinite(reps)]
         parts[key] = boot_estimate(TAU_SOME_BELOW - float(tb.point["mean"][a, b]), reps, key)
-        below, above = sign_pvalues(reps)
+        below, above = sign_pvalues(reps, point=parts[key].value)
         p_exp[key], p_opp[key] = below, above
     return some(parts, p_exp, p_opp, what=f"pairs of metrics shown below τ = {TAU_SOME_BELOW:g}")
 
@@ -414,7 +414,7 @@ def _(r):
     rule="sign rule on c(hard) − c(easy), expected negative: c = log(mean DP of nDCG and ERR ÷ "
     "mean DP of the seven binary metrics) on the users below (hard) and above (easy) the "
     "median test profile, equal halves (paired t-test DP, each p-value floored at 1/(B + 1) "
-    "for the chapter's B permutations; percentile interval of a bootstrap of the users within "
+    "for the chapter's B permutations; BC interval of a bootstrap of the users within "
     "each half). The paper compares collections; the chapter compares the users of one",
     paper_value="graded metrics gain with more hard users",
     paper_dataset=ALL_DATASETS,

@@ -63,14 +63,14 @@ def with_note(out: Outcome, note: str) -> Outcome:
 
 
 def boot_estimate(point: float, reps: np.ndarray, what: str, how: str | None = None) -> Estimate:
-    """The point value with the percentile interval of bootstrap replicates (over users, unless
-    ``how`` says otherwise)."""
+    """The point value with the bias-corrected (BC) interval of its bootstrap replicates (over
+    users, unless ``how`` says otherwise; :meth:`Estimate.from_replicates`)."""
     r = np.asarray(reps, dtype=np.float64)
     r = r[np.isfinite(r)]
     if r.size < 2:
         return Estimate.point(point, f"{what}: too few finite bootstrap replicates for an interval")
-    how = how or f"percentile interval of {r.size} bootstrap replicates over users, {LEVEL:.0%}"
-    return Estimate.from_samples(r, LEVEL, value=float(point), method=f"{what}: {how}")
+    how = how or f"BC interval of {r.size} bootstrap replicates over users, {LEVEL:.0%}"
+    return Estimate.from_replicates(float(point), r, LEVEL, method=f"{what}: {how}")
 
 
 _SUMMARY: list[tuple[Any, dict[tuple[str, str], dict[str, float]]]] = []  # the last few
@@ -97,10 +97,7 @@ def boot_how(r: Mapping[str, Any], *schemes: str) -> str:
     cr = r["curve_reps"]
     random = [s for s in schemes if not cr.deterministic(s)]
     masks = f", and the masks of {', '.join(random)} at each share" if random else ""
-    return (
-        f"percentile interval of {cr.n_boot} bootstrap replicates (users resampled{masks}), "
-        f"{LEVEL:.0%}"
-    )
+    return f"BC interval of {cr.n_boot} bootstrap replicates (users resampled{masks}), {LEVEL:.0%}"
 
 
 def area_replicates(
@@ -160,7 +157,7 @@ def signs(
     come from :func:`recmeta.metaeval.bootstrap.sign_pvalues`."""
     outs, p_exp, p_opp = {}, {}, {}
     for k, (est, reps) in parts.items():
-        pos, neg = sign_pvalues(np.asarray(reps)[np.isfinite(reps)])
+        pos, neg = sign_pvalues(np.asarray(reps)[np.isfinite(reps)], point=est.value)
         outs[k] = sign_rule(est, expected, label=label(k))  # type: ignore[arg-type]
         p_exp[k], p_opp[k] = (pos, neg) if expected == "positive" else (neg, pos)
     return outs, p_exp, p_opp
@@ -191,7 +188,7 @@ def bulk_tau(tb: TauReplicates, aggregate: str, exclude: Iterable[str]) -> dict[
 def tau_stat(
     tb: TauReplicates, aggregate: str, fn: Callable[[np.ndarray], np.ndarray], what: str
 ) -> Estimate:
-    """``fn`` of the τ matrix among metrics (vectorised over leading axes) with the percentile
+    """``fn`` of the τ matrix among metrics (vectorised over leading axes) with the BC
     interval of its bootstrap replicates over users."""
     return boot_estimate(float(fn(tb.point[aggregate][None])[0]), fn(tb.reps[aggregate]), what)
 
@@ -221,7 +218,7 @@ def fig4(
     r: Mapping[str, Any], transform: Callable[..., Any], target: float = 0.5
 ) -> tuple[float, dict[str, Estimate]]:
     """Fig. 4 at the share nearest ``target`` (one half): per metric,
-    ``|transform(value, full, share)|`` of its mean over the systems, with the percentile
+    ``|transform(value, full, share)|`` of its mean over the systems, with the BC
     interval of the same quantity in the two-level bootstrap of users and masks
     (:attr:`~.uncertainty.CurveReplicates.level`; the full test set's mean recomputed on each
     replicate's users)."""

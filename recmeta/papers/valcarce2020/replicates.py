@@ -163,7 +163,7 @@ def dp_estimate(
 ) -> Estimate:
     """DP of ``metric`` (or DP(metric) − DP(minus)) with its interval.
 
-    The value is the permutation-test DP. The interval is the percentile interval of the
+    The value is the permutation-test DP. The interval is the BC interval of the
     bootstrap replicates over users (:func:`dp_replicates`, paired across metrics) placed around
     the value, ``value + (replicate − base)`` (resampling adds noise to a difference near zero,
     which biases replicate p-values low; shifting by the replicates' own base keeps their
@@ -175,7 +175,7 @@ def dp_estimate(
     value = float(dp[metric] - (dp[minus] if minus else 0.0))
     r = value + (r[np.isfinite(r)].to_numpy() - b)
     widen = float(mc[metric] + (mc[minus] if minus else 0.0))
-    lo, hi = np.quantile(r, [(1 - level) / 2, (1 + level) / 2]) if r.size else (value, value)
+    lo, hi = bootstrap.replicate_interval(r, level, point=value) if r.size else (value, value)
     lo, hi = float(lo) - widen, float(hi) + widen
     if minus is None:
         lo, hi = max(lo, 0.0), max(hi, 0.0)
@@ -183,7 +183,7 @@ def dp_estimate(
         value,
         lo,
         hi,
-        f"percentile interval of {r.size} bootstrap replicates over users (paired "
+        f"BC interval of {r.size} bootstrap replicates over users (paired "
         f"t-test p-values, centred on the permutation DP), widened by the Monte-Carlo "
         f"error of the p-values, {level:.0%}",
     )

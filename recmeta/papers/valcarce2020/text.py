@@ -92,8 +92,8 @@ def arith_geo(results: Results, inputs: Mapping[str, Any]) -> str:
     and how GF1 relates to the other geometric metrics here."""
     tb = inputs["tau_among"]
     est = {
-        m: Estimate.from_samples(
-            tb.arith_geo_reps[:, i][np.isfinite(tb.arith_geo_reps[:, i])], value=tb.arith_geo[i]
+        m: Estimate.from_replicates(
+            tb.arith_geo[i], tb.arith_geo_reps[:, i][np.isfinite(tb.arith_geo_reps[:, i])]
         )
         for i, m in enumerate(tb.metrics)
     }

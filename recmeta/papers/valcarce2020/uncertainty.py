@@ -17,8 +17,9 @@ vary: the bootstrap of Valcarce et al. (2018)'s chapter for the same scheme. The
 mask draws serve every metric and both means, so differences between metrics are paired.
 
 An area (:meth:`CurveReplicates.area`) is the trapezoid mean of a replicate's points
-(:func:`~.curves.trapezoid_weights`); its interval is the percentile interval of the replicates
-(:func:`recmeta.metaeval.bootstrap.percentile_interval`).
+(:func:`~.curves.trapezoid_weights`); its interval is the bias-corrected percentile (BC)
+interval of the replicates about the observed area
+(:func:`recmeta.metaeval.bootstrap.replicate_interval`).
 """
 
 from __future__ import annotations
