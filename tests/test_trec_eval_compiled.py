@@ -12,8 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recmeta.metrics import TrecFormatError, qrels_columns, run_columns, trec_eval
-from recmeta.metrics import _te_compiled, _te_kernel, _trec_eval
+from recmeta.metrics import (
+    TrecFormatError,
+    _te_compiled,
+    _te_kernel,
+    _trec_eval,
+    _trec_output,
+    qrels_columns,
+    run_columns,
+    trec_eval,
+)
 from recmeta.metrics._te_compiled import kernel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +37,10 @@ def _write(folder: Path, seed: int) -> tuple[Path, Path]:
         if t % 7:
             ranked = rng.choice(40, size=rng.integers(1, 30), replace=False)
             scores = rng.integers(0, 5, size=len(ranked))  # many ties
-            run += [f"{t} Q0 d{d} {i} {s} tag{t}\n" for i, (d, s) in enumerate(zip(ranked, scores))]
+            run += [
+                f"{t} Q0 d{d} {i} {s} tag{t}\n"
+                for i, (d, s) in enumerate(zip(ranked, scores, strict=True))
+            ]
     (folder / "q").write_text("".join(qrels))
     (folder / "r").write_text("".join(run))
     return folder / "q", folder / "r"
@@ -127,7 +138,7 @@ def _number_texts(rng: np.random.Generator, n: int) -> list[str]:
     for _ in range(n):
         form = rng.integers(7)
         if form == 0:
-            out.append(str(int(rng.integers(-10**6, 10**6))))
+            out.append(str(int(rng.integers(-(10**6), 10**6))))
         elif form == 1:
             out.append(f"{rng.random():.{rng.integers(1, 9)}f}")
         elif form == 2:
@@ -137,8 +148,10 @@ def _number_texts(rng: np.random.Generator, n: int) -> list[str]:
             out.append(f"{rng.choice(['', '-', '+'])}{digits[:3]}.{digits[3:]}")
         elif form == 4:
             mantissa = rng.choice(["1", "12.5", ".5", "7.", "0", "00012", "9007199254740993"])
-            out.append(f"{mantissa}{rng.choice(['e', 'E'])}{rng.choice(['', '+', '-'])}"
-                       f"{rng.integers(0, 400)}")
+            out.append(
+                f"{mantissa}{rng.choice(['e', 'E'])}{rng.choice(['', '+', '-'])}"
+                f"{rng.integers(0, 400)}"
+            )
         elif form == 5:
             out.append(str(rng.choice(["inf", "-Infinity", "+INF", "-0", "0.0", "-0e5"])))
         else:
@@ -217,7 +230,7 @@ def test_json_is_streamed_as_json_dump_writes_it(tmp_path, monkeypatch):
     result = trec_eval(qrels_columns(q), run_columns(r), ["all_trec"], complete=True)
     result.values["map"][0] = np.nan  # a 0/0, printed -nan by trec_eval
     for size in (1, 7, 4096):
-        monkeypatch.setattr(_trec_eval, "JSON_RECORDS_PER_CHUNK", size)
+        monkeypatch.setattr(_trec_output, "JSON_RECORDS_PER_CHUNK", size)
         for query, summary in ((True, True), (False, True), (True, False), (False, False)):
             chunks = list(result.json_chunks(query, summary))
             want = json.dumps(result.records(query, summary), indent=1)
