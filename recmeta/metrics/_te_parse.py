@@ -3,11 +3,13 @@
 :func:`parse_trec` reads a qrels or run file (a ``uint8`` array, usually a memory map) in one
 pass, as trec_eval's ``get_qrels.c`` and ``get_trec_results.c`` split it: fields are separated by
 ASCII whitespace (C's ``isspace``), blank lines and lines whose first field starts with ``#`` are
-skipped. Id fields are interned to integer codes (one hash table, FNV-1a); numeric fields are
-checked against Python's ``float`` grammar less NaN and ``_`` separators, and converted here
-when one rounding gives the exact result (Clinger 1990: at most 2**53 as an integer mantissa,
-a power of ten at most 1e22), else left to Python (``float``) by their position. The messages
-are composed by :mod:`._trec_files` from the codes returned here.
+skipped. Id fields are interned to integer codes: one open-addressing table for every id
+column, slots by splitmix64's finalizer (Steele et al. 2014); a key of up to 8 bytes is compared
+as one integer, a longer one by its FNV-1a hash, then by its bytes, kept in a buffer of their
+own. Numeric fields are checked against Python's ``float`` grammar less NaN and ``_``
+separators, and converted here when one rounding gives the exact result (Clinger 1990: at most
+2**53 as an integer mantissa, a power of ten at most 1e22), else left to Python (``float``) by
+their position. The messages are composed by :mod:`._trec_files` from the codes returned here.
 """
 
 from __future__ import annotations
