@@ -176,34 +176,14 @@ def _grown(array, size):
 
 
 @njit(**_JIT)
-def _scan(
-    data,
-    kinds,
-    more,
-    slot,
-    state,
-    codes,
-    values,
-    status,
-    last,
-    bad,
-    slow,
-    table,
-    key_start,
-    key_end,
-    key_column,
-    key_code,
-    key_hash,
-    key_tag,
-    key_off,
-    kbuf,
-    per_column,
-    prev,
-):
+def _scan(data, kinds, more, slot, state, codes, values, status, last, bad, slow, keys, prev):
     """The lines from ``state`` (byte, row, line, keys, slow numbers, bytes of the keys) on,
     until the end (0), a field-count error (1), or a line that needs more room in a buffer
     (2: ``state`` is left at that line's start, with the key bytes it needs). The buffers are
-    never reallocated here: a loop that may reassign its arrays ran about twice slower."""
+    never reallocated here: a loop that may reassign its arrays ran about twice slower.
+    ``keys`` holds the table of ids and its buffers, in :func:`parse_trec`'s order."""
+    table, key_start, key_end, key_column, key_code = keys[0], keys[1], keys[2], keys[3], keys[4]
+    key_hash, key_tag, key_off, kbuf, per_column = keys[5], keys[6], keys[7], keys[8], keys[9]
     ncols = kinds.shape[0]
     starts = np.empty(ncols, dtype=np.int64)
     ends = np.empty(ncols, dtype=np.int64)
@@ -367,6 +347,8 @@ def parse_trec(data, kinds, more):
     prev = np.full((max(n_id, 1), 3), -1, dtype=np.int64)  # previous row's start, end, code
     state = np.zeros(6, dtype=np.int64)  # byte, row, line, keys, slow numbers, key bytes
     while True:
+        ids = (table, key_start, key_end, key_column, key_code, key_hash, key_tag, key_off)
+        keys = ids + (kbuf, per_column)
         how = _scan(
             data,
             kinds,
@@ -379,16 +361,7 @@ def parse_trec(data, kinds, more):
             last,
             bad,
             slow,
-            table,
-            key_start,
-            key_end,
-            key_column,
-            key_code,
-            key_hash,
-            key_tag,
-            key_off,
-            kbuf,
-            per_column,
+            keys,
             prev,
         )
         if how != 2:

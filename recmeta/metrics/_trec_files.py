@@ -11,7 +11,6 @@ readers that give frames import pandas when called.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from os import PathLike
@@ -237,29 +236,13 @@ def qrels_frame(path: str | PathLike) -> pd.DataFrame:
 def run_frame(path: str | PathLike, rank: bool = True, tags: bool = True) -> pd.DataFrame:
     """A run file as system, user, item (categoricals), rank, score; without ``rank`` the
     rank field is neither read nor checked (trec_eval skips it); without ``tags`` the tags are
-    left out (:func:`last_tag` gives trec_eval's run id)."""
+    left out (:func:`run_columns` gives trec_eval's run id, the last line's tag)."""
     import pandas as pd
 
     skip = (() if rank else (3,)) + (() if tags else (5,))
     raw = _read_table(path, "run", skip).columns
     cols = {"system": 5, "user": 0, "item": 2, "rank": 3, "score": 4}
     return pd.DataFrame({k: _frame_column(raw[c]) for k, c in cols.items() if c in raw})
-
-
-def last_tag(path: str | PathLike) -> str | None:
-    """The tag of a run file's last line (trec_eval's run id), read from the file's end."""
-    if str(path) == "-":
-        return None
-    with open(path, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        fh.seek(max(size - (1 << 16), 0))
-        tail = fh.read().decode("utf-8", errors="replace").splitlines()
-    for line in reversed(tail[1:] if size > 1 << 16 else tail):
-        parts = line.split()
-        if parts and not parts[0].startswith("#"):
-            return parts[5] if len(parts) > 5 else None
-    return None
 
 
 def _as_text(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
