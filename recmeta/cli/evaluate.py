@@ -26,7 +26,6 @@ name is used; ``--format`` overrides.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -247,8 +246,9 @@ def _run_trec(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     query = args.query or args.per_user
-    if args.format == "json":
-        json.dump(result.records(query, not args.nosummary), sys.stdout, indent=1)
+    if args.format == "json":  # streamed, as the text is
+        for chunk in result.json_chunks(query, not args.nosummary):
+            sys.stdout.write(chunk)
         sys.stdout.write("\n")
     else:
         result.write(sys.stdout, query, not args.nosummary)
@@ -273,6 +273,8 @@ def _run_table(args: argparse.Namespace) -> int:
     table = pd.concat(frames, ignore_index=True)[["system", "metric", "user", "value"]]
     table["user"] = table["user"].astype(str)
     if args.format == "json":
+        import json
+
         json.dump(table.to_dict(orient="records"), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0

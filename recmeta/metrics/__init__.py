@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from ._trec_files import (
         TrecColumns,
         TrecFormatError,
-        last_tag,
         qrels_columns,
         qrels_frame,
         read_qrels,
@@ -96,7 +95,6 @@ _HOME = {
     "trec_eval": "_trec_eval",
     "TrecColumns": "_trec_files",
     "TrecFormatError": "_trec_files",
-    "last_tag": "_trec_files",
     "qrels_columns": "_trec_files",
     "qrels_frame": "_trec_files",
     "read_qrels": "_trec_files",
@@ -133,7 +131,6 @@ __all__ = [
     "run_columns",
     "TrecColumns",
     "run_frame",
-    "last_tag",
     "MEASURES",
     "Measure",
     "text_order",

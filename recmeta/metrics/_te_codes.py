@@ -49,3 +49,11 @@ NONPOOL = -1  # RELVALUE_NONPOOL: retrieved, not in the qrels
 UNJUDGED = -2  # RELVALUE_UNJUDGED: in the qrels with a negative grade
 MIN_GEO_MEAN = 1e-5
 INFAP_EPSILON = 1e-5
+
+# ------------------------------------------------------------------ the reader (._te_parse)
+#: field kinds given to :func:`._te_parse.parse_trec`, one per column
+SKIP, ID, NUMBER = 0, 1, 2
+#: its error codes (``status[S_ERROR]``)
+OK, FIELD_COUNT, NOT_A_NUMBER, EMPTY = 0, 1, 2, 3
+#: the slots of its ``status``
+S_ERROR, S_LINE, S_GOT, S_START, S_END, S_COLUMN, S_ROWS, S_SLOW = range(8)

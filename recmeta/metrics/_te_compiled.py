@@ -1,11 +1,12 @@
-"""The compiled trec_eval pass (:mod:`._te_kernel`) as a plain extension module.
+"""The compiled trec_eval pass (:mod:`._te_kernel`) and TREC reader as a plain extension module.
 
 Importing numba and loading its on-disk cache costs about half a CPU second and 90 MB at every
 start, which is more than trec_eval spends on a 600,000-line run. So :func:`kernel` compiles
 the pass's two entry points (:func:`._te_kernel.res_rels`, :func:`._te_kernel.topic_values`)
-ahead of time with ``numba.pycc`` into an extension module, once per version of the kernel's
-source (a hash of the source files and numpy's version names the module), and every
-later process imports that module with numpy alone. The functions compiled are the JIT's own,
+and the reader of TREC files (:func:`._te_parse.parse_trec`) ahead of time with
+``numba.pycc`` into an extension module, once per version of the kernel's source (a hash of
+the source files and numpy's version names the module), and every later process imports that
+module with numpy alone. The functions compiled are the JIT's own,
 with the argument types written below (:data:`SIGNATURES`), so there is one implementation.
 
 The module lives in ``$NUMBA_CACHE_DIR/recmeta`` when that is set, else in the package's
@@ -13,26 +14,26 @@ The module lives in ``$NUMBA_CACHE_DIR/recmeta`` when that is set, else in the p
 warning naming the cause), the JIT functions are used: same values, slower start-up.
 ``numba.pycc`` has been "pending deprecation" since numba 0.57 (a replacement is announced, not
 released); if a release drops it, the import fails and the JIT is used, with the warning. What
-it costs to keep: :data:`SIGNATURES` must follow the two functions' arguments (a change of type
+it costs to keep: :data:`SIGNATURES` must follow the three functions' arguments (a change of type
 or order fails the build, or the call, loudly; ``tests/test_trec_eval_compiled.py`` compares
 the two paths' output).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import os
 import shutil
 import warnings
+import zlib
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 #: the files whose content the compiled module depends on
-SOURCES = ("_te_kernel.py", "_te_parts.py", "_te_codes.py", "_te_compiled.py")
+SOURCES = ("_te_kernel.py", "_te_parts.py", "_te_codes.py", "_te_parse.py", "_te_compiled.py")
 
 _I64 = "int64[::1]"
 _I32 = "int32[::1]"
@@ -46,6 +47,10 @@ SIGNATURES = {
         f"float64[:, ::1]({_I64}, {_I64}, int64[:, ::1], {_I64}, {_I64}, {_I64}, int64, "
         f"{_I64}, {_I64}, {_I64}, int64, {_I64}, float64[::1], {_I64}, {_I64}, float64[::1], "
         "boolean, int64)"
+    ),
+    "parse_trec": (
+        f"Tuple(({_I64}, int32[:, ::1], float64[:, ::1], {_I64}, {_I64}, {_I64}, int64[:, ::1], "
+        f"int64[:, ::1]))(uint8[::1], {_I64}, boolean)"
     ),
 }
 
@@ -61,18 +66,18 @@ def cache_folder() -> Path:
 
 
 def module_name() -> str:
-    """``_te_pass_<hash>``: the hash of :data:`SOURCES` and numpy's version (the module uses
-    numpy's C interface and nothing of numba's; the file name carries Python's ABI)."""
+    """``_te_pass_<hash>``: CRC-32 and Adler-32 of :data:`SOURCES` and numpy's version (the
+    module uses numpy's C interface and nothing of numba's; the file name carries Python's
+    ABI). zlib's checksums, not hashlib's: importing hashlib costs more than the rest of this
+    module."""
     import numpy as np
 
-    digest = hashlib.sha256(np.__version__.encode())
-    for name in SOURCES:
-        digest.update((HERE / name).read_bytes())
-    return f"_te_pass_{digest.hexdigest()[:16]}"
+    blob = np.__version__.encode() + b"".join((HERE / name).read_bytes() for name in SOURCES)
+    return f"_te_pass_{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}"
 
 
 def _build(name: str, folder: Path) -> Path:
-    """Compile the two entry points into ``folder/name<suffix>`` (written atomically)."""
+    """Compile the three entry points into ``folder/name<suffix>`` (written atomically)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba.pycc's pending-deprecation notice
         from numba.pycc import CC
@@ -109,8 +114,8 @@ def _load(name: str, path: Path) -> ModuleType:
 
 @cache
 def kernel() -> ModuleType:
-    """A module with ``res_rels`` and ``topic_values``: the compiled extension (built on first
-    use), else :mod:`._te_kernel` itself (numba's JIT)."""
+    """A module with ``res_rels``, ``topic_values`` and ``parse_trec``: the compiled extension
+    (built on first use), else :mod:`._te_kernel` itself (numba's JIT)."""
     name = module_name()
     folder = cache_folder()
     path = folder / (name + importlib.machinery.EXTENSION_SUFFIXES[0])

@@ -56,6 +56,7 @@ from ._te_codes import (
     UTILITY,
     P,
 )
+from ._te_parse import parse_trec  # noqa: F401 - the reader, compiled with the pass
 from ._te_parts import (
     _JIT,
     _counts,

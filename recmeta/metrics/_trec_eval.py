@@ -42,9 +42,9 @@ A topic whose grades are all negative makes trec_eval read memory it did not set
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, TextIO
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -61,7 +61,6 @@ from ._trec_names import (
     OTHER_FORMATS,
     TREC_EVAL_VERSION,
     TREC_EVAL_VERSIONS,
-    Row,
     TrecEvalError,
     _Block,
     _check_version,
@@ -70,6 +69,7 @@ from ._trec_names import (
     is_trec_name,
     trec_rows,
 )
+from ._trec_output import TrecEvaluation
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,125 +87,6 @@ __all__ = [
     "OTHER_FORMATS",
     "is_trec_name",
 ]
-
-
-# ------------------------------------------------------------------------------- evaluation
-#: topics whose lines :meth:`TrecEvaluation.chunks` formats at a time (about 1 MB of text under
-#: ``all_trec``)
-TOPICS_PER_CHUNK = 128
-
-
-@dataclass
-class TrecEvaluation:
-    """Per-topic values and summary of one run, as trec_eval computes and prints them."""
-
-    rows: list[Row]
-    queries: list[str]  # evaluated topics, in trec_eval's order
-    values: dict[str, np.ndarray | list[str]]  # row name -> value per evaluated topic
-    summary: dict[str, float | str]  # row name -> summary value (relstring has none)
-    run_id: str
-    skipped: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)
-    version: str = TREC_EVAL_VERSION
-
-    def _per_topic(self) -> list[Row]:
-        return [row for row in self.rows if row.kind not in ("runid", "num_q", "gm")]
-
-    def chunks(self, query: bool = False, summary: bool = True) -> Iterator[str]:
-        """trec_eval's output, made as it is read: the per-topic lines (if ``query``) of
-        :data:`TOPICS_PER_CHUNK` topics at a time, then the summary (if ``summary``)."""
-        if query:
-            rows = self._per_topic()
-            heads = [f"{row.name:<22}\t" for row in rows]
-            for a in range(0, len(self.queries), TOPICS_PER_CHUNK):
-                b = a + TOPICS_PER_CHUNK
-                cells = [_cells(row, self.values[row.name][a:b]) for row in rows]
-                yield "".join(
-                    f"{head}{qid}\t{col[q]}\n"
-                    for q, qid in enumerate(self.queries[a:b])
-                    for head, col in zip(heads, cells, strict=True)
-                )
-        if summary:
-            yield "".join(
-                _line(row, "all", self.summary[row.name]) + "\n"
-                for row in self.rows
-                if row.kind != "relstring"
-            )
-
-    def write(self, out: TextIO, query: bool = False, summary: bool = True) -> None:
-        """Write the output to ``out`` chunk by chunk (:meth:`chunks`): the whole text is never
-        held in memory."""
-        for chunk in self.chunks(query, summary):
-            out.write(chunk)
-
-    def lines(self, query: bool = False, summary: bool = True) -> list[str]:
-        """trec_eval's output lines (without newlines): per topic if ``query``, then summary."""
-        return [line for chunk in self.chunks(query, summary) for line in chunk.splitlines()]
-
-    def text(self, query: bool = False, summary: bool = True) -> str:
-        """The output of trec_eval: :meth:`lines`, each ended by a newline."""
-        return "".join(self.chunks(query, summary))
-
-    def records(self, query: bool = False, summary: bool = True) -> list[dict]:
-        """The same values as :meth:`lines`, as records (measure, query, value)."""
-        out = []
-        if query:
-            rows = self._per_topic()
-            for q, qid in enumerate(self.queries):
-                for row in rows:
-                    out.append(
-                        {
-                            "measure": row.name,
-                            "query": qid,
-                            "value": _plain(row, self.values[row.name][q]),
-                        }
-                    )
-        if summary:
-            for row in self.rows:
-                if row.kind != "relstring":
-                    out.append(
-                        {
-                            "measure": row.name,
-                            "query": "all",
-                            "value": _plain(row, self.summary[row.name]),
-                        }
-                    )
-        return out
-
-
-def _plain(row: Row, value: float | str) -> float | int | str | None:
-    if row.kind in ("runid", "relstring"):
-        return value
-    if row.kind in ("count", "num_q"):
-        return int(value)
-    x = float(value)
-    return None if math.isnan(x) else x
-
-
-def _float(value: float) -> str:
-    """C's ``%6.4f``; a NaN from 0.0/0.0 carries the sign bit on x86-64, so glibc prints -nan."""
-    if math.isnan(value):
-        return f"{'-nan':>6}"
-    return f"{value:6.4f}"
-
-
-def _cells(row: Row, values: np.ndarray | list[str]) -> list[str]:
-    """The printed values of one row for every topic (as :func:`_line` prints them)."""
-    if row.kind == "relstring":
-        return [f"'{v}'" for v in values]
-    if row.kind in ("count", "num_q"):
-        return [str(int(v)) for v in np.asarray(values).tolist()]
-    return ["  -nan" if math.isnan(v) else f"{v:6.4f}" for v in np.asarray(values).tolist()]
-
-
-def _line(row: Row, qid: str, value: float | str) -> str:
-    if row.kind == "runid":
-        return f"{'runid':<22}\t{qid}\t{value}"
-    if row.kind == "relstring":
-        return f"{row.name:<22}\t{qid}\t'{value}'"
-    if row.kind in ("count", "num_q"):
-        return f"{row.name:<22}\t{qid}\t{int(value)}"
-    return f"{row.name:<22}\t{qid}\t{_float(float(value))}"
 
 
 _RELCHARS = np.frombuffer(b"<.-0123456789>", np.uint8)  # grade + 3 -> character (relstring)
@@ -243,6 +124,15 @@ def _q(name: np.str_) -> str:
     return repr(str(name))
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values: ``np.unique`` without its test for a masked array, which
+    imports ``numpy.ma`` (a tenth of numpy's import time)."""
+    ordered = np.sort(values)
+    keep = np.ones(len(ordered), dtype=bool)
+    keep[1:] = ordered[1:] != ordered[:-1]
+    return ordered[keep]
+
+
 def _lookup(cats: np.ndarray, universe: np.ndarray) -> np.ndarray:
     """Index of each category in the sorted ``universe`` (-1 where absent)."""
     at = np.minimum(np.searchsorted(universe, cats), max(len(universe) - 1, 0))
@@ -265,7 +155,7 @@ def _topics(
     (rt_codes, rt_cats), (rd_codes, rd_cats) = _text(run.topics), _text(run.docs)
     sim = np.ascontiguousarray(run.values, dtype=np.float64)
 
-    names = np.unique(qt_cats[np.bincount(qt_codes, minlength=len(qt_cats)) > 0])
+    names = _distinct(qt_cats[np.bincount(qt_codes, minlength=len(qt_cats)) > 0])
     n_t = len(names)
     q_t = _lookup(qt_cats, names)[qt_codes]
     r_t = _lookup(rt_cats, names)[rt_codes]
@@ -273,7 +163,7 @@ def _topics(
     missing = np.flatnonzero(~has_run)
     stand_in = version == "10.0" and complete and len(missing)
     extra = np.array([_BOGUS_DOCNO] if stand_in else [], dtype=str)
-    docs = np.unique(np.concatenate([qd_cats, rd_cats, extra]))
+    docs = _distinct(np.concatenate([qd_cats, rd_cats, extra]))
     q_d = _lookup(qd_cats, docs)[qd_codes]
     r_d = _lookup(rd_cats, docs)[rd_codes]
     if stand_in:  # trec_eval.c's stand-in ranking: one document, score 1

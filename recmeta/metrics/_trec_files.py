@@ -2,18 +2,17 @@
 
 Ids stay strings, as trec_eval treats them (its tie-break compares docnos as text). Readers
 validate the column count, numeric fields and duplicates, and name the file and line on error;
-writers are atomic (:func:`recmeta.files.write_text_atomic`). :func:`qrels_columns` and
-:func:`run_columns` (what ``recmeta evaluate`` reads) give numpy columns, ids as codes into
-their distinct names, with pyarrow's CSV reader and numpy alone; the readers that give frames
-import pandas when called.
+writers are atomic (:func:`recmeta.files.write_text_atomic`). Every reader parses the file's
+bytes with one compiled pass (:func:`._te_parse.parse_trec`, built ahead of time with
+trec_eval's pass): :func:`qrels_columns` and :func:`run_columns` (what ``recmeta evaluate``
+reads) give numpy columns, ids as codes into their distinct names, with numpy alone; the
+readers that give frames import pandas when called.
 """
 
 from __future__ import annotations
 
-import math
-import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -22,7 +21,6 @@ import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
-    import pyarrow as pa
 
 __all__ = [
     "TrecFormatError",
@@ -41,10 +39,6 @@ __all__ = [
 class TrecFormatError(ValueError):
     """A malformed TREC file; the message names the file, the line and the fix."""
 
-
-#: pyarrow's CSV reader parses blocks on every core when true; on one thread it takes about
-#: two thirds of the CPU time and half the memory (measured on 600,000-line runs, 2 cores)
-_THREADS = False
 
 _LAYOUTS = {
     "qrels": (4, "qid iter docno rel", {3: "rel"}),
@@ -72,20 +66,6 @@ class TrecColumns(NamedTuple):
 _Columns = dict[int, "Ids | np.ndarray"]
 
 
-def _read_lines(path: str | PathLike, what: str) -> _Columns:
-    """Whitespace-separated fields, checked line by line; errors name the file and line.
-
-    Blank lines and lines starting with ``#`` are skipped (trec_eval 10.0 skips comments); a
-    run line may carry fields after its tag (dropped, as trec_eval drops them). ``path`` "-" is
-    the standard input.
-    """
-    ncols, layout, numeric = _LAYOUTS[what]
-    if str(path) == "-":
-        return _parse_lines(sys.stdin, "<stdin>", ncols, what, layout, numeric)
-    with open(_existing(path, what), encoding="utf-8") as fh:
-        return _parse_lines(fh, path, ncols, what, layout, numeric)
-
-
 def _existing(path: str | PathLike, what: str) -> Path:
     path = Path(path)
     if not path.exists():
@@ -93,155 +73,125 @@ def _existing(path: str | PathLike, what: str) -> Path:
     return path
 
 
-def _number(text: str) -> float:
-    """A numeric field: what ``float`` reads, less NaN, ``_`` separators and non-ASCII digits."""
-    value = float(text) if text.isascii() and "_" not in text else math.nan
-    if math.isnan(value):
-        raise ValueError(text)
-    return value
-
-
-def _parse_lines(
-    lines: Iterable[str],
-    path: str | PathLike,
-    ncols: int,
-    what: str,
-    layout: str,
-    numeric: Mapping[int, str],
-) -> _Columns:
-    rows = []
-    numbers = []
-    more = what == "run"
-    for lineno, line in enumerate(lines, 1):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):  # blank and comment lines (trec_eval 10.0)
-            continue
-        if len(parts) != ncols and not (more and len(parts) > ncols):
-            raise TrecFormatError(
-                f"{path}:{lineno}: expected {ncols} whitespace-separated fields "
-                f"({layout}), got {len(parts)}: {line.strip()!r}"
-            )
-        rows.append(parts[:ncols])
-        numbers.append(lineno)
-    if not rows:
-        raise TrecFormatError(f"{path}: empty {what} file")
-    out: _Columns = {}
-    for col, field in enumerate(zip(*rows, strict=True)):
-        if col in numeric:
-            try:
-                out[col] = np.fromiter(map(_number, field), np.float64, len(field))
-            except ValueError:
-                first = next(i for i, text in enumerate(field) if not _is_number(text))
-                raise TrecFormatError(
-                    f"{path}:{numbers[first]}: the {numeric[col]} field ({layout}) must be a "
-                    f"number, got {field[first]!r}"
-                ) from None
-        elif col != 1:
-            names, codes = np.unique(np.asarray(field, dtype=object), return_inverse=True)
-            out[col] = Ids(codes.astype(np.int32), names)
-    return out
-
-
-def _is_number(text: str) -> bool:
-    try:
-        _number(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _read_fast(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> _Columns | None:
-    """pyarrow's CSV reader on a file of single-space (or single-tab) separated fields, ids
-    dictionary-encoded; None when the file needs :func:`_read_lines` (comments, runs of blanks,
-    extra fields, a field that is not a number), which also names the offending line.
-    Columns in ``skip`` (and the iteration column) are not read."""
+def _bytes(path: str | PathLike, what: str) -> np.ndarray:
+    """The file's bytes: a (copy-on-write) memory map, or the standard input for "-"."""
     if str(path) == "-":
-        return None
-    import mmap
-
-    import pyarrow as pa
-    from pyarrow import csv
-
-    ncols, _, numeric = _LAYOUTS[what]
+        stdin = sys.stdin  # a text stream without a buffer (a StringIO) is read as text
+        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8")
+        return np.frombuffer(bytearray(raw), np.uint8)
     path = _existing(path, what)
-    with open(path, "rb") as fh:
-        if path.stat().st_size == 0:
-            return None
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if data[:1] == b"#" or data.find(b"\n#") >= 0:
-                return None
-            head = data[: data.find(b"\n")] if data.find(b"\n") >= 0 else data[:]
-    delimiter = "\t" if b"\t" in head else " "
-    ids = pa.dictionary(pa.int32(), pa.string())
-    names = [str(i) for i in range(ncols)]
-    types = {
-        n: (pa.float64() if i in numeric else ids)
-        for i, n in enumerate(names)
-        if i != 1 and i not in skip
-    }
-    pool = pa.system_memory_pool()  # malloc's: returns what it frees (mimalloc keeps ~50 MB)
-    with pa.memory_map(str(path)) as source:  # parsed in place: the file is not copied
-        try:
-            table = csv.read_csv(
-                source,
-                read_options=csv.ReadOptions(
-                    column_names=names, block_size=1 << 22, use_threads=_THREADS
-                ),
-                parse_options=csv.ParseOptions(
-                    delimiter=delimiter, quote_char=False, escape_char=False
-                ),
-                convert_options=csv.ConvertOptions(
-                    column_types=types,
-                    include_columns=list(types),
-                    null_values=[],
-                    strings_can_be_null=False,
-                ),
-                memory_pool=pool,
-            )
-        except (pa.ArrowInvalid, UnicodeDecodeError):
-            return None
-        if table.num_rows == 0 or any(table.column(n).null_count for n in types):
-            return None
-        table = table.unify_dictionaries(pool)  # one dictionary per column, for every chunk
-        out: _Columns = {}
-        for n in types:
-            column = table.column(n)
-            if int(n) in numeric:
-                out[int(n)] = np.concatenate([_values(c, np.float64) for c in column.chunks])
-                if np.isnan(out[int(n)]).any():
-                    return None
-            else:
-                codes = np.concatenate([_values(c.indices, np.int32) for c in column.chunks])
-                labels = np.asarray(column.chunk(0).dictionary.to_pylist(), dtype=object)
-                out[int(n)] = Ids(codes, labels)
-    return out  # copies: nothing refers to the map
+    if path.stat().st_size == 0:
+        return np.zeros(0, np.uint8)
+    return np.memmap(path, np.uint8, mode="c").view(np.ndarray)
 
 
-def _values(array: pa.Array, dtype: type) -> np.ndarray:
-    """A primitive arrow array without nulls as numpy's (``to_numpy`` would import pandas)."""
-    size = np.dtype(dtype).itemsize
-    return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * size)
+def _text(data: np.ndarray, start: np.ndarray, end: np.ndarray) -> str:
+    """``data[start[i]:end[i]]`` for every i, each followed by a newline, decoded at once."""
+    lengths = end - start + 1
+    stops = np.cumsum(lengths)
+    at = np.arange(int(stops[-1]) if len(stops) else 0) + np.repeat(
+        start - stops + lengths, lengths
+    )
+    blob = data[np.minimum(at, len(data) - 1)]
+    blob[stops - 1] = 10
+    return blob.tobytes().decode("utf-8")
 
 
-def _read_table(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> _Columns:
-    """Columns 0, 2, ... of a qrels or run file (the fast reader, else line by line)."""
-    columns = _read_fast(path, what, skip)
-    return _read_lines(path, what) if columns is None else columns
+def _line_of(data: np.ndarray, offset: int) -> int:
+    return int(np.count_nonzero(data[:offset] == 10)) + 1
+
+
+def _decoded(data: np.ndarray, start: np.ndarray, end: np.ndarray, path: object) -> list[str]:
+    """The fields as text; a field that is not UTF-8 names its line."""
+    try:
+        return _text(data, start, end).split("\n")[:-1]
+    except UnicodeDecodeError:
+        for a, b in zip(start.tolist(), end.tolist(), strict=True):
+            field = data[a:b].tobytes()
+            try:
+                field.decode("utf-8")
+            except UnicodeDecodeError:
+                raise TrecFormatError(
+                    f"{path}:{_line_of(data, a)}: the field {field!r} is not UTF-8 text; "
+                    "write ids as UTF-8"
+                ) from None
+        raise
+
+
+def _read_table(path: str | PathLike, what: str, skip: Sequence[int] = ()) -> _Table:
+    """Columns 0, 2, ... of a qrels or run file, and the last line's fields (the compiled
+    reader, :func:`recmeta.metrics._te_parse.parse_trec`); errors name the file and line.
+
+    Blank lines and lines starting with ``#`` are skipped (trec_eval 10.0 skips comments);
+    fields are separated by ASCII whitespace, as trec_eval splits them; a run line may carry
+    fields after its tag (dropped, as trec_eval drops them). ``path`` "-" is the standard
+    input. Columns in ``skip`` (and the iteration column) are neither read nor checked.
+    """
+    from . import _te_codes as P
+    from ._te_compiled import kernel
+
+    ncols, layout, numeric = _LAYOUTS[what]
+    kinds = [
+        P.SKIP if c == 1 or c in skip else P.NUMBER if c in numeric else P.ID for c in range(ncols)
+    ]
+    data = _bytes(path, what)
+    name = "<stdin>" if str(path) == "-" else path
+    status, codes, values, key_start, key_end, key_column, last, slow = kernel().parse_trec(
+        data, np.asarray(kinds, dtype=np.int64), what == "run"
+    )
+    error, line = int(status[P.S_ERROR]), int(status[P.S_LINE])
+    where = slice(int(status[P.S_START]), int(status[P.S_END]))
+    if error == P.FIELD_COUNT:
+        text = data[where].tobytes().decode("utf-8", errors="replace").strip()
+        raise TrecFormatError(
+            f"{name}:{line}: expected {ncols} whitespace-separated fields "
+            f"({layout}), got {status[P.S_GOT]}: {text!r}"
+        )
+    if error == P.EMPTY:
+        raise TrecFormatError(f"{name}: empty {what} file")
+    if error == P.NOT_A_NUMBER:
+        field = data[where].tobytes().decode("utf-8", errors="replace")
+        raise TrecFormatError(
+            f"{name}:{line}: the {numeric[int(status[P.S_COLUMN])]} field ({layout}) must be "
+            f"a number, got {field!r}"
+        )
+    rows = int(status[P.S_ROWS])
+    if len(slow):  # numbers one rounding cannot convert exactly: Python's float does
+        exact = np.fromiter(
+            map(float, _text(data, slow[:, 2], slow[:, 3]).split("\n")[:-1]), np.float64, len(slow)
+        )
+        values[slow[:, 0], slow[:, 1]] = exact
+    names = np.asarray(_decoded(data, key_start, key_end, name), dtype=object)
+    out: _Columns = {}
+    ids = numbers = 0
+    for c, kind in enumerate(kinds):
+        if kind == P.ID:
+            out[c] = Ids(codes[ids, :rows], names[key_column == ids])
+            ids += 1
+        elif kind == P.NUMBER:
+            out[c] = values[numbers, :rows]
+            numbers += 1
+    tag = _decoded(data, last[-1:, 0], last[-1:, 1], name)[0] if what == "run" else None
+    return _Table(out, tag)
+
+
+class _Table(NamedTuple):
+    columns: _Columns
+    tag: str | None  # a run's last tag
 
 
 def qrels_columns(path: str | PathLike) -> TrecColumns:
     """A qrels file as trec_eval reads it (topics, docnos, grades); no duplicate check."""
-    raw = _read_table(path, "qrels")
+    raw = _read_table(path, "qrels").columns
     return TrecColumns(raw[0], raw[2], raw[3])  # type: ignore[arg-type]
 
 
 def run_columns(path: str | PathLike) -> TrecColumns:
     """A run file as trec_eval reads it (topics, docnos, scores, and the last line's tag; the
     ranks are not read); no duplicate check."""
-    raw = _read_table(path, "run", (3, 5))
-    tags = raw.get(5)  # read by the line-by-line reader only
-    tag = str(tags.names[tags.codes[-1]]) if isinstance(tags, Ids) else last_tag(path)
-    return TrecColumns(raw[0], raw[2], raw[4], tag)  # type: ignore[arg-type]
+    table = _read_table(path, "run", (3, 5))
+    raw = table.columns
+    return TrecColumns(raw[0], raw[2], raw[4], table.tag)  # type: ignore[arg-type]
 
 
 def _frame_column(column: Ids | np.ndarray) -> object:
@@ -277,7 +227,7 @@ def qrels_frame(path: str | PathLike) -> pd.DataFrame:
     """A qrels file as user, item (categoricals), rating; no duplicate check."""
     import pandas as pd
 
-    raw = _read_table(path, "qrels")
+    raw = _read_table(path, "qrels").columns
     return pd.DataFrame(
         {"user": _frame_column(raw[0]), "item": _frame_column(raw[2]), "rating": raw[3]}
     )
@@ -286,29 +236,13 @@ def qrels_frame(path: str | PathLike) -> pd.DataFrame:
 def run_frame(path: str | PathLike, rank: bool = True, tags: bool = True) -> pd.DataFrame:
     """A run file as system, user, item (categoricals), rank, score; without ``rank`` the
     rank field is neither read nor checked (trec_eval skips it); without ``tags`` the tags are
-    left out (:func:`last_tag` gives trec_eval's run id)."""
+    left out (:func:`run_columns` gives trec_eval's run id, the last line's tag)."""
     import pandas as pd
 
     skip = (() if rank else (3,)) + (() if tags else (5,))
-    raw = _read_table(path, "run", skip)
+    raw = _read_table(path, "run", skip).columns
     cols = {"system": 5, "user": 0, "item": 2, "rank": 3, "score": 4}
     return pd.DataFrame({k: _frame_column(raw[c]) for k, c in cols.items() if c in raw})
-
-
-def last_tag(path: str | PathLike) -> str | None:
-    """The tag of a run file's last line (trec_eval's run id), read from the file's end."""
-    if str(path) == "-":
-        return None
-    with open(path, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        fh.seek(max(size - (1 << 16), 0))
-        tail = fh.read().decode("utf-8", errors="replace").splitlines()
-    for line in reversed(tail[1:] if size > 1 << 16 else tail):
-        parts = line.split()
-        if parts and not parts[0].startswith("#"):
-            return parts[5] if len(parts) > 5 else None
-    return None
 
 
 def _as_text(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
