@@ -23,9 +23,11 @@ which counts the observed labelling as one of the permutations: it is never zero
 anti-conservative (Phipson & Smyth 2010), and it differs from ``#/B`` by less than ``1/B`` (1e-5
 at the default ``B``), far below the Monte-Carlo standard error ``√(p(1-p)/B)`` (7e-4 at p=0.05).
 All pairs share the same ``B`` sign vectors, so the whole test is one matrix product per chunk
-of sign vectors: (chunk × users) @ (users × pairs). Sharing flips across pairs leaves every
-pair's p-value exact in distribution; only the Monte-Carlo errors of different pairs become
-correlated.
+of sign vectors: (chunk × users) @ (users × pairs), or, when the pairs outnumber their systems,
+(chunk × users) @ (users × systems) with each pair's sum the difference of its two systems'
+(the pairs the rounding could decide otherwise counted by pair: the same p-values,
+:mod:`recmeta.metaeval.permutation_counts`). Sharing flips across pairs leaves every pair's
+p-value exact in distribution; only the Monte-Carlo errors of different pairs become correlated.
 """
 
 from __future__ import annotations
