@@ -112,7 +112,7 @@ def test_nan_kendall_tau_skips_missing_and_matches_scipy():
     x = rng.random((7, 5, 9))
     y = rng.random(9)
     x[2, 3, 4] = np.nan  # a resample that left one system without a scored user
-    got = ag.nan_kendall_tau(x, y, chunk_elements=40)  # chunks of one row: the loop is exercised
+    got = ag.nan_kendall_tau(x, y)
     assert got.shape == (7, 5)
     assert np.isnan(got[2, 3]) and np.isfinite(np.delete(got.ravel(), 2 * 5 + 3)).all()
     for i, j in [(0, 0), (2, 2), (6, 4)]:
@@ -120,6 +120,14 @@ def test_nan_kendall_tau_skips_missing_and_matches_scipy():
     # without missing scores it is kendall_tau, to the last digit
     np.testing.assert_array_equal(ag.nan_kendall_tau(x[0], y), ag.kendall_tau(x[0], y))
     np.testing.assert_array_equal(ag.nan_kendall_tau([1.0, 2.0], [np.nan, 1.0]), np.nan)
+    # with ties on either side (scores on a coarse grid) and one side all tied: still kendall_tau
+    tied = rng.integers(0, 3, size=(200, 6)).astype(float)
+    ref = rng.integers(0, 3, size=(200, 6)).astype(float)
+    tied[7] = 1.0  # every system tied: τ-b undefined
+    np.testing.assert_array_equal(ag.nan_kendall_tau(tied, ref), ag.kendall_tau(tied, ref))
+    assert np.isnan(ag.nan_kendall_tau(tied, ref)[7])
+    with pytest.raises(ValueError, match="at least two systems"):
+        ag.nan_kendall_tau([1.0], [2.0])
 
 
 def test_tau_matrices_against_tau_matrix_and_by_resample():

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
-from recmeta.metaeval import significance as sg
+from recmeta.metaeval import permutation_counts as counts, significance as sg
 
 B = 100_000
 
@@ -194,8 +194,13 @@ def test_pvalue_table_matches_the_single_tests():
     m1 = rng.random((3, 30))
     m2 = rng.random((3, 30))
     m2[:, 4] = np.nan  # an unevaluated user
-    table = sg.pvalue_table({"P@10": m1, "RR": m2}, ["x", "y", "z"], seed=3,
-                            n_permutations=2000, tests=("permutation", "t", "wilcoxon"))
+    table = sg.pvalue_table(
+        {"P@10": m1, "RR": m2},
+        ["x", "y", "z"],
+        seed=3,
+        n_permutations=2000,
+        tests=("permutation", "t", "wilcoxon"),
+    )
     assert len(table) == 2 * 3 * 3
     perm = table[(table.metric == "RR") & (table.test == "permutation")]
     expected = sg.permutation_test(np.delete(m2, 4, axis=1), seed=3, n_permutations=2000)
@@ -205,3 +210,67 @@ def test_pvalue_table_matches_the_single_tests():
     assert list(zip(t["a"], t["b"])) == [("x", "y"), ("x", "z"), ("y", "z")]
     with pytest.raises(ValueError, match="unknown test"):
         sg.pvalue_table({"P@10": m1}, ["x", "y", "z"], seed=0, tests=("bootstrap",))
+
+
+def test_permutation_counts_match_the_numpy_count_of_the_same_flips():
+    """The compiled count of extreme permutations equals ``np.abs(total - 2 F @ D) >= threshold``
+    summed in numpy over the same sign flips (the stream of raw words the module documents), on
+    scores with many ties and more pairs than one block of the compiled pass."""
+    rng = np.random.default_rng(11)
+    scores = rng.integers(0, 4, size=(40, 70)) / 3.0  # 780 pairs, many zero differences
+    n_perm = 1500
+    got = sg.permutation_test(scores, seed=8, n_permutations=n_perm, chunk_size=400)
+    ia, ib = sg.system_pairs(40)
+    d = (scores[ia] - scores[ib]).T
+    total = d.sum(axis=0)
+    threshold = np.abs(total) - sg.TIE_TOLERANCE * np.abs(d).sum(axis=0)
+    words = np.random.default_rng(8).bit_generator.random_raw(n_perm * 2).astype("<u8")
+    flips = np.unpackbits(words.reshape(n_perm, 2).view(np.uint8), axis=1, count=70)
+    hits = (np.abs(total - 2.0 * (flips.astype(np.float64) @ d)) >= threshold).sum(axis=0)
+    np.testing.assert_array_equal(got, (hits + 1) / (n_perm + 1))
+    assert (got == 1.0).any() and (got < 0.01).any()  # ties counted, and clear differences
+
+
+def test_permutation_tests_stacked_equal_one_call_per_matrix():
+    """Matrices of the same shape share one call (and its sign flips); each p-value is that of
+    its own call with the same seed, whatever the matrices beside it."""
+    rng = np.random.default_rng(12)
+    mats = {
+        "a": rng.integers(0, 5, size=(4, 50)) / 4.0,  # ties: many zero differences
+        "b": rng.random((4, 50)),
+        "c": rng.random((4, 49)),  # another number of users: a call of its own
+        "d": rng.random((3, 50)),  # another number of systems
+    }
+    got = sg.permutation_tests(mats, seed=21, n_permutations=3000)
+    assert list(got) == ["a", "b", "c", "d"]
+    for name, m in mats.items():
+        np.testing.assert_array_equal(
+            got[name], sg.permutation_test(m, seed=21, n_permutations=3000)
+        )
+    with pytest.raises(ValueError, match="NaN"):
+        sg.permutation_tests({"x": np.array([[0.1, np.nan], [0.2, 0.3]])}, seed=0)
+
+
+def test_permutation_by_system_equals_by_pair_even_near_ties():
+    """With more pairs than systems the flipped sums come from the systems' scores; the pairs
+    whose rounding could change a count (here two systems a millionth apart on one user of
+    scores near 1000, every flip a tie) are counted from their differences: the p-values are
+    those of one call per pair, which takes the differences."""
+    rng = np.random.default_rng(13)
+    scores = rng.random((6, 60)) * 1000
+    scores[1] = scores[0]
+    scores[1, 0] += 1e-6
+    scores[2] = rng.integers(0, 3, size=60) / 2  # ties of another kind
+    scores[3] = scores[2]
+    scores[3, :5] = 1 - scores[3, :5]
+    got = sg.permutation_test(scores, seed=5, n_permutations=4000, chunk_size=999)
+    ia, ib = sg.system_pairs(6)
+    one = [
+        sg.permutation_test(scores, seed=5, n_permutations=4000, pairs=([a], [b]))[0]
+        for a, b in zip(ia, ib, strict=True)
+    ]
+    np.testing.assert_array_equal(got, one)
+    assert got[0] == 1.0  # (0, 1): every flip ties with the observed difference
+    d = scores[0] - scores[1]
+    margin = counts.system_margin(np.ascontiguousarray(scores.T), ia[:1], ib[:1], np.abs(d).sum())
+    assert margin[0] > sg.TIE_TOLERANCE * np.abs(d).sum()  # so the pair was counted by pair

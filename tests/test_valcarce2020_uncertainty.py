@@ -153,3 +153,26 @@ def test_some_on_hand_p_values():
     assert out.verdict is Verdict.DIFFERS and out.ours is parts["a"]  # the nearer of equal p
     with pytest.raises(ValueError, match="no p-value"):
         some(parts, {"a": 0.1}, {"a": 0.1, "b": 0.1}, what="parts")
+
+
+def test_user_sums_equal_a_count_per_row_to_the_last_digit():
+    """All rows in one count give, bin by bin, the sums of a count per row (the same order of
+    additions), under both means, on a (metrics × systems × topics) stack with unscored topics."""
+    from recmeta.papers.valcarce2020.uncertainty import user_sums
+
+    rng = np.random.default_rng(3)
+    x = rng.random((3, 4, 50)) * rng.integers(0, 2, size=(3, 4, 50))  # zeros for the floor
+    x[:, :, 7] = np.nan
+    codes = rng.integers(0, 9, size=50)
+    for how in ("mean", "gmean"):
+        sums, nums = user_sums(x, codes, 9, how)
+        assert sums.shape == nums.shape == (3, 4, 9)
+        v = np.log(np.maximum(x, GMEAN_FLOOR)) if how == "gmean" else x
+        for m in range(3):
+            for s in range(4):
+                seen = np.isfinite(v[m, s])
+                w = np.where(seen, v[m, s], 0.0)
+                np.testing.assert_array_equal(sums[m, s], np.bincount(codes, w, minlength=9))
+                np.testing.assert_array_equal(nums[m, s], np.bincount(codes, seen, minlength=9))
+    with pytest.raises(ValueError, match="how must be"):
+        user_sums(x, codes, 9, "median")

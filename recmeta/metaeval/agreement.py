@@ -22,6 +22,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 import pandas as pd
+from numba import njit, prange
 from numpy.typing import ArrayLike
 from scipy import stats
 
@@ -68,26 +69,53 @@ def kendall_tau(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     return np.clip(tau, -1.0, 1.0)
 
 
-def nan_kendall_tau(x: ArrayLike, y: ArrayLike, chunk_elements: int = 4_000_000) -> np.ndarray:
+def nan_kendall_tau(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     """:func:`kendall_tau` along the last axis, NaN where either side misses a system's score.
 
     Bootstrap resamples of users can leave a system without a scored user (its mean is NaN);
     those orderings get τ = NaN instead of an error, every other one its τ-b. The leading axes
-    broadcast and are computed in chunks of about ``chunk_elements`` pairwise signs, so that
-    thousands of resamples × many pairs of measures stay within memory.
+    broadcast; one compiled pass over the orderings (thousands of resamples × measures) counts
+    each one's signs in integers, so the values are those of :func:`kendall_tau` to the last digit.
     """
     x, y = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
     if x.ndim == 0:
         raise ValueError("x and y must hold one score per system on their last axis")
     lead, n = x.shape[:-1], x.shape[-1]
-    xf, yf = x.reshape(-1, n), y.reshape(-1, n)
-    out = np.full(xf.shape[0], np.nan)
-    rows = np.flatnonzero(np.isfinite(xf).all(axis=1) & np.isfinite(yf).all(axis=1))
-    step = max(1, int(chunk_elements) // max(1, n * (n - 1) // 2))
-    for start in range(0, rows.size, step):
-        r = rows[start : start + step]
-        out[r] = kendall_tau(xf[r], yf[r])
+    if n < 2:
+        raise ValueError("Kendall's tau needs at least two systems")
+    out = np.empty(int(np.prod(lead, dtype=np.int64)))
+    xr, yr = (np.ascontiguousarray(a.reshape(-1, n)) for a in (x, y))  # broadcasts as copies
+    _nan_tau_rows(xr, yr, out)
     return out.reshape(lead)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _nan_tau_rows(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """τ-b of each row pair of ``x`` and ``y`` (rows × systems) into ``out``; NaN where a row
+    holds a non-finite score or one side ties every system. The sums of signs are integers,
+    the ratio is that of :func:`kendall_tau`."""
+    m, n = x.shape
+    for r in prange(m):
+        finite = True
+        for i in range(n):
+            if not (np.isfinite(x[r, i]) and np.isfinite(y[r, i])):
+                finite = False
+                break
+        if not finite:
+            out[r] = np.nan
+            continue
+        num = 0
+        nx = 0
+        ny = 0
+        for i in range(n - 1):
+            for j in range(i + 1, n):
+                sx = np.sign(x[r, i] - x[r, j])
+                sy = np.sign(y[r, i] - y[r, j])
+                num += int(sx * sy)
+                nx += int(sx * sx)
+                ny += int(sy * sy)
+        den = np.sqrt(float(nx) * float(ny))
+        out[r] = min(1.0, max(-1.0, num / den)) if den > 0 else np.nan
 
 
 def tau_matrices(scores: ArrayLike) -> np.ndarray:

@@ -23,9 +23,11 @@ which counts the observed labelling as one of the permutations: it is never zero
 anti-conservative (Phipson & Smyth 2010), and it differs from ``#/B`` by less than ``1/B`` (1e-5
 at the default ``B``), far below the Monte-Carlo standard error ``√(p(1-p)/B)`` (7e-4 at p=0.05).
 All pairs share the same ``B`` sign vectors, so the whole test is one matrix product per chunk
-of sign vectors: (chunk × users) @ (users × pairs). Sharing flips across pairs leaves every
-pair's p-value exact in distribution; only the Monte-Carlo errors of different pairs become
-correlated.
+of sign vectors: (chunk × users) @ (users × pairs), or, when the pairs outnumber their systems,
+(chunk × users) @ (users × systems) with each pair's sum the difference of its two systems'
+(the pairs the rounding could decide otherwise counted by pair: the same p-values,
+:mod:`recmeta.metaeval.permutation_counts`). Sharing flips across pairs leaves every pair's
+p-value exact in distribution; only the Monte-Carlo errors of different pairs become correlated.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import special, stats
 from tqdm import tqdm
+
+from . import permutation_counts as counts
 
 __all__ = [
     "system_pairs",
@@ -53,6 +57,7 @@ __all__ = [
     "pairwise_tests",
     "evaluated_users",
     "pvalue_table",
+    "permutation_tests",
     "exact_permutation_p",
     "bootstrap_t_pvalues",
     "bootstrap_dp_t",
@@ -107,7 +112,18 @@ def permutation_test(
     diff_t = np.ascontiguousarray((a[ia] - a[ib]).T)  # users × pairs
     total = diff_t.sum(axis=0)
     observed = np.abs(total)
-    threshold = observed - TIE_TOLERANCE * np.abs(diff_t).sum(axis=0)
+    d_abs = np.abs(diff_t).sum(axis=0)
+    threshold = observed - TIE_TOLERANCE * d_abs
+    # the flipped sums from the systems' scores when they are fewer than the pairs, the pairs
+    # whose count the rounding could change counted from their differences (.permutation_counts)
+    used = np.unique(np.concatenate([ia, ib]))
+    by_system = used.size < ia.size
+    if by_system:
+        scores_t = np.ascontiguousarray(a[used].T)  # users × used systems
+        ja, jb = np.searchsorted(used, ia), np.searchsorted(used, ib)
+        margin = counts.system_margin(scores_t, ja, jb, d_abs)
+        chunk_counts = np.zeros(ia.size, dtype=np.int64)
+        unsure = np.zeros(ia.size, dtype=np.bool_)
     n_words = (n_users + 63) // 64  # 64 random bits per word, whole words per permutation
     hits = np.zeros(ia.size, dtype=np.int64)
     done = 0
@@ -120,8 +136,21 @@ def permutation_test(
             flips = np.unpackbits(words.view(np.uint8), axis=1, count=n_users)
             flips = flips.astype(np.float64)
             # Σ_u ε_u d_u = Σ_u d_u - 2 Σ_{u flipped} d_u
-            flipped = np.abs(total - 2.0 * (flips @ diff_t))
-            hits += (flipped >= threshold).sum(axis=0)
+            if not by_system:
+                counts.count_by_pair(flips @ diff_t, total, threshold, hits)
+            else:
+                counts.count_by_system(
+                    flips @ scores_t, ja, jb, total, threshold, margin, chunk_counts, unsure
+                )
+                redo = np.flatnonzero(unsure)
+                if redo.size:
+                    chunk_counts[redo] = 0
+                    again = chunk_counts[redo]
+                    counts.count_by_pair(
+                        flips @ diff_t[:, redo], total[redo], threshold[redo], again
+                    )
+                    chunk_counts[redo] = again
+                hits += chunk_counts
             done += c
             bar.update(c)
     return (hits + 1) / (n_permutations + 1)
@@ -383,15 +412,23 @@ def pvalue_table(
     if unknown:
         raise ValueError(f"unknown test(s) {sorted(unknown)}; choose from {sorted(_TESTS)}")
     names = list(systems)
-    frames = []
-    for metric, matrix in tqdm(matrices.items(), disable=not progress, desc="metrics"):
+    ia, ib = system_pairs(len(names))
+    kept: dict[str, np.ndarray] = {}
+    for metric, matrix in matrices.items():
         a = evaluated_users(matrix)
         if a.shape[0] != len(names):
             raise ValueError(f"{metric}: {a.shape[0]} rows of scores for {len(names)} systems")
-        ia, ib = system_pairs(len(names))
+        kept[metric] = a
+    perm = (
+        permutation_tests(kept, seed=seed, n_permutations=n_permutations, progress=progress)
+        if "permutation" in tests
+        else {}
+    )
+    frames = []
+    for metric, a in kept.items():
         for test in tests:
             if test == "permutation":
-                p = permutation_test(a, seed=seed, n_permutations=n_permutations)
+                p = perm[metric]
             elif test == "t":
                 p = paired_t_test(a)
             else:
@@ -408,6 +445,37 @@ def pvalue_table(
                 )
             )
     return pd.concat(frames, ignore_index=True)
+
+
+def permutation_tests(
+    matrices: Mapping[str, ArrayLike],
+    *,
+    seed: Seed,
+    n_permutations: int = 100_000,
+    progress: bool = False,
+) -> dict[str, np.ndarray]:
+    """:func:`permutation_test` of every pair of systems of each (systems × users) matrix, with
+    one ``seed``: {name: p-values in the order of :func:`system_pairs`}.
+
+    The matrices with as many users are stacked into one call, their pairs kept within each
+    matrix: the sign flips of user ``u`` are those a call per matrix draws with the same
+    ``seed``, so the p-values are the same, and the flips are drawn once instead of once per
+    matrix.
+    """
+    checked = {name: _check_scores(a) for name, a in matrices.items()}
+    out: dict[str, np.ndarray] = {}
+    by_shape: dict[tuple[int, ...], list[str]] = {}
+    for metric, a in checked.items():
+        by_shape.setdefault(a.shape, []).append(metric)
+    for group in tqdm(by_shape.values(), disable=not progress, desc="permutation tests"):
+        n_sys = checked[group[0]].shape[0]
+        ia, ib = system_pairs(n_sys)
+        offset = np.repeat(np.arange(len(group)) * n_sys, ia.size)
+        stacked = np.concatenate([checked[m] for m in group])
+        pairs = (np.tile(ia, len(group)) + offset, np.tile(ib, len(group)) + offset)
+        p = permutation_test(stacked, seed=seed, n_permutations=n_permutations, pairs=pairs)
+        out.update(zip(group, p.reshape(len(group), ia.size), strict=True))
+    return {name: out[name] for name in checked}  # in the order given
 
 
 def _check_scores(scores: ArrayLike) -> np.ndarray:

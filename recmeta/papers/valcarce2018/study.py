@@ -339,18 +339,22 @@ def analyse(
     popularity = _tidy(np.array(rows), measures, popular.frame())
     popularity_boot = np.stack(boot_rows, axis=1)  # B × masks × measures
 
-    # discriminative power
-    # all measures in one pass: their systems stacked, pairs only within a measure (the same
-    # random signs as one test per measure, so the same p-values)
+    # discriminative power: every measure's permutation tests in one pass (the same random
+    # signs as one test per measure, so the same p-values)
     matrices = {m: full_e[i] for i, m in enumerate(measures)}
     ia, ib = significance.system_pairs(n_sys)
     n_pairs = ia.size
+    p_perm = np.concatenate(
+        list(
+            significance.permutation_tests(
+                matrices, seed=seed, n_permutations=n_permutations
+            ).values()
+        )
+    )
+    # the measures' systems stacked, pairs only within a measure (the bootstrap t-tests)
     stacked = full_e.reshape(len(measures) * n_sys, -1)
     offset = np.repeat(np.arange(len(measures)) * n_sys, n_pairs)
     pairs = (np.tile(ia, len(measures)) + offset, np.tile(ib, len(measures)) + offset)
-    p_perm = significance.permutation_test(
-        stacked, seed=seed, n_permutations=n_permutations, pairs=pairs
-    )
     perm = pd.DataFrame(
         {
             "metric": np.repeat(measures, n_pairs),

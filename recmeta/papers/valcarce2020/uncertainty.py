@@ -87,25 +87,28 @@ class CurveReplicates:
 def user_sums(
     matrix: np.ndarray, codes: np.ndarray, n_users: int, how: str = "mean"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per user, the sum of a (systems × topics) matrix over the user's scored topics and their
-    number: two (systems × users) arrays. ``how="gmean"`` sums ``log(max(x, GMEAN_FLOOR))``.
+    """Per user, the sum of a (… × topics) array over the user's scored topics and their
+    number: two (… × users) arrays. ``how="gmean"`` sums ``log(max(x, GMEAN_FLOOR))``.
 
     The mean over the users drawn in a bootstrap replicate with counts ``c`` is then
     ``(c @ sums.T) / (c @ numbers.T)``: the NaN-skipping mean over their topics, as
-    :func:`recmeta.metrics.aggregate` and :func:`~.replicates.cluster_means` compute it.
+    :func:`recmeta.metrics.aggregate` and :func:`~.replicates.cluster_means` compute it. One
+    ``np.bincount`` over every row at once (row ``r``'s user ``u`` is bin ``r · n_users + u``),
+    which adds each bin's topics in their order, as a count row by row does.
     """
     x = np.asarray(matrix, dtype=np.float64)
     if how == "gmean":
         x = np.log(np.maximum(x, GMEAN_FLOOR))
     elif how != "mean":
         raise ValueError(f"how must be one of {AGGREGATES}, got {how!r}")
-    seen = np.isfinite(x)
-    sums = np.zeros((x.shape[0], n_users))
-    nums = np.zeros((x.shape[0], n_users))
-    for s in range(x.shape[0]):  # a loop over the systems only
-        sums[s] = np.bincount(codes, weights=np.where(seen[s], x[s], 0.0), minlength=n_users)
-        nums[s] = np.bincount(codes, weights=seen[s].astype(np.float64), minlength=n_users)
-    return sums, nums
+    lead = x.shape[:-1]
+    flat = x.reshape(-1, x.shape[-1])
+    seen = np.isfinite(flat)
+    bins = (np.arange(flat.shape[0])[:, None] * n_users + codes[None, :]).ravel()
+    size = flat.shape[0] * n_users
+    sums = np.bincount(bins, weights=np.where(seen, flat, 0.0).ravel(), minlength=size)
+    nums = np.bincount(bins, weights=seen.ravel().astype(np.float64), minlength=size)
+    return sums.reshape(*lead, n_users), nums.reshape(*lead, n_users)
 
 
 def _boot_means(
@@ -118,9 +121,10 @@ def _boot_means(
     same topics (as the study's scorer does) a single vector product gives them all.
     """
     n_users = counts.shape[1]
-    parts = {agg: [user_sums(scores[n], codes, n_users, agg) for n in names] for agg in AGGREGATES}
-    sums = np.concatenate([np.stack([p[0] for p in parts[agg]]) for agg in AGGREGATES])
-    nums = np.stack([p[1] for p in parts["mean"]]).reshape(-1, n_users)  # (metrics·systems) × U
+    stacked = np.stack([scores[n] for n in names])  # metrics × systems × topics
+    parts = {agg: user_sums(stacked, codes, n_users, agg) for agg in AGGREGATES}
+    sums = np.concatenate([parts[agg][0] for agg in AGGREGATES])
+    nums = parts["mean"][1].reshape(-1, n_users)  # (metrics·systems) × U
     shape = (counts.shape[0], len(AGGREGATES), len(names), sums.shape[1])
     num = (counts @ sums.reshape(-1, n_users).T).reshape(shape)
     if (nums == nums[0]).all():
