@@ -191,3 +191,24 @@ def test_a_dataclass_method_is_keyed_by_its_fields(root):
     assert Plan(10).grid(3) == Plan(10).grid(3) == [0, 3, 6, 9]
     assert Plan(12).grid(3) == [0, 3, 6, 9]
     assert CALLS == [("grid", 10, 3), ("grid", 12, 3)]
+
+
+def test_a_chapter_computes_with_lenskits_thread_limits_from_its_start():
+    """Set at the chapter's start, not at its first training: an analysis then sums its matrix
+    products the same way whether the runs were trained or read from the run cache."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "from threadpoolctl import threadpool_info\n"
+        "from lenskit.config import lenskit_config\n"
+        "from recmeta.book import execution\n"
+        "execution.start('page', profile='quick')\n"
+        "blas = {i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}\n"
+        "print(blas == {lenskit_config().parallel.num_backend_threads})\n"
+    )
+    limits = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in limits}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert out.stdout.strip().endswith("True"), out.stdout + out.stderr

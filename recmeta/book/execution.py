@@ -216,9 +216,19 @@ def start(
     dataset: str | os.PathLike | None = None,
     seed: object = None,
 ) -> Execution:
-    """Begin the record of a chapter's execution (call it in the set-up cell)."""
+    """Begin the record of a chapter's execution (call it in the set-up cell).
+
+    It also sets LensKit's thread limits (``lenskit.parallel.ensure_parallel_init``: one BLAS
+    thread by default) at once. LensKit sets them when it first trains a model, for the rest of
+    the process; set only then, the chapter's analyses would run with one BLAS thread count when
+    its runs are trained and another when they come from the run cache, and matrix products
+    summed in another order differ in their last bits."""
     import datetime
     import time
+
+    from lenskit.parallel import ensure_parallel_init
+
+    ensure_parallel_init()
 
     name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
     os.environ["RECMETA_CHAPTER"] = chapter
