@@ -46,8 +46,9 @@ _one_thread_per_worker()
 os.environ.setdefault("RECMETA_DATA", str(ROOT / "data"))
 # chapters run by the tests store their ledgers apart from the project's own store
 os.environ["RECMETA_RESULTS"] = tempfile.mkdtemp(prefix="recmeta-test-results-")
-# and compute their analyses afresh (a cache of their own, empty at the start of the session)
-os.environ["RECMETA_ANALYSES"] = tempfile.mkdtemp(prefix="recmeta-test-analyses-")
+# and compute every analysis: a test that breaks a function on purpose must see it computed,
+# not read back (tests/test_analyses.py turns the cache on, in a folder of its own)
+os.environ["RECMETA_ANALYSES"] = "off"
 SEED = Path(os.environ.get("RECMETA_SEED", ROOT.parent / "shared" / "data"))
 
 

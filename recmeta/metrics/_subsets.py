@@ -65,6 +65,11 @@ class Subsets:
     :mod:`recmeta.metaeval.incompleteness` builds its masks over.
     """
 
+    def analysis_key(self) -> tuple[object, ...]:
+        """What determines every score these subsets give (the key of :mod:`recmeta.analyses`):
+        the judgments, the runs, the metrics, the users scored and the options."""
+        return (self.judgments, self.runs, self.metrics, self._all_users, self.options)
+
     def __init__(
         self,
         judgments: Judgments,

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import data, recommenders
+from ... import analyses, data, recommenders
 from ...book.costs import Plan, Size
 from ...data import splits
 from ...metaeval import agreement, bootstrap, incompleteness, significance
@@ -42,6 +42,7 @@ __all__ = ["EQ_SAMPLE", "analyse", "cost_plan", "gini", "nanmean", "study"]
 EQ_SAMPLE = 50
 
 
+@analyses.analysis
 def study(
     ratings: pd.DataFrame,
     systems: Sequence[str] | None = None,

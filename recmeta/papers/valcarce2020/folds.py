@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ... import recommenders
+from ... import analyses, recommenders
 from ...data import splits
 from ...metaeval import incompleteness
 from ...metaeval.incompleteness import Masks
@@ -309,6 +309,7 @@ SCHEMES: dict[str, str] = {
 }
 
 
+@analyses.analysis
 def kfold_study(
     ratings: pd.DataFrame,
     systems: Sequence[System],

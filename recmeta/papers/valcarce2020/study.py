@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from ... import analyses
 from ...book.costs import Plan, Size
 from ...ledger import PROFILES
 from ...metaeval import agreement, significance
@@ -405,6 +406,7 @@ class Results:
             )
         return pd.DataFrame(rows)
 
+    @analyses.analysis_method
     def ledger_inputs(
         self,
         *,
@@ -467,6 +469,7 @@ class Results:
         }
 
 
+@analyses.analysis
 def run(
     study: Study,
     *,

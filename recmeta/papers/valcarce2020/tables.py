@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ... import analyses
 from ...data import stats
 from ...ledger import Estimate, format_estimate
 from ...metrics import Subsets, score_matrices
@@ -35,6 +36,7 @@ __all__ = [
 INFAP_GAP = "infAP (engine) − MAP"
 
 
+@analyses.analysis
 def scorer_check(study: Study, subsets: Subsets, *, share: float, seed: int) -> pd.DataFrame:
     """Largest absolute difference, over systems and topics, between ``subsets`` (the pass over
     judged positions, :func:`~.folds.scorer`) and the engine's pass over whole lists, on the full
