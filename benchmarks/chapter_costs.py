@@ -1,7 +1,8 @@
 """Chapters' cost estimates against their measured time, and the measurements behind the step fits.
 
-Each chapter is executed as ``recmeta run`` executes it (papermill, a fresh kernel: nothing of the
-analysis is cached), one at a time, with the run cache given by ``$RECMETA_CACHE`` (warm it
+Each chapter is executed as ``recmeta run`` executes it (papermill, a fresh kernel; every
+analysis computed, unless ``--analyses cache`` reads them from ``$RECMETA_ANALYSES``, which
+measures a warm re-run), one at a time, with the run cache given by ``$RECMETA_CACHE`` (warm it
 first: the estimate the book prints counts recommender runs, and the comparison here is against a
 run whose recommenders come from the cache, as a re-run does). Per execution it records the
 chapter's own record (``recmeta.book.execution``: the estimate printed before the expensive
