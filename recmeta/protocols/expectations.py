@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..arrays import sorted_unique
 from .ranks import rank_in_sets, rank_within
 from .set_metrics import target_metrics
 
@@ -368,12 +369,12 @@ def random_precision_an(
     if candidates not in ("AI", "TI"):
         raise ValueError(f"candidates must be 'AI' or 'TI', got {candidates!r}")
     universe = (
-        np.unique(np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()]))
+        sorted_unique(np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()]))
         if items is None
-        else np.unique(np.asarray(items))
+        else sorted_unique(items)
     )
-    cand = np.unique(test["item"].to_numpy()) if candidates == "TI" else universe
-    users = np.unique(np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()]))
+    cand = sorted_unique(test["item"].to_numpy()) if candidates == "TI" else universe
+    users = sorted_unique(np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()]))
     in_c = np.isin(train["item"].to_numpy(), cand)
     train_in = pd.Series(train["user"].to_numpy()[in_c]).value_counts().reindex(users, fill_value=0)
     rel = (

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ... import recommenders
+from ...arrays import sorted_unique
 from ...data.popularity import head_items, item_counts
 from ...data.splits import coin_flip
 from ...protocols import (
@@ -166,8 +167,8 @@ def roster_scorer(
     def score(
         train: pd.DataFrame, sets: pd.DataFrame, split_seed: int | None = None
     ) -> pd.DataFrame:
-        users = np.unique(train["user"].to_numpy())
-        items = np.unique(train["item"].to_numpy())
+        users = sorted_unique(train["user"].to_numpy())
+        items = sorted_unique(train["item"].to_numpy())
         grid = pd.DataFrame(
             {"user": np.repeat(users, len(items)), "item": np.tile(items, len(users))}
         )
@@ -405,7 +406,12 @@ def split_sets(
         test = remove_test_ratings(test, removed, seed=seed)
     exclude = head_items(ratings, head) if head else None
     sets = target_sets(
-        train, test, protocol, seed=seed, items=np.unique(ratings["item"]), exclude_items=exclude
+        train,
+        test,
+        protocol,
+        seed=seed,
+        items=sorted_unique(ratings["item"]),
+        exclude_items=exclude,
     )
     sizes = np.bincount(sets["set"].to_numpy())
     sizes = sizes[sizes > 0]
