@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..arrays import sorted_unique
+from ..arrays import pair_codes, sorted_unique
 from .ranks import rank_in_sets, rank_within
 from .set_metrics import target_metrics
 
@@ -191,9 +191,14 @@ def lemma_bounds(
 def _first_pairs(scored: pd.DataFrame) -> tuple[np.ndarray, bool]:
     """Rows of the first occurrence of each (user, item) pair, in frame order (as
     ``drop_duplicates(["user", "item"])`` keeps), and whether every pair has one score."""
-    _, uc = np.unique(scored["user"].to_numpy(), return_inverse=True)
-    items, ic = np.unique(scored["item"].to_numpy(), return_inverse=True)
-    key = uc.astype(np.int64) * len(items) + ic
+    u, i = scored["user"].to_numpy(), scored["item"].to_numpy()
+    coded = pair_codes([u], [i])
+    if coded is not None:
+        (key,), _ = coded
+    else:
+        _, uc = np.unique(u, return_inverse=True)
+        items, ic = np.unique(i, return_inverse=True)
+        key = uc.astype(np.int64) * len(items) + ic
     order = np.argsort(key, kind="stable")
     k = key[order]
     start = np.r_[True, k[1:] != k[:-1]] if len(k) else np.zeros(0, bool)

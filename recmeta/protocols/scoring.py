@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..arrays import sorted_unique
+from ..arrays import pair_codes, sorted_unique
 from ..recommenders.components.random import pair_uniform
 
 __all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores"]
@@ -35,8 +35,13 @@ def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
     u, i = sets["user"].to_numpy(), sets["item"].to_numpy()
     if _strictly_sorted(u, i):  # AR sets come out of target_sets this way: nothing to do
         return pd.DataFrame({"user": u, "item": i})
-    if _numeric(sets["user"]) and _numeric(sets["item"]):
+    coded = pair_codes([u], [i])
+    if coded is not None:
         # the distinct pair codes, sorted: users first, items within (1R repeats pairs)
+        (key,), m = coded
+        key = sorted_unique(key)
+        return pd.DataFrame({"user": (key // m).astype(u.dtype), "item": (key % m).astype(i.dtype)})
+    if _numeric(sets["user"]) and _numeric(sets["item"]):
         users, uc = np.unique(u, return_inverse=True)
         items, ic = np.unique(i, return_inverse=True)
         key = sorted_unique(uc.astype(np.int64) * len(items) + ic)
@@ -91,10 +96,14 @@ def _lookup(
 ) -> np.ndarray:
     """The score of each (su, si) pair among the strictly sorted pairs (cu, ci), NaN if absent:
     the left join of the pairs on the scores, by binary search on shared pair codes."""
-    _, uc = np.unique(np.concatenate([cu, su]), return_inverse=True)
-    items, ic = np.unique(np.concatenate([ci, si]), return_inverse=True)
-    key = uc.astype(np.int64) * len(items) + ic
-    known, wanted = key[: len(cu)], key[len(cu) :]
+    coded = pair_codes([cu, su], [ci, si])
+    if coded is not None:
+        (known, wanted), _ = coded
+    else:
+        _, uc = np.unique(np.concatenate([cu, su]), return_inverse=True)
+        items, ic = np.unique(np.concatenate([ci, si]), return_inverse=True)
+        key = uc.astype(np.int64) * len(items) + ic
+        known, wanted = key[: len(cu)], key[len(cu) :]
     at = np.searchsorted(known, wanted).clip(0, max(len(known) - 1, 0))
     hit = known[at] == wanted if len(known) else np.zeros(len(wanted), bool)
     values = score.to_numpy()
