@@ -75,6 +75,20 @@ def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path) -> No
     ).statistic == pytest.approx(1.0)
     again = scorer(train, sets, split_seed=0)
     pd.testing.assert_frame_equal(got, again)
+    # the in-memory table answers as the left join of the pairs on the cached run does
+    run = pd.read_parquet(next(tmp_path.rglob("*.parquet")))
+    pairs = sets[["user", "item"]].drop_duplicates().sort_values(["user", "item"])
+    joined = pairs.reset_index(drop=True).merge(run[["user", "item", "score"]], how="left")
+    pd.testing.assert_frame_equal(got, joined)
+    # another training frame on the same split seed is another run, not the kept table
+    other = train.iloc[1:]
+    fresh = scorer(other, sets, split_seed=0)
+    assert len(list(tmp_path.rglob("*.parquet"))) == 2
+    counts = other["item"].value_counts()
+    r = fresh.loc[fresh["item"].isin(counts.index)]
+    assert stats.spearmanr(
+        r["score"], counts.reindex(r["item"]).to_numpy()
+    ).statistic == pytest.approx(1.0)
 
 
 def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings() -> None:

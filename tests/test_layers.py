@@ -4,7 +4,8 @@ into another package's private names.
 Layers, lowest first (a module may import its own layer's packages and any lower layer):
 
 0. ``recmeta`` itself, ``recmeta.files`` (atomic writes), ``recmeta.analyses`` (the analysis
-   cache), ``recmeta.data``: datasets, splits, popularity, description;
+   cache), ``recmeta.arrays`` (sort-based set operations), ``recmeta.data``: datasets, splits,
+   popularity, description;
 1. ``recmeta.metrics``: the metric engine and the measure registry;
 2. ``recmeta.recommenders``, ``recmeta.sampled``, ``recmeta.protocols``, ``recmeta.metaeval``;
 3. ``recmeta.ledger``: claims, rules, the store;
@@ -29,6 +30,7 @@ LAYERS: dict[str, int] = {
     "recmeta": 0,
     "files": 0,
     "analyses": 0,
+    "arrays": 0,
     "data": 0,
     "metrics": 1,
     "recommenders": 2,

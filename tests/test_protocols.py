@@ -14,6 +14,7 @@ from recmeta.protocols import (
     engine_metrics,
     evaluate_systems,
     item_scores,
+    lemma_bounds,
     one_r_an_metrics,
     protocol_mean,
     random_scores,
@@ -509,3 +510,50 @@ def test_target_metrics_rank_ties_as_the_engine_item_id_rule() -> None:
     np.testing.assert_allclose(got["P"], by_engine["item_id"]["P@5"][0], atol=1e-12)
     np.testing.assert_allclose(got["nDCG"], by_engine["item_id"]["nDCG@5"][0], atol=1e-12)
     assert not np.allclose(got["nDCG"], by_engine["trec_eval"]["nDCG@5"][0])  # ties matter here
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+def test_pairs_scores_and_lemma_follow_their_pandas_definitions(ids) -> None:
+    """candidate_pairs, attach_scores and lemma_bounds take numpy paths on numeric ids; the
+    pandas operations they stand for (drop_duplicates, sort, left merge) give the same frames."""
+    rng = np.random.default_rng(11)
+    df = pd.DataFrame(
+        [
+            (u, i, float(rng.integers(1, 6)))
+            for u in range(1, 41)
+            for i in rng.choice(np.arange(1, 81), 20, replace=False)
+        ],
+        columns=["user", "item", "rating"],
+    )
+    if ids == "str":
+        df["user"], df["item"] = df["user"].map("u{:03d}".format), df["item"].map("i{:03d}".format)
+    test_rows = rng.random(len(df)) < 0.25
+    train, test = df[~test_rows], df[test_rows]
+    p = Protocol("AI", "1R", "NN", 9, threshold=4, shared_nonrelevant=True)
+    sets = target_sets(train, test, p, seed=3, items=df["item"].unique())
+    pairs = candidate_pairs(sets)
+    want = sets[["user", "item"]].drop_duplicates().sort_values(["user", "item"])
+    pd.testing.assert_frame_equal(pairs, want.reset_index(drop=True))
+    # scores for most pairs (the others rank last), with ties
+    scores = pairs.sample(frac=0.8, random_state=1).sort_values(["user", "item"])
+    scores = scores.assign(score=rng.integers(0, 5, len(scores)).astype(float))
+    got = attach_scores(sets, scores, missing="last")
+    merged = sets.merge(scores, on=["user", "item"], how="left")
+    merged["score"] = merged["score"].fillna(-np.inf)
+    pd.testing.assert_frame_equal(got, merged)
+    lower, value, upper = lemma_bounds(got, 5)
+    # the lemma's bounds from their definition: ranks of each user's union of sets
+    union = got.drop_duplicates(["user", "item"]).sort_values(
+        ["user", "score", "item"], ascending=[True, False, True]
+    )
+    union["rank"] = union.groupby("user").cumcount()
+    m = 5 + union.groupby("user")["relevant"].transform("sum") - 1
+    n_pos = int(got["relevant"].sum())
+    assert lower == pytest.approx((union["relevant"] & (union["rank"] < 5)).sum() / (5 * n_pos))
+    assert upper == pytest.approx((union["relevant"] & (union["rank"] < m)).sum() / (5 * n_pos))
+    assert value == pytest.approx(target_metrics(got, 5)["P"].mean())
+    bad = got.copy()
+    twice = bad.duplicated(["user", "item"], keep=False).to_numpy()
+    bad.loc[np.flatnonzero(twice)[0], "score"] += 0.5
+    with pytest.raises(ValueError, match="different scores"):
+        lemma_bounds(bad, 5)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ..arrays import has_duplicates
 from ._judgments import Judgments
 from ._options import TIES
 from ._trec_files import read_runs
@@ -177,7 +178,7 @@ class Runs:
         scode, ucode, icode, key = scode[order], ucode[order], icode[order], key[order]
         group = scode.astype(np.int64) * len(judgments.users) + ucode
         pairs = group * len(items) + icode
-        if np.unique(pairs).size != pairs.size:
+        if has_duplicates(pairs):
             raise RunsError(
                 "an item appears twice in one system's list for one user; "
                 "deduplicate the run (trec_eval rejects such runs too)"

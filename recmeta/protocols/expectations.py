@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..arrays import pair_codes, sorted_unique
 from .ranks import rank_in_sets, rank_within
 from .set_metrics import target_metrics
 
@@ -148,7 +149,9 @@ def nonpersonalised_precision_uniform(
     return float(sigma * n_ratings / (n * t * n_users) * pr.mean(axis=0).sum())
 
 
-def lemma_bounds(scored: pd.DataFrame, n: int) -> tuple[float, float, float]:
+def lemma_bounds(
+    scored: pd.DataFrame, n: int, per_set: pd.DataFrame | None = None
+) -> tuple[float, float, float]:
     """(lower, 1R-P@n, upper) of the lemma (Bellogín et al. 2017, eq. 2) for one scored 1R run.
 
         |𝒰| P_s@n / |PR_test|  ≤  1R-P_s@n  ≤  Σ_u m_u P_s^u@m_u(T_u) / (n |PR_test|),
@@ -158,28 +161,51 @@ def lemma_bounds(scored: pd.DataFrame, n: int) -> tuple[float, float, float]:
     scores (user, item) pairs). The inequalities are guaranteed when every user's sets share the
     same non-relevant items (``Protocol(shared_nonrelevant=True)``); otherwise they hold in
     expectation only. Ranks within T_u break ties by item id, as in
-    :func:`recmeta.protocols.target_metrics`.
+    :func:`recmeta.protocols.target_metrics`. ``per_set`` may pass the frame's
+    :func:`target_metrics` at ``n`` when it is known already.
     """
-    per_set = target_metrics(scored, n)
+    if per_set is None:
+        per_set = target_metrics(scored, n)
     n_pos = int(scored["relevant"].sum())
     if n_pos != len(per_set):
         raise ValueError("lemma_bounds needs a 1R frame (exactly one relevant item per target set)")
     value = float(per_set["P"].mean())
-    ar = scored.drop_duplicates(["user", "item"])
-    if len(scored.drop_duplicates(["user", "item", "score"])) != len(ar):
+    first, one_score = _first_pairs(scored)
+    if not one_score:
         raise ValueError("a (user, item) pair has different scores in different target sets")
-    u = ar["user"].to_numpy()
+    u = scored["user"].to_numpy()[first]
     uniq, inv = np.unique(u, return_inverse=True)
-    order = np.lexsort((ar["item"].to_numpy(), -ar["score"].to_numpy(dtype=float), inv))
+    score = scored["score"].to_numpy(dtype=float)[first]
+    order = np.lexsort((scored["item"].to_numpy()[first], -score, inv))
     inv_s = inv[order]
-    rank = np.empty(len(ar), dtype=np.int64)
-    rank[order] = np.arange(len(ar)) - np.searchsorted(inv_s, inv_s, side="left")
-    rel = ar["relevant"].to_numpy(dtype=bool)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[order] = np.arange(len(first)) - np.searchsorted(inv_s, inv_s, side="left")
+    rel = scored["relevant"].to_numpy(dtype=bool)[first]
     npos_u = np.bincount(inv, weights=rel, minlength=len(uniq))
     m_u = n + npos_u - 1
     lower = np.sum(rel & (rank < n)) / (n * n_pos)
     upper = np.sum(rel & (rank < m_u[inv])) / (n * n_pos)
     return float(lower), value, float(upper)
+
+
+def _first_pairs(scored: pd.DataFrame) -> tuple[np.ndarray, bool]:
+    """Rows of the first occurrence of each (user, item) pair, in frame order (as
+    ``drop_duplicates(["user", "item"])`` keeps), and whether every pair has one score."""
+    u, i = scored["user"].to_numpy(), scored["item"].to_numpy()
+    coded = pair_codes([u], [i])
+    if coded is not None:
+        (key,), _ = coded
+    else:
+        _, uc = np.unique(u, return_inverse=True)
+        items, ic = np.unique(i, return_inverse=True)
+        key = uc.astype(np.int64) * len(items) + ic
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    start = np.r_[True, k[1:] != k[:-1]] if len(k) else np.zeros(0, bool)
+    score = scored["score"].to_numpy(dtype=float)[order]
+    lead = score[np.maximum.accumulate(np.where(start, np.arange(len(k)), 0))]
+    same = (score == lead) | (np.isnan(score) & np.isnan(lead))
+    return np.sort(order[start]), bool(same.all())
 
 
 def top_positive_counts(scored: pd.DataFrame, n: int, positive_counts: pd.Series) -> np.ndarray:
@@ -368,12 +394,12 @@ def random_precision_an(
     if candidates not in ("AI", "TI"):
         raise ValueError(f"candidates must be 'AI' or 'TI', got {candidates!r}")
     universe = (
-        np.unique(np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()]))
+        sorted_unique(np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()]))
         if items is None
-        else np.unique(np.asarray(items))
+        else sorted_unique(items)
     )
-    cand = np.unique(test["item"].to_numpy()) if candidates == "TI" else universe
-    users = np.unique(np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()]))
+    cand = sorted_unique(test["item"].to_numpy()) if candidates == "TI" else universe
+    users = sorted_unique(np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()]))
     in_c = np.isin(train["item"].to_numpy(), cand)
     train_in = pd.Series(train["user"].to_numpy()[in_c]).value_counts().reindex(users, fill_value=0)
     rel = (

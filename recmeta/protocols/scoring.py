@@ -8,6 +8,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ..arrays import pair_codes, sorted_unique
 from ..recommenders.components.random import pair_uniform
 
 __all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores"]
@@ -23,11 +24,28 @@ def _strictly_sorted(u: np.ndarray, i: np.ndarray) -> bool:
         return False
 
 
+def _numeric(column: pd.Series) -> bool:
+    """A column of plain numpy integers or floats (no extension dtype, no NaN for floats)."""
+    kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else ""
+    return kind in "iu" or (kind == "f" and not column.isna().any())
+
+
 def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
     """The distinct (user, item) pairs a recommender must score for these target sets, sorted."""
     u, i = sets["user"].to_numpy(), sets["item"].to_numpy()
     if _strictly_sorted(u, i):  # AR sets come out of target_sets this way: nothing to do
         return pd.DataFrame({"user": u, "item": i})
+    coded = pair_codes([u], [i])
+    if coded is not None:
+        # the distinct pair codes, sorted: users first, items within (1R repeats pairs)
+        (key,), m = coded
+        key = sorted_unique(key)
+        return pd.DataFrame({"user": (key // m).astype(u.dtype), "item": (key % m).astype(i.dtype)})
+    if _numeric(sets["user"]) and _numeric(sets["item"]):
+        users, uc = np.unique(u, return_inverse=True)
+        items, ic = np.unique(i, return_inverse=True)
+        key = sorted_unique(uc.astype(np.int64) * len(items) + ic)
+        return pd.DataFrame({"user": users[key // len(items)], "item": items[key % len(items)]})
     return (
         sets[["user", "item"]]
         .drop_duplicates()
@@ -66,6 +84,34 @@ def random_scores(sets: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     )
 
 
+def _same_numeric_ids(sets: pd.DataFrame, scores: pd.DataFrame) -> bool:
+    return all(
+        _numeric(sets[c]) and _numeric(scores[c]) and sets[c].dtype == scores[c].dtype
+        for c in ("user", "item")
+    )
+
+
+def _lookup(
+    su: np.ndarray, si: np.ndarray, cu: np.ndarray, ci: np.ndarray, score: pd.Series
+) -> np.ndarray:
+    """The score of each (su, si) pair among the strictly sorted pairs (cu, ci), NaN if absent:
+    the left join of the pairs on the scores, by binary search on shared pair codes."""
+    coded = pair_codes([cu, su], [ci, si])
+    if coded is not None:
+        (known, wanted), _ = coded
+    else:
+        _, uc = np.unique(np.concatenate([cu, su]), return_inverse=True)
+        items, ic = np.unique(np.concatenate([ci, si]), return_inverse=True)
+        key = uc.astype(np.int64) * len(items) + ic
+        known, wanted = key[: len(cu)], key[len(cu) :]
+    at = np.searchsorted(known, wanted).clip(0, max(len(known) - 1, 0))
+    hit = known[at] == wanted if len(known) else np.zeros(len(wanted), bool)
+    values = score.to_numpy()
+    out = np.full(len(wanted), np.nan, dtype=values.dtype)
+    out[hit] = values[at[hit]]
+    return out
+
+
 def attach_scores(
     sets: pd.DataFrame, scores: pd.DataFrame, *, missing: Literal["raise", "last"] = "raise"
 ) -> pd.DataFrame:
@@ -87,6 +133,13 @@ def attach_scores(
         out = sets.assign(
             score=scores["score"].to_numpy(dtype=float)
         )  # same pairs in the same order
+    elif (
+        unique
+        and "score" not in sets.columns
+        and _same_numeric_ids(sets, scores)
+        and scores["score"].dtype.kind == "f"
+    ):
+        out = sets.reset_index(drop=True).assign(score=_lookup(su, si, cu, ci, scores["score"]))
     else:
         out = sets.merge(scores[["user", "item", "score"]], on=["user", "item"], how="left")
     nan = out["score"].isna()

@@ -16,6 +16,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ..arrays import sorted_unique
 from ..metrics import Judgments, Runs, evaluate, parse_metric, score_matrices
 from .ranks import rank_in_sets, set_codes
 from .scoring import attach_scores
@@ -80,7 +81,7 @@ def target_metrics(
     # topics = target sets; judgments = their relevant items; one run = the first n of each set
     top = np.flatnonzero(rank < n)
     judged = np.flatnonzero(rel)
-    ids = pd.Index(np.unique(np.concatenate([item[judged], item[top]])))
+    ids = pd.Index(sorted_unique(np.concatenate([item[judged], item[top]])))
     grade = np.ones(judged.size) if gain == "binary" else scored["rating"].to_numpy(float)[judged]
     threshold = float(grade.min()) if grade.size else 1.0
     j = Judgments.from_frame(
@@ -255,7 +256,7 @@ def engine_metrics(
         threshold,
         user_col="set",
         users=ids,
-        items=pd.Index(np.unique(judged_rows["item"].to_numpy())),
+        items=pd.Index(sorted_unique(judged_rows["item"].to_numpy())),
     )
     if popularity is not None:
         j = j.with_popularity(popularity)

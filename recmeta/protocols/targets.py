@@ -30,6 +30,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ..arrays import has_duplicates, sorted_unique
 from ..data.popularity import percentile_strata
 
 __all__ = ["Candidates", "NonRelevant", "Protocol", "Relevant", "check_ratings", "target_sets"]
@@ -164,14 +165,18 @@ def target_sets(
     check_ratings(test, "test")
     if len(test) == 0:
         raise ValueError("test is empty: there is nothing to evaluate")
-    both = pd.concat([train[["user", "item"]], test[["user", "item"]]], ignore_index=True)
-    if both.duplicated().any():
+    both_user = np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()])
+    both_item = np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()])
+    users, pair_u = np.unique(both_user, return_inverse=True)
+    rated, pair_i = np.unique(both_item, return_inverse=True)
+    if has_duplicates(pair_u.astype(np.int64) * len(rated) + pair_i):
         raise ValueError(
             "train and test share (user, item) pairs; a split must put each rating on one side"
         )
 
-    universe = np.unique(both["item"].to_numpy()) if items is None else np.unique(np.asarray(items))
-    missing = np.setdiff1d(both["item"].to_numpy(), universe)
+    universe = rated if items is None else sorted_unique(items)
+    at = np.searchsorted(universe, rated).clip(0, max(len(universe) - 1, 0))
+    missing = rated[(universe[at] != rated) if len(universe) else slice(None)]
     if len(missing):
         raise ValueError(
             f"{len(missing)} rated items are not in `items` (e.g. {missing[:5].tolist()}); add them"
@@ -185,7 +190,6 @@ def target_sets(
     n_items = len(universe)
 
     # codes: users over train ∪ test, items over the universe (train items outside it: code -1)
-    users = np.unique(both["user"].to_numpy())
     tr_u = np.searchsorted(users, train["user"].to_numpy())
     te_u = np.searchsorted(users, test["user"].to_numpy())
     te_i = np.searchsorted(universe, test["item"].to_numpy())
@@ -197,9 +201,13 @@ def target_sets(
     te_rel = te_rating >= protocol.threshold
 
     # candidate items 𝒞 (as codes into universe) and their stratum
-    cand = np.arange(n_items) if protocol.candidates == "AI" else np.unique(te_i)
+    cand = np.arange(n_items) if protocol.candidates == "AI" else sorted_unique(te_i)
     if protocol.percentiles is not None:
-        pop_src = both if popularity is None else popularity
+        pop_src = (
+            pd.DataFrame({"user": both_user, "item": both_item})
+            if popularity is None
+            else popularity
+        )
         pop_src = pop_src.loc[pop_src["item"].isin(universe)]
         strata_s = percentile_strata(pop_src, protocol.percentiles, items=universe)
         stratum_of = strata_s.reindex(universe).to_numpy()
@@ -212,7 +220,7 @@ def target_sets(
         n_groups = 1
 
     # excluded pairs per user: R_train(u) ∪ PR_test(u), as sorted keys
-    excl = np.unique(
+    excl = sorted_unique(
         np.concatenate(
             [_keys(tr_u[tr_in], tr_i[tr_in], n_items), _keys(te_u[te_rel], te_i[te_rel], n_items)]
         )
@@ -220,7 +228,7 @@ def target_sets(
 
     # sampling units: AR -> users with a test rating; 1R -> positive test ratings
     if protocol.relevant == "AR":
-        unit_user = np.unique(te_u) if protocol.ar_users == "test" else np.arange(len(users))
+        unit_user = sorted_unique(te_u) if protocol.ar_users == "test" else np.arange(len(users))
         unit_group = np.zeros(len(unit_user), dtype=np.int64)
         rel_unit = np.searchsorted(unit_user, te_u[te_rel])
         rel_item = te_i[te_rel]
@@ -268,7 +276,8 @@ def target_sets(
     set_id = np.concatenate([rel_unit, non_unit])
     item_code = np.concatenate([rel_item, non_item])
     relevant = np.concatenate([np.ones(len(rel_unit), bool), np.zeros(len(non_unit), bool)])
-    order = np.lexsort((item_code, set_id))
+    # by set, then item: one stable sort of the pair code (the AN rows come sorted already)
+    order = np.argsort(set_id.astype(np.int64) * n_items + item_code, kind="stable")
     set_id, item_code, relevant = set_id[order], item_code[order], relevant[order]
     user_code = unit_user[set_id]
 
@@ -318,7 +327,7 @@ def _nonrelevant(
     ex_user_in = ex_user < n_users
     indptr = np.concatenate([[0], np.cumsum(np.bincount(ex_user[ex_user_in], minlength=n_users))])
     ex_item = ex_item[ex_user_in]
-    for g in np.unique(unit_group):
+    for g in sorted_unique(unit_group):
         units = np.flatnonzero(unit_group == g)
         pool_items = cand[stratum_of[cand] == g]
         col = np.full(n_items, -1, dtype=np.int64)

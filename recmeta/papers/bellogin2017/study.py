@@ -22,6 +22,7 @@ from ...metaeval.significance import system_pairs, wilcoxon_test
 from .designs import design_violations
 from .study_popularity import PopularityStudy
 from .trials import (
+    TrialCache,
     popularity_scorer,
     score_all,
     split_sets,
@@ -257,7 +258,8 @@ class Study(PopularityStudy):
             here = sigma == s.sigma
             systems = self.systems if here else {"random": self.systems["random"]}
             for sd in s.check_seeds:
-                cache = self.cache if here else None
+                # off the study's σ a cache of one split lets the trial reuse the sets built here
+                cache = self.cache if here else TrialCache(keep_sets=1)
                 train, _, sets, _ = split_sets(self.ratings, p, sd, sigma=sigma, cache=cache)
                 terms = protocols.random_precision_terms(sets, sigma, n_pos, n_users)
                 per = trials(

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ... import recommenders
+from ...arrays import sorted_unique
 from ...data.popularity import head_items, item_counts
 from ...data.splits import coin_flip
 from ...protocols import (
@@ -151,7 +152,12 @@ def random_scorer(seed: int, *, per_split: bool = True) -> Scorer:
 
 
 def roster_scorer(
-    name: str, *, dataset: str, split: str = "protocols", root: str | Path | None = None
+    name: str,
+    *,
+    dataset: str,
+    split: str = "protocols",
+    root: str | Path | None = None,
+    keep: int = 3,
 ) -> Scorer:
     """A system of :mod:`recmeta.recommenders.roster` as a :data:`Scorer`, trained per split.
 
@@ -160,33 +166,93 @@ def roster_scorer(
     label, seed, the system's configuration and a fingerprint of the training data), so every
     protocol built on the same split reuses one trained model and one cached run. Candidate
     pairs outside that grid (items or users without training data) and pairs the model cannot
-    score come back as NaN; :func:`trials` ranks them last.
+    score come back as NaN; :func:`trials` ranks them last. The scorer also keeps the runs of
+    its last ``keep`` splits in memory as users × items score tables, reused while the training
+    frame is the same (columns, dtypes and values, as the disk cache's fingerprint compares).
     """
+    tables: dict[int, tuple[pd.DataFrame, _ScoreTable]] = {}
 
     def score(
         train: pd.DataFrame, sets: pd.DataFrame, split_seed: int | None = None
     ) -> pd.DataFrame:
-        users = np.unique(train["user"].to_numpy())
-        items = np.unique(train["item"].to_numpy())
-        grid = pd.DataFrame(
-            {"user": np.repeat(users, len(items)), "item": np.tile(items, len(users))}
-        )
-        run = recommenders.make(
-            [roster.get(name)],
-            train,
-            dataset=dataset,
-            split=split,
-            seed=split_seed or 0,
-            pairs=grid,
-            root=root,
-            progress=False,
-        )
+        seed = split_seed or 0
+        known = tables.get(seed)
+        if known is None or not _same_frame(known[0], train):
+            users = sorted_unique(train["user"].to_numpy())
+            items = sorted_unique(train["item"].to_numpy())
+            grid = pd.DataFrame(
+                {"user": np.repeat(users, len(items)), "item": np.tile(items, len(users))}
+            )
+            run = recommenders.make(
+                [roster.get(name)],
+                train,
+                dataset=dataset,
+                split=split,
+                seed=seed,
+                pairs=grid,
+                root=root,
+                progress=False,
+            )
+            tables.pop(seed, None)
+            tables[seed] = known = (train.copy(), _ScoreTable.of(run, users, items))
+            while len(tables) > keep:
+                tables.pop(next(iter(tables)))
         pairs = candidate_pairs(sets)
-        return pairs.merge(run[["user", "item", "score"]], on=["user", "item"], how="left")
+        return pairs.assign(
+            score=known[1].lookup(pairs["user"].to_numpy(), pairs["item"].to_numpy())
+        )
 
     # the mark of _PerSplitScorer; a function's type has no attribute to set, hence the ignore
     score.per_split = True  # type: ignore[attr-defined]
     return score
+
+
+def _same_frame(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Same column names, dtypes and values (NaN equal to NaN), whatever the index."""
+    if a.shape != b.shape or list(a.columns) != list(b.columns):
+        return False
+    if not a.dtypes.equals(b.dtypes):
+        return False
+    for c in a.columns:
+        x, y = a[c].to_numpy(), b[c].to_numpy()
+        nan = x.dtype.kind in "fc"
+        if not np.array_equal(x, y, equal_nan=nan):
+            return False
+    return True
+
+
+class _ScoreTable:
+    """A run of candidate scores over a users × items grid as a dense table (NaN: no score)."""
+
+    def __init__(self, users: np.ndarray, items: np.ndarray, table: np.ndarray) -> None:
+        self.users, self.items, self.table = users, items, table
+
+    @classmethod
+    def of(cls, run: pd.DataFrame, users: np.ndarray, items: np.ndarray) -> _ScoreTable:
+        score = run["score"].to_numpy()
+        dtype = score.dtype if score.dtype.kind == "f" else np.dtype(np.float64)
+        table = np.full((len(users), len(items)), np.nan, dtype=dtype)
+        u = cls._codes(users, run["user"].to_numpy())
+        i = cls._codes(items, run["item"].to_numpy())
+        if (u < 0).any() or (i < 0).any():
+            raise ValueError(f"the run of {len(run)} scores holds pairs outside its grid")
+        table[u, i] = score
+        return cls(users, items, table)
+
+    @staticmethod
+    def _codes(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Position of each value in the sorted ``ids``, −1 where absent."""
+        at = np.searchsorted(ids, values).clip(0, max(len(ids) - 1, 0))
+        found = (ids[at] == values) if len(ids) else np.zeros(len(values), bool)
+        return np.where(found, at, -1)
+
+    def lookup(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """The score of each (user, item) pair, NaN outside the grid."""
+        u, i = self._codes(self.users, users), self._codes(self.items, items)
+        inside = (u >= 0) & (i >= 0)
+        out = np.full(len(users), np.nan, dtype=self.table.dtype)
+        out[inside] = self.table[u[inside], i[inside]]
+        return out
 
 
 def score_all(
@@ -313,7 +379,8 @@ def trials(
                     and protocol.shared_nonrelevant
                     and protocol.percentiles is None
                 ):
-                    row["lower"], _, row["upper"] = lemma_bounds(scored, n)
+                    # P@n does not depend on the gain: the per-set values serve the lemma too
+                    row["lower"], _, row["upper"] = lemma_bounds(scored, n, per_set=per)
                 if not per_set:
                     rows.append(row)
                     continue
@@ -405,7 +472,12 @@ def split_sets(
         test = remove_test_ratings(test, removed, seed=seed)
     exclude = head_items(ratings, head) if head else None
     sets = target_sets(
-        train, test, protocol, seed=seed, items=np.unique(ratings["item"]), exclude_items=exclude
+        train,
+        test,
+        protocol,
+        seed=seed,
+        items=sorted_unique(ratings["item"]),
+        exclude_items=exclude,
     )
     sizes = np.bincount(sets["set"].to_numpy())
     sizes = sizes[sizes > 0]
