@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import protocols
+from ... import analyses, protocols
 from ...data import popularity as pop
 from ...data.splits import coin_flip
 from ...metaeval.significance import system_pairs, wilcoxon_test
@@ -44,6 +44,7 @@ class Study(PopularityStudy):
 
     # -- §3: target sets and Fig. 2 ----------------------------------------------------------------
 
+    @analyses.analysis_method
     def table3(self) -> pd.DataFrame:
         """The eight target-set designs of Table 3 on one split: sizes, ρ and popularity's P@n.
 
@@ -97,6 +98,7 @@ class Study(PopularityStudy):
         self.results["table3_check"] = pd.DataFrame(checks)
         return out
 
+    @analyses.analysis_method
     def coverage(self) -> pd.DataFrame:
         """Per split: the share of items without a test rating (outside the TI candidates), and
         the exact ρ of the AR AI-AN and AR TI-AN sets
@@ -124,6 +126,7 @@ class Study(PopularityStudy):
         self.results["coverage"] = out
         return out
 
+    @analyses.analysis_method
     def fig2(self) -> pd.DataFrame:
         """Per-set P@n and nDCG@n under AR AI-AN, AR TI-AN and 1R TI-NN (Fig. 2).
 
@@ -149,6 +152,7 @@ class Study(PopularityStudy):
         self.results["fig2"] = out
         return out
 
+    @analyses.analysis_method
     def wilcoxon(self) -> pd.DataFrame:
         """Wilcoxon signed-rank p-values of every pair of systems under 1R TI-NN (§3.3).
 
@@ -182,6 +186,7 @@ class Study(PopularityStudy):
 
     # -- §3.4: eq. 2 and Fig. 3 --------------------------------------------------------------------
 
+    @analyses.analysis_method
     def lemma(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """1R TI-NN with one shared non-relevant sample per user, by removed share and by |T_u|."""
         s = self.s
@@ -206,6 +211,7 @@ class Study(PopularityStudy):
         self.results["lemma_removal"], self.results["lemma_size"] = by_removal, by_size
         return by_removal, by_size
 
+    @analyses.analysis_method
     def proof_step(self) -> pd.DataFrame:
         """Share of 1R sets where each step of the lemma's proof holds, per system (one split)."""
         s = self.s
@@ -241,6 +247,7 @@ class Study(PopularityStudy):
 
     # -- §4: eqs. 3–5 ------------------------------------------------------------------------------
 
+    @analyses.analysis_method
     def ar_checks(self) -> pd.DataFrame:
         """Per split (σ × seed) of AR TI-AN over all users: ρ and its parts, eq. 4, random's
         P@n (a fresh random ranking per split), and at the study's σ popularity's P@n beside
@@ -302,6 +309,7 @@ class Study(PopularityStudy):
         self.results["ar_checks"] = out
         return out
 
+    @analyses.analysis_method
     def eq5(self) -> pd.DataFrame:
         """Random 1R TI-NN precision against 1/t over the check splits, for each σ."""
         s = self.s
@@ -319,6 +327,7 @@ class Study(PopularityStudy):
         self.results["eq5"] = out
         return out
 
+    @analyses.analysis_method
     def sparsity(self) -> pd.DataFrame:
         """AR TI-AN over all users against the removed share of test ratings (Fig. 4 left): P@n
         and nDCG@n per set, and recall@n from the metric engine (§4.2; NaN for users left without

@@ -50,6 +50,12 @@ class StudyBase:
         #: engine metrics added to every AR-AN run, so the runs of several figures are shared
         self.ar_metrics = (f"R@{settings.n}",)
 
+    def analysis_key(self) -> tuple[object, ...]:
+        """What determines every experiment of the study (the key of :mod:`recmeta.analyses`):
+        the ratings, the settings and the dataset's name (which names its runs in the run
+        cache)."""
+        return (self.ratings, self.s, self.dataset)
+
     def release(self) -> None:
         """Drop the target sets kept for reuse (the per-set results stay)."""
         self.cache.sets.clear()

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ... import protocols
+from ... import analyses, protocols
 from ...data import popularity as pop
 from ...data.splits import coin_flip
 from ...protocols import Protocol, Relevant
@@ -35,6 +35,7 @@ class PopularityStudy(StudyBase):
 
     # -- §5: popularity ----------------------------------------------------------------------------
 
+    @analyses.analysis_method
     def nonpersonalised(self) -> pd.DataFrame:
         """Per-set AR TI-AN precision of non-personalised rankings (§5.1), with the ceiling."""
         s = self.s
@@ -48,6 +49,7 @@ class PopularityStudy(StudyBase):
         self.results["nonpersonalised"] = out
         return out
 
+    @analyses.analysis_method
     def simulation(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """1R TI-NN on simulated ratings with shifted power-law popularity, for each α (Fig. 5)."""
         s = self.s
@@ -95,6 +97,7 @@ class PopularityStudy(StudyBase):
         self.results.update(simulation=sim_runs, curves=curve, fit=fit)
         return sim_runs, curve
 
+    @analyses.analysis_method
     def positive_shares(self) -> dict[str, Any]:
         """Cumulative share of positive ratings held by the most liked items (Fig. 5 right)."""
         liked = self.positive.sort_values(ascending=False)
@@ -117,6 +120,7 @@ class PopularityStudy(StudyBase):
         self.results["positive_shares"] = out
         return out
 
+    @analyses.analysis_method
     def positive_ratio(self) -> pd.DataFrame:
         """|PR(i)|/|R(i)| of every item with its popularity rank (Fig. 7)."""
         out = pop.positive_ratio_by_rank(self.ratings, self.s.threshold, segments=None)
@@ -125,6 +129,7 @@ class PopularityStudy(StudyBase):
 
     # -- §6: neutralising popularity -------------------------------------------------------------
 
+    @analyses.analysis_method
     def uniform_size(self) -> dict[str, Any]:
         """|T| and η of the uniform-test split (§6.2)."""
         size, eta = protocols.uniform_test_size(
@@ -134,6 +139,7 @@ class PopularityStudy(StudyBase):
         self.results["uniform_size"] = out
         return out
 
+    @analyses.analysis_method
     def fig6(self) -> dict[str, Any]:
         """The two splits of Fig. 6 on the run's ratings: per item in popularity order, |R(i)|,
         its test ratings in a coin-flip split (expected σ|R(i)|) and in the uniform-test split
@@ -165,6 +171,7 @@ class PopularityStudy(StudyBase):
         self.results["fig6"] = out
         return out
 
+    @analyses.analysis_method
     def fig8(self) -> pd.DataFrame:
         """Per-set P@n and nDCG@n (rating gains) under the designs of Fig. 8, with TI and AI
         versions of P1R and UAR."""
@@ -200,6 +207,7 @@ class PopularityStudy(StudyBase):
         self.results["fig8"] = out
         return out
 
+    @analyses.analysis_method
     def fig9(self) -> pd.DataFrame:
         """Per-set P@n, bpref, infAP and stratified recall from the metric engine (Fig. 9)."""
         s = self.s
@@ -230,6 +238,7 @@ class PopularityStudy(StudyBase):
         self.results["fig9"] = out
         return out
 
+    @analyses.analysis_method
     def identities(self) -> pd.DataFrame:
         """AP and RR in 1R (§6.3: MAP ≡ MRR), bpref in 1R with only the relevant item judged
         (§7: then 1), and nDCG with rating and binary gains in 1R and AR, at the graded threshold
