@@ -306,20 +306,24 @@ class Ledger:
         reads it from the analysis cache, when every claim's rule is the package's own code
         (:meth:`analysis_key`); results the cache cannot key are evaluated, uncached.
         """
-        key = self.analysis_key()
 
         def compute() -> pd.DataFrame:
             return self._evaluate(
                 results, dataset=dataset, profile=profile, strict=strict, tie_variants=tie_variants
             )
 
+        inputs = (results, dataset, profile, strict, tie_variants)
+        frame: pd.DataFrame = self._analysis("evaluate", inputs, compute)
+        return frame
+
+    def _analysis(self, name: str, inputs: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+        """``compute()`` through the analysis cache, keyed by :meth:`analysis_key` and
+        ``inputs``; computed uncached when the ledger has no key."""
+        key = self.analysis_key()
         if key is None:
             return compute()
         return analyses.cached_call(
-            "recmeta.ledger.Ledger.evaluate",
-            (key, results, dataset, profile, strict, tie_variants),
-            compute,
-            unkeyable="compute",
+            f"recmeta.ledger.Ledger.{name}", (key, *inputs), compute, unkeyable="compute"
         )
 
     def analysis_key(self) -> tuple[Any, ...] | None:
@@ -376,19 +380,14 @@ class Ledger:
     ) -> dict[str, Any]:
         """One claim evaluated on ``results``, as the row :meth:`evaluate` gives it (a dict);
         an analysis, cached as :meth:`evaluate` is."""
-        key = self.analysis_key()
 
         def compute() -> dict[str, Any]:
             return self._row(claim_id, results, dataset=dataset, profile=profile, strict=strict)
 
-        if key is None:
-            return compute()
-        return analyses.cached_call(
-            "recmeta.ledger.Ledger.row",
-            (key, claim_id, results, dataset, profile, strict),
-            compute,
-            unkeyable="compute",
+        row: dict[str, Any] = self._analysis(
+            "row", (claim_id, results, dataset, profile, strict), compute
         )
+        return row
 
     def _row(
         self,
