@@ -180,3 +180,35 @@ def test_scipy_interval_is_scipys_bootstrap_and_flat_rows_collapse():
     ).confidence_interval
     assert (low[0], high[0]) == pytest.approx((ref.low, ref.high))
     assert low[1] == high[1] == 0.5
+
+
+def test_an_end_the_replicates_cannot_place_is_marked_open():
+    # 99 replicates 0, 1/98, ..., 1; the point above 95 of them: z0 = Φ⁻¹(95/99) = 1.7461
+    reps = np.arange(99) / 98.0
+    point = reps[94] + 1e-9
+    z0 = 1.7461  # Φ⁻¹(0.9596), from tables
+    # upper level Φ(2 z0 + 1.96) = Φ(5.45) ≈ 1 − 3e-8 > 99/100: beyond the largest replicate,
+    # which is the end given; lower level Φ(2 z0 − 1.96) = Φ(1.532) = 0.9373: inside
+    ends = bootstrap.replicate_ends(reps, point=point)
+    assert ends.high == 1.0 and ends.high_open and not ends.low_open
+    assert ends.low == pytest.approx(0.9373, abs=2e-4)
+    assert 2 * z0 - 1.959964 == pytest.approx(1.532, abs=1e-3)
+    # replicates centred on the point: no open end at B = 99 (levels 0.025 and 0.975)
+    centred = bootstrap.replicate_ends(reps, point=reps[49])
+    assert not centred.low_open and not centred.high_open
+    # the same skew with 20,000 replicates: the level is still beyond B/(B + 1), since
+    # Φ(5.44) lies within 3e-8 of 1; with z0 = 1 it is Φ(3.96) = 0.99996, resolved by B = 99,999
+    many = np.arange(20_000) / 19_999.0
+    assert bootstrap.replicate_ends(many, point=many[int(0.9596 * 20_000)]).high_open
+    more = np.arange(99_999) / 99_998.0
+    z1 = bootstrap.replicate_ends(more, point=more[int(0.8413 * 99_999)])  # Φ(1) = 0.8413
+    assert not z1.high_open and not z1.low_open
+    # the mirror image: the lower end open
+    mirror = bootstrap.replicate_ends(-reps, point=-point)
+    assert mirror.low == -1.0 and mirror.low_open and not mirror.high_open
+    # the hull: the end on the point's side is open, the other is the extreme replicate
+    assert bootstrap.replicate_ends([2.0, 3.0, 5.0], point=1.0) == (1.0, 5.0, True, False)
+    assert bootstrap.replicate_ends([2.0, 3.0, 5.0], point=6.0) == (2.0, 6.0, False, True)
+    # replicate_interval gives the same ends, unmarked; a percentile band is never open
+    assert bootstrap.replicate_interval(reps, point=point) == (ends.low, ends.high)
+    assert bootstrap.replicate_ends(reps, point=None)[2:] == (False, False)

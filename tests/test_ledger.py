@@ -97,7 +97,9 @@ def test_from_samples_and_mean_se():
     b = Estimate.from_replicates(80.5, x, level=0.9)
     z0 = stats.norm.ppf(81 / 101)
     lo, hi = stats.norm.cdf(2 * z0 - stats.norm.ppf(0.95)), stats.norm.cdf(2 * z0 + 1.6448536)
-    assert (b.value, b.low, b.high) == (80.5, pytest.approx(100 * lo), pytest.approx(100 * hi))
+    assert (b.value, b.low) == (80.5, pytest.approx(100 * lo))
+    # the upper level 0.99958 lies above 101/102: beyond the largest replicate, which is given
+    assert hi > 101 / 102 and (b.high, b.high_open, b.low_open) == (100.0, True, False)
     assert "BC" in b.method and b.low > e.low  # moved towards the side the point sits on
     v = np.array([0.31, 0.35, 0.29, 0.33, 0.30])
     t = Estimate.mean_se(v, level=0.95)
@@ -534,3 +536,42 @@ def test_sentence_not_reproduced_always_gives_reason_and_bad_parts_refused():
         sentence(row_of(frame, "demo.absent"), parts=("nope",))
     with pytest.raises(KeyError, match="no claim 'x'"):
         row_of(frame, "x")
+
+
+def test_an_open_end_never_supports_a_verdict():
+    from recmeta.ledger import Estimate, Margin, Verdict, value_rule
+    from recmeta.ledger.rules import clearly_above, equivalence_rule, sign_rule
+
+    margin = Margin(0.0, 0.1, "test")
+    inside = Estimate(0.5, 0.45, 0.55, "BC")
+    assert value_rule(0.5, inside, margin).verdict is Verdict.AGREES
+    # the same numbers with the upper end beyond every replicate: no longer inside
+    open_high = Estimate(0.5, 0.45, 0.55, "BC", high_open=True)
+    out = value_rule(0.5, open_high, margin)
+    assert out.verdict is Verdict.INCONCLUSIVE
+    assert "more resamples" in out.reason and ">0.55" in out.reason
+    # an open end pointing away from the band keeps a "differs" its other end establishes
+    above = Estimate(0.8, 0.7, 0.9, "BC", high_open=True)
+    assert value_rule(0.5, above, margin).verdict is Verdict.DIFFERS
+    below = Estimate(0.2, 0.1, 0.3, "BC", high_open=True)
+    assert value_rule(0.5, below, margin).verdict is Verdict.INCONCLUSIVE
+    # the sign rule and the order read the open end as unbounded
+    assert sign_rule(Estimate(0.3, 0.1, 0.5, "BC"), "positive").verdict is Verdict.AGREES
+    lower_open = Estimate(0.3, 0.1, 0.5, "BC", low_open=True)
+    assert sign_rule(lower_open, "positive").verdict is Verdict.INCONCLUSIVE
+    assert clearly_above(Estimate(1.0, 0.9, 1.1), Estimate(0.5, 0.4, 0.6))
+    assert not clearly_above(Estimate(1.0, 0.9, 1.1), Estimate(0.5, 0.4, 0.6, high_open=True))
+    assert equivalence_rule(open_high.shifted(0.5), 0.1).verdict is Verdict.INCONCLUSIVE
+    assert open_high.shifted(0.5).high_open and open_high.unresolved == "high"
+    with pytest.raises(ValueError, match="open end needs an interval"):
+        Estimate(0.5, low_open=True)
+
+
+def test_from_replicates_marks_the_end_beyond_every_replicate():
+    from recmeta.ledger import Estimate
+
+    reps = np.arange(99) / 98.0
+    est = Estimate.from_replicates(reps[94] + 1e-9, reps)
+    assert est.high_open and not est.low_open and est.high == 1.0
+    assert est.reach == (est.low, np.inf)
+    assert str(est).endswith(">1.000]")

@@ -294,7 +294,9 @@ class Ledger:
     ) -> pd.DataFrame:
         """Evaluate every claim on ``results``: one row per claim, columns :data:`COLUMNS`.
 
-        ``ours``/``low``/``high`` are floats (NaN when absent), ``ours_text`` our result as text
+        ``ours``/``low``/``high`` are floats (NaN when absent), ``unresolved`` the end of the
+        interval the replicates could not place (``"low"``, ``"high"``, ``"both"`` or None; that
+        end lies further out than written), ``ours_text`` our result as text
         when it is not a number, ``verdict`` the :class:`Verdict`'s value. See
         :meth:`Claim.outcome` for absent results and ``strict``.
 
@@ -421,6 +423,7 @@ class Ledger:
             "ours": _nan(est.value if est else None),
             "low": _nan(est.low if est else None),
             "high": _nan(est.high if est else None),
+            "unresolved": est.unresolved if est else None,
             "ours_text": out.detail or "",
             "method": est.method if est else "",
             "verdict": verdict.value,

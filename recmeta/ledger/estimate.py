@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ..metaeval.bootstrap import replicate_interval, scipy_interval
+from ..metaeval.bootstrap import replicate_ends, replicate_interval, scipy_interval
 
 __all__ = ["Estimate", "INTERVALS", "format_number", "format_estimate", "format_paper"]
 
@@ -30,7 +30,8 @@ INTERVALS = (
     "of the replicates below our value), so a statistic whose replicates sit off its value (near "
     "a bound, as a τ near 1) gets no interval leaning to their side; a mean over users has BCa. "
     "A part's one-sided bootstrap p-value inverts the same interval. Each record's method says "
-    "which interval it has"
+    "which interval it has. An end written >x (or <x) lies beyond every replicate: the "
+    "resamples are too few to place it, so no verdict leans on it (more resamples would)"
 )
 
 _DASH = "—"
@@ -67,12 +68,19 @@ class Estimate:
     ``low <= high``. The interval need not contain ``value`` (a bias-corrected interval of skewed
     replicates may not). ``method`` says in words how the interval was obtained, e.g.
     ``"bootstrap over users (BCa, 9999 resamples), 95 %"``.
+
+    ``low_open`` (``high_open``) marks an end the interval's method could not place: the true
+    end lies below ``low`` (above ``high``), as when a bias-corrected level asks for a quantile
+    beyond every bootstrap replicate (:func:`recmeta.metaeval.bootstrap.replicate_ends`). The
+    verdict rules read such an end as unbounded (:attr:`reach`).
     """
 
     value: float
     low: float | None = None
     high: float | None = None
     method: str = "point estimate, no interval"
+    low_open: bool = False
+    high_open: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", float(self.value))
@@ -88,6 +96,10 @@ class Estimate:
                 raise ValueError(f"interval [{low!r}, {high!r}] has low > high")
             object.__setattr__(self, "low", low)
             object.__setattr__(self, "high", high)
+        elif self.low_open or self.high_open:
+            raise ValueError("an open end needs an interval (low and high)")
+        object.__setattr__(self, "low_open", bool(self.low_open))
+        object.__setattr__(self, "high_open", bool(self.high_open))
 
     @property
     def has_interval(self) -> bool:
@@ -98,6 +110,32 @@ class Estimate:
     def width(self) -> float | None:
         """``high - low``, or ``None`` without an interval."""
         return None if self.low is None or self.high is None else self.high - self.low
+
+    @property
+    def reach(self) -> tuple[float, float]:
+        """The interval as the verdict rules read it: ``(low, high)``, with an open end (or a
+        missing interval) as ``∓inf``."""
+        low = -math.inf if self.low is None or self.low_open else self.low
+        high = math.inf if self.high is None or self.high_open else self.high
+        return low, high
+
+    @property
+    def unresolved(self) -> str | None:
+        """Which end is open: ``"low"``, ``"high"``, ``"both"`` or ``None``."""
+        if self.low_open and self.high_open:
+            return "both"
+        return "low" if self.low_open else "high" if self.high_open else None
+
+    def shifted(self, by: float) -> Estimate:
+        """The estimate of ``quantity − by``: value and ends moved, open ends kept."""
+        return Estimate(
+            self.value - by,
+            None if self.low is None else self.low - by,
+            None if self.high is None else self.high - by,
+            self.method,
+            self.low_open,
+            self.high_open,
+        )
 
     def __str__(self) -> str:
         return format_estimate(self)
@@ -144,16 +182,18 @@ class Estimate:
     ) -> Estimate:
         """``point`` (the statistic on the data) with the bias-corrected percentile interval of
         its bootstrap ``replicates`` (BC, Efron 1981/1987; BCa with an ``acceleration``):
-        :func:`recmeta.metaeval.bootstrap.replicate_interval`, whose docstring has the formula."""
+        :func:`recmeta.metaeval.bootstrap.replicate_ends`, whose docstring has the formula."""
         level = _level(level)
         x = _finite_1d(replicates, "replicates")
-        low, high = replicate_interval(x, level, point=point, acceleration=acceleration)
+        ends = replicate_ends(x, level, point=point, acceleration=acceleration)
         kind = "BCa" if acceleration else "BC"
         return cls(
             point,
-            low,
-            high,
+            ends.low,
+            ends.high,
             method or f"bias-corrected ({kind}) interval of {x.size} replicates, {_pct(level)}",
+            ends.low_open,
+            ends.high_open,
         )
 
     @classmethod
@@ -271,14 +311,15 @@ def format_estimate(est: Estimate | None, digits: int = 3) -> str:
         return _DASH
     if est.low is None or est.high is None:
         return format_number(est.value, digits)
+    lo, hi = ("<" if est.low_open else ""), (">" if est.high_open else "")
     xs = (est.value, est.low, est.high)
     if not _fixed_ok(*xs):
-        return f"{est.value:.{digits}g} [{est.low:.{digits}g}, {est.high:.{digits}g}]"
+        return f"{est.value:.{digits}g} [{lo}{est.low:.{digits}g}, {hi}{est.high:.{digits}g}]"
     d = _decimals(est.value, digits)
     width = est.high - est.low
     if width > 0:
         d = max(d, min(_decimals(width, 2), _decimals(est.value, 6) if est.value else 6))
-    return f"{est.value:.{d}f} [{est.low:.{d}f}, {est.high:.{d}f}]"
+    return f"{est.value:.{d}f} [{lo}{est.low:.{d}f}, {hi}{est.high:.{d}f}]"
 
 
 def format_paper(value: float | str | None) -> str:

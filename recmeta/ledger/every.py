@@ -232,13 +232,7 @@ def every_sign(
     outs: dict[str, Outcome] = {}
     for name, part in parts.items():
         e, t = part.estimate, part.shift
-        shifted = Estimate(
-            e.value - t,
-            None if e.low is None else e.low - t,
-            None if e.high is None else e.high - t,
-            e.method,
-        )
-        outs[name] = replace(sign_rule(shifted, expected, label=label), ours=e)
+        outs[name] = replace(sign_rule(e.shifted(t), expected, label=label), ours=e)
     pos = {k: p.p_positive for k, p in parts.items()}
     neg = {k: p.p_negative for k, p in parts.items()}
     right, wrong = (pos, neg) if expected == "positive" else (neg, pos)

@@ -177,7 +177,8 @@ def verdict_bars(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None)
 def value_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The value claims a forest plot can draw: rule ``value``, a number for the paper's value,
     a positive margin and our estimate. Columns chapter, claim, dataset, kind, verdict, paper,
-    margin, z, z_low, z_high (``z = (ours − paper) / margin``; NaN bounds without interval)."""
+    margin, z, z_low, z_high (``z = (ours − paper) / margin``; NaN bounds without interval) and
+    unresolved (the open end, if any: drawn as an arrowhead, the interval reaching further)."""
     cols = ["chapter", "claim", "dataset", "kind", "verdict", "paper", "margin"]
     rows = []
     for r in frame[frame["rule"] == "value"].to_dict("records"):
@@ -193,9 +194,10 @@ def value_rows(frame: pd.DataFrame) -> pd.DataFrame:
                 "z": (ours - paper) / margin,
                 "z_low": np.nan if low is None else (low - paper) / margin,
                 "z_high": np.nan if high is None else (high - paper) / margin,
+                "unresolved": r.get("unresolved") if isinstance(r.get("unresolved"), str) else "",
             }
         )
-    out = pd.DataFrame(rows, columns=[*cols, "z", "z_low", "z_high"])
+    out = pd.DataFrame(rows, columns=[*cols, "z", "z_low", "z_high", "unresolved"])
     # a claim's datasets side by side, claims in the ledger's order
     first = {c: i for i, c in enumerate(dict.fromkeys(out["claim"]))}
     return out.sort_values("claim", key=lambda s: s.map(first), kind="stable").reset_index(
@@ -248,6 +250,9 @@ def forest(frame: pd.DataFrame, chapters: Mapping[str, str] | None = None) -> Fi
                 colour = COLOURS.get(r["verdict"], "black")
                 if np.isfinite(r["z_low"]) and np.isfinite(r["z_high"]):
                     ax.hlines(i, r["z_low"], r["z_high"], color=colour, lw=1.6)
+                    for end, head in (("low", "<"), ("high", ">")):
+                        if r["unresolved"] in (end, "both"):
+                            ax.plot(r[f"z_{end}"], i, marker=head, color=colour, ms=5, ls="")
                 ax.plot(r["z"], i, marker=marker[r["dataset"]], color=colour, ms=4.5, ls="")
             labels = [
                 f"{_short(c)} ({d})" for c, d in zip(part["claim"], part["dataset"], strict=True)

@@ -24,7 +24,8 @@ def order_groups(estimates: Mapping[str, Estimate], descending: bool = True) -> 
     A cut falls between positions ``i`` and ``i + 1`` exactly when every item up to ``i`` lies
     clearly beyond every item after it: ``min(low[:i+1]) > max(high[i+1:])`` when descending,
     ``max(high[:i+1]) < min(low[i+1:])`` when ascending. An item without interval is never
-    clearly apart from anything, so no cut passes it.
+    clearly apart from anything, so no cut passes it; nor does a cut pass an open end
+    (:attr:`~recmeta.ledger.estimate.Estimate.reach`).
     """
     if not estimates:
         raise ValueError("an order needs at least one item")
@@ -33,8 +34,8 @@ def order_groups(estimates: Mapping[str, Estimate], descending: bool = True) -> 
     idx = np.argsort(-values if descending else values, kind="stable")
     ranked = [names[i] for i in idx]
     est = [estimates[n] for n in ranked]
-    lows = np.array([-np.inf if e.low is None else e.low for e in est])
-    highs = np.array([np.inf if e.high is None else e.high for e in est])
+    lows = np.array([e.reach[0] for e in est])
+    highs = np.array([e.reach[1] for e in est])
     if not descending:  # mirror the scale, so "beyond" is again "above"
         lows, highs = -highs, -lows
     prefix_low = np.minimum.accumulate(lows)

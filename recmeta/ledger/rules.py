@@ -143,8 +143,9 @@ def sign_rule(
             f"{text} is {sign} but has no interval, so its sign is not established "
             f"(expected {expected})",
         )
-    if ours.low > 0 or ours.high < 0:
-        side = "positive" if ours.low > 0 else "negative"
+    low, high = ours.reach
+    if low > 0 or high < 0:
+        side = "positive" if low > 0 else "negative"
         where = "above" if side == "positive" else "below"
         if side == expected:
             return Outcome(
@@ -156,15 +157,25 @@ def sign_rule(
     return Outcome(
         Verdict.INCONCLUSIVE,
         ours,
-        f"{text} contains 0, so the direction is not established (expected {expected})",
+        f"{text} contains 0, so the direction is not established (expected {expected})"
+        f"{_open_note(ours)}",
     )
+
+
+def _open_note(ours: Estimate) -> str:
+    """The reason's note on an interval end the replicates could not place (``""`` if none)."""
+    end = ours.unresolved
+    if end is None:
+        return ""
+    side = {"both": "both ends lie", "low": "its lower end lies", "high": "its upper end lies"}
+    which = side[end]
+    return f"; {which} beyond every bootstrap replicate: more resamples would place it"
 
 
 def _overlap(a: Estimate, b: Estimate) -> bool:
     """Whether two intervals share a point; an estimate without interval overlaps everything."""
-    if a.low is None or a.high is None or b.low is None or b.high is None:
-        return True
-    return a.low <= b.high and b.low <= a.high
+    (a_low, a_high), (b_low, b_high) = a.reach, b.reach
+    return a_low <= b_high and b_low <= a_high
 
 
 def _ranked(estimates: Mapping[str, Estimate], higher_is_better: bool) -> list[str]:
@@ -247,10 +258,9 @@ def order_rule(
 
 
 def clearly_above(a: Estimate, b: Estimate) -> bool:
-    """Whether ``a`` lies wholly above ``b`` (intervals that do not touch; no interval: never)."""
-    if a.low is None or a.high is None or b.low is None or b.high is None:
-        return False
-    return a.low > b.high
+    """Whether ``a`` lies wholly above ``b`` (intervals that do not touch; no interval or an open
+    end on the facing side: never)."""
+    return a.reach[0] > b.reach[1]
 
 
 def rank_range(
@@ -405,11 +415,14 @@ def equivalence_rule(ours: Estimate, margin: float, *, label: str = "the differe
             f"{text} has no interval to compare with ± {m}",
             margin=margin,
         )
-    if -margin <= ours.low and ours.high <= margin:
+    low, high = ours.reach
+    if -margin <= low and high <= margin:
         return Outcome(Verdict.AGREES, ours, f"{text} lies within ± {m}", margin=margin)
-    if ours.low > margin or ours.high < -margin:
+    if low > margin or high < -margin:
         return Outcome(Verdict.DIFFERS, ours, f"{text} lies wholly beyond ± {m}", margin=margin)
-    return Outcome(Verdict.INCONCLUSIVE, ours, f"{text} straddles ± {m}", margin=margin)
+    return Outcome(
+        Verdict.INCONCLUSIVE, ours, f"{text} straddles ± {m}{_open_note(ours)}", margin=margin
+    )
 
 
 @dataclass(frozen=True)
@@ -456,7 +469,8 @@ def value_rule(paper: float, ours: Estimate, margin: Margin, *, label: str = "ou
     - otherwise, and always without an interval → **inconclusive**.
 
     A wider interval can only move the verdict towards inconclusive (two one-sided tests read
-    from the interval, Schuirmann 1987).
+    from the interval, Schuirmann 1987). An end the replicates could not place
+    (:attr:`Estimate.reach`) counts as unbounded, so it never supports a verdict.
     """
     paper = float(paper)
     if not math.isfinite(paper):
@@ -472,12 +486,16 @@ def value_rule(paper: float, ours: Estimate, margin: Margin, *, label: str = "ou
 
     if ours.low is None or ours.high is None:
         return out(Verdict.INCONCLUSIVE, f"{text} has no interval to hold against {band}")
-    if paper - m <= ours.low and ours.high <= paper + m:
+    low, high = ours.reach
+    if paper - m <= low and high <= paper + m:
         return out(Verdict.AGREES, f"{text} lies wholly inside {band}")
-    if ours.high < paper - m or ours.low > paper + m:
-        side = "below" if ours.high < paper - m else "above"
+    if high < paper - m or low > paper + m:
+        side = "below" if high < paper - m else "above"
         return out(Verdict.DIFFERS, f"{text} lies wholly {side} {band}")
-    return out(Verdict.INCONCLUSIVE, f"{text} reaches beyond {band}: neither inside nor outside")
+    return out(
+        Verdict.INCONCLUSIVE,
+        f"{text} reaches beyond {band}: neither inside nor outside{_open_note(ours)}",
+    )
 
 
 def half_unit(printed: float | str) -> float:

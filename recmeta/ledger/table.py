@@ -41,6 +41,7 @@ COLUMNS = (
     "ours",
     "low",
     "high",
+    "unresolved",
     "ours_text",
     "method",
     "verdict",
@@ -55,8 +56,15 @@ def _row_estimate(row: Mapping[str, Any]) -> Estimate | None:
     if value is None or pd.isna(value):
         return None
     both = low is not None and high is not None and not pd.isna(low) and not pd.isna(high)
+    end = row.get("unresolved")
+    end = end if isinstance(end, str) else ""
     return Estimate(
-        value, low if both else None, high if both else None, str(row.get("method") or "")
+        value,
+        low if both else None,
+        high if both else None,
+        str(row.get("method") or ""),
+        low_open=both and end in ("low", "both"),
+        high_open=both and end in ("high", "both"),
     )
 
 

@@ -12,6 +12,7 @@ sums, Pearson's r, a protocol mean) is then a function of ``counts @ sums``:
 - :func:`replicate_interval`: the interval read off the replicates of a statistic, bias-corrected
   percentile (BC, Efron 1981/1987), BCa with an acceleration (:func:`jackknife_acceleration`,
   :func:`jackknife_sums`); the plain percentile only for a band of the replicates' own spread;
+  :func:`replicate_ends` says besides which end the replicates are too few to resolve;
 - :func:`sign_pvalues`: one-sided p-values of "the statistic is above / below 0" from the
   replicates, the tests that invert the BC interval (for conjunctions corrected with Holm,
   :func:`recmeta.ledger.every`);
@@ -27,7 +28,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -43,6 +44,8 @@ __all__ = [
     "weighted_means",
     "bootstrap_sums",
     "replicate_interval",
+    "replicate_ends",
+    "Ends",
     "jackknife_acceleration",
     "jackknife_sums",
     "scipy_interval",
@@ -132,8 +135,12 @@ def bootstrap_sums(
 def _bias_z0(replicates: np.ndarray, point: float) -> float:
     """Efron's bias-correction ``z0 = Φ⁻¹(share of replicates < point)``, ties counted half
     (as :func:`scipy.stats.bootstrap` counts them); ±inf when no replicate lies on one side of
-    the point or at it."""
-    share = ((replicates < point).sum() + 0.5 * (replicates == point).sum()) / replicates.size
+    the point or at it. A replicate within ``1e-12`` of the larger of ``|point|`` and the
+    replicates' magnitude is a tie: a replicate summed as ``counts @ sums`` and the point summed
+    directly differ by rounding alone when every resample gives the same value."""
+    tie = np.abs(replicates - point) <= 1e-12 * max(abs(point), float(np.abs(replicates).max()))
+    below = (replicates < point) & ~tie
+    share = (below.sum() + 0.5 * tie.sum()) / replicates.size
     return float(special.ndtri(share))
 
 
@@ -203,15 +210,31 @@ def jackknife_sums(
         return np.asarray(statistic(s.sum(axis=0)[None, :] - s), dtype=np.float64)
 
 
-def replicate_interval(
+class Ends(NamedTuple):
+    """An interval read off bootstrap replicates, and which of its ends lie beyond them.
+
+    ``low_open`` (``high_open``) is true when the level the interval asks of its lower (upper)
+    end lies below ``1/(B + 1)`` (above ``B/(B + 1)``): fewer than one of the ``B`` replicates
+    would fall beyond that end, so the replicates cannot place it. The end given is then the
+    smallest (largest) replicate, and the interval the replicates ask for reaches further out.
+    """
+
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+
+
+def replicate_ends(
     replicates: ArrayLike,
     level: float = 0.95,
     *,
     point: float | None,
     acceleration: float = 0.0,
-) -> tuple[float, float]:
+) -> Ends:
     r"""The interval read off the finite bootstrap ``replicates`` of a statistic whose value on
-    the data is ``point``: bias-corrected percentile (BC; BCa with an ``acceleration``).
+    the data is ``point``: bias-corrected percentile (BC; BCa with an ``acceleration``), with the
+    ends the replicates cannot resolve marked (:class:`Ends`).
 
     Efron (1981, 1987; Efron & Tibshirani 1993, §14.3): ``z0 = Φ⁻¹(#{θ* < point} / B)``, ties
     with the point counted half; with ``z = Φ⁻¹((1 + level)/2)`` the ends are the replicates'
@@ -223,9 +246,16 @@ def replicate_interval(
     replicates' side. With the same replicates and acceleration, the ends are those of
     ``scipy.stats.bootstrap(method="BCa")`` (``a`` from :func:`jackknife_acceleration`).
 
+    A lower level below ``1/(B + 1)`` or an upper level above ``B/(B + 1)`` is beyond what
+    ``B`` replicates resolve (Efron & Tibshirani 1993, §14.3, ask for the ``(B + 1)α``-th
+    ordered replicate): that end is the extreme replicate and is marked open, since the
+    interval asked for reaches further. A level beyond the other way (a lower end asked above
+    every replicate) leaves a wider interval than asked, and is not marked.
+
     When no replicate lies on one side of the point (``z0`` infinite: the bias is beyond what
-    ``B`` replicates resolve), the interval is the hull of the point and the replicates, at any
-    level: never narrower than the evidence.
+    ``B`` replicates resolve), the interval is the hull of the point and the replicates, with
+    the end on the point's side open: never narrower than the evidence, and never read as
+    resolved.
 
     ``point=None`` reads the plain percentile interval, the ``(1 ∓ level)/2`` quantiles: only
     for a band of the replicates' own spread where no point estimate exists (e.g. the spread of
@@ -242,16 +272,37 @@ def replicate_interval(
         if acceleration:
             raise ValueError("an acceleration needs the point estimate (point=...)")
         low, high = np.quantile(r, [(1 - level) / 2, (1 + level) / 2])
-        return float(low), float(high)
+        return Ends(float(low), float(high))
     point = float(point)
     z0 = _bias_z0(r, point)
     if not math.isfinite(z0):
-        return min(point, float(r.min())), max(point, float(r.max()))
+        low, high = min(point, float(r.min())), max(point, float(r.max()))
+        return Ends(low, high, low_open=z0 < 0, high_open=z0 > 0)
     z = float(special.ndtri((1 + level) / 2))
     t = np.array([z0 - z, z0 + z])
     levels = special.ndtr(z0 + t / (1 - acceleration * t))
     low, high = np.quantile(r, levels)
-    return float(low), float(high)
+    floor = 1.0 / (r.size + 1)
+    low_open, high_open = bool(levels[0] < floor), bool(levels[1] > 1.0 - floor)
+    return Ends(
+        float(r.min()) if low_open else float(low),
+        float(r.max()) if high_open else float(high),
+        low_open,
+        high_open,
+    )
+
+
+def replicate_interval(
+    replicates: ArrayLike,
+    level: float = 0.95,
+    *,
+    point: float | None,
+    acceleration: float = 0.0,
+) -> tuple[float, float]:
+    """``(low, high)`` of :func:`replicate_ends` (whose docstring has the formula), for bands
+    drawn in figures; a verdict reads :func:`replicate_ends`, which says which end is open."""
+    ends = replicate_ends(replicates, level, point=point, acceleration=acceleration)
+    return ends.low, ends.high
 
 
 def scipy_interval(

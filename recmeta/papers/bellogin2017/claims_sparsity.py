@@ -33,7 +33,6 @@ from .evidence import (
     Getter,
     append_reason,
     boot,
-    interval,
     join_verdicts,
     mean_difference,
     over_splits,
@@ -260,7 +259,7 @@ def _fig4_order(r):
             if (means[lo][a] - means[lo][b]) * (means[hi][a] - means[hi][b]) < 0:
                 swapped.append((a, b))
                 diffs = [boot(r, t, mean_difference(str(v), a, b)) for v in (lo, hi)]
-                if all(low > 0 or high < 0 for low, high in map(interval, diffs)):
+                if all(d.reach[0] > 0 or d.reach[1] < 0 for d in diffs):
                     firm.append((a, b))
     ours = Estimate.exact(float(len(swapped)), method="number of swapped pairs")
     if not swapped:

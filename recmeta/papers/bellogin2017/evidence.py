@@ -29,7 +29,6 @@ __all__ = [
     "boot_replicates",
     "design_rows",
     "exact_bound",
-    "interval",
     "join_verdicts",
     "lift",
     "mean_difference",
@@ -165,13 +164,6 @@ def system_mean(label: str, system: str) -> Callable[[Getter], np.ndarray]:
 def mean_difference(label: str, system: str, other: str) -> Callable[[Getter], np.ndarray]:
     """The statistic ``get(label, system) − get(label, other)`` within one configuration."""
     return lambda get: get(label, system) - get(label, other)
-
-
-def interval(est: Estimate) -> tuple[float, float]:
-    """``(low, high)`` of an estimate with an interval (every bootstrap's); raises without one."""
-    if est.low is None or est.high is None:
-        raise ValueError(f"the estimate {est} has no interval ({est.method})")
-    return est.low, est.high
 
 
 def over_splits(values: Iterable[float], what: str = "splits") -> Estimate:

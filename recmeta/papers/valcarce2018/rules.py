@@ -26,14 +26,8 @@ __all__ = [
 def threshold_rule(est: Estimate, threshold: float, direction: str, label: str) -> Outcome:
     """Our estimate lies above (``direction="above"``) or below a threshold the paper states:
     the sign rule on ``est − threshold``."""
-    shifted = Estimate(
-        est.value - threshold,
-        None if est.low is None else est.low - threshold,
-        None if est.high is None else est.high - threshold,
-        est.method,
-    )
     out = sign_rule(
-        shifted,
+        est.shifted(threshold),
         "positive" if direction == "above" else "negative",
         label=f"{label} minus {threshold:g}",
     )

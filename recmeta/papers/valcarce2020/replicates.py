@@ -175,9 +175,14 @@ def dp_estimate(
     value = float(dp[metric] - (dp[minus] if minus else 0.0))
     r = value + (r[np.isfinite(r)].to_numpy() - b)
     widen = float(mc[metric] + (mc[minus] if minus else 0.0))
-    lo, hi = bootstrap.replicate_interval(r, level, point=value) if r.size else (value, value)
-    lo, hi = float(lo) - widen, float(hi) + widen
+    ends = (
+        bootstrap.replicate_ends(r, level, point=value) if r.size else bootstrap.Ends(value, value)
+    )
+    lo, hi = ends.low - widen, ends.high + widen
+    low_open = ends.low_open
     if minus is None:
+        # a DP is at least 0: an end clipped there is placed, whatever the replicates
+        low_open = low_open and lo > 0.0
         lo, hi = max(lo, 0.0), max(hi, 0.0)
     return Estimate(
         value,
@@ -186,4 +191,6 @@ def dp_estimate(
         f"BC interval of {r.size} bootstrap replicates over users (paired "
         f"t-test p-values, centred on the permutation DP), widened by the Monte-Carlo "
         f"error of the p-values, {level:.0%}",
+        low_open,
+        ends.high_open,
     )
