@@ -25,6 +25,7 @@ same seed gives the same users in every analysis that shares it.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -120,16 +121,35 @@ def bootstrap_sums(
     if int(batch) != batch or batch < 1:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     value = np.asarray(statistic(s.sum(axis=0)[None, :]), dtype=np.float64)[0]
-    rng = np.random.default_rng(seed)
+    if isinstance(seed, np.random.Generator):
+        batches = _count_batches(s.shape[0], int(n_resamples), seed, int(batch))
+    else:
+        batches = _memo_count_batches(s.shape[0], int(n_resamples), int(seed), int(batch))
     parts = []
-    done = 0
-    while done < n_resamples:
-        b = min(int(batch), int(n_resamples) - done)
-        counts = resample_counts(s.shape[0], b, rng).astype(np.float64)
+    for counts in batches:
         with np.errstate(invalid="ignore", divide="ignore"):
             parts.append(np.asarray(statistic(counts @ s), dtype=np.float64))
-        done += b
     return value, np.concatenate(parts)
+
+
+def _count_batches(
+    n_users: int, n_resamples: int, seed: int | np.random.Generator, batch: int
+) -> tuple[np.ndarray, ...]:
+    """The counts of :func:`bootstrap_sums`, as float64 batches of ``batch`` replicates drawn in
+    turn from one generator made of ``seed``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for done in range(0, n_resamples, batch):
+        counts = resample_counts(n_users, min(batch, n_resamples - done), rng).astype(np.float64)
+        counts.flags.writeable = False
+        out.append(counts)
+    return tuple(out)
+
+
+#: the draws of an int seed, kept for the next call with the same users, resamples and seed
+#: (a chapter bootstraps many statistics of one table with one seed; drawing the multinomial
+#: counts was most of the time); 8 entries of at most B × users float64 each
+_memo_count_batches = functools.lru_cache(maxsize=8)(_count_batches)
 
 
 def _bias_z0(replicates: np.ndarray, point: float) -> float:
