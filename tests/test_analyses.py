@@ -166,6 +166,19 @@ def test_a_package_ledger_is_read_back_and_a_test_ledger_is_not_cached(root):
     assert analyses.ANALYSIS_COUNTS["cached"] - before["cached"] == 1
     row = ledger.row(first["claim"].iloc[0], {}, dataset="ml-100k", profile="quick", strict=False)
     assert row["verdict"] == first["verdict"].iloc[0]
+    # a row is keyed by the results its claim needs: one it cannot read changes nothing, and
+    # an evaluation reads back the rows the chapter's text cited before it
+    claim = first["claim"].iloc[1]
+    cited = ledger.row(claim, {}, dataset="ml-1m", profile="quick", strict=False)
+    before = dict(analyses.ANALYSIS_COUNTS)
+    read = ledger.row(claim, {"unread": 1}, dataset="ml-1m", profile="quick", strict=False)
+    assert pd.Series(read).equals(pd.Series(cited))  # NaN equal to NaN
+    assert analyses.ANALYSIS_COUNTS["cached"] - before["cached"] == 1
+    before = dict(analyses.ANALYSIS_COUNTS)
+    whole = ledger.evaluate({}, dataset="ml-1m", profile="quick", strict=False)
+    assert analyses.ANALYSIS_COUNTS["cached"] - before["cached"] == 1  # the cited row
+    assert analyses.ANALYSIS_COUNTS["computed"] - before["computed"] == len(whole)  # rest + frame
+    assert whole.set_index("claim").loc[claim, "verdict"] == cited["verdict"]
     # a claim whose rule is not the package's code: its ledger has no key, nothing is stored
     own = Ledger("a-test-chapter")
     own.add(Claim(id="t.one", chapter="a-test-chapter", statement="s", source="§1", rule="r",

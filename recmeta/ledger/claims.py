@@ -355,8 +355,9 @@ class Ledger:
         strict: bool,
         tie_variants: Mapping[str, Mapping[str, Any]] | None,
     ) -> pd.DataFrame:
+        # each row through the analysis cache: a claim the chapter's text cited is read back
         rows = [
-            self._row(c.id, results, dataset=dataset, profile=profile, strict=strict) for c in self
+            self.row(c.id, results, dataset=dataset, profile=profile, strict=strict) for c in self
         ]
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         frame[["ours", "low", "high", "margin"]] = frame[["ours", "low", "high", "margin"]].astype(
@@ -381,13 +382,15 @@ class Ledger:
         strict: bool = True,
     ) -> dict[str, Any]:
         """One claim evaluated on ``results``, as the row :meth:`evaluate` gives it (a dict);
-        an analysis, cached as :meth:`evaluate` is."""
+        an analysis, cached as :meth:`evaluate` is, keyed by the results the claim needs (the
+        only ones its rule can read)."""
 
         def compute() -> dict[str, Any]:
             return self._row(claim_id, results, dataset=dataset, profile=profile, strict=strict)
 
+        needed = {k: results[k] for k in self[claim_id].needs if k in results}
         row: dict[str, Any] = self._analysis(
-            "row", (claim_id, results, dataset, profile, strict), compute
+            "row", (claim_id, needed, dataset, profile, strict), compute
         )
         return row
 
