@@ -104,3 +104,78 @@ def test_cache_key_follows_the_package_sources(tmp_path):
     assert cache_key(pkg) == first
     (pkg / "a.py").write_text("x = 2\n")
     assert cache_key(pkg) != first
+
+
+TIMED = '''---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Page {name}
+
+```{{code-cell}} ipython3
+import time
+
+start = time.time()
+time.sleep(2)
+{fail}print("ran-from-to:", start, time.time(), "on page {name}")
+```
+'''
+
+
+def _two_pages(folder: Path, fail: bool = False) -> None:
+    _mini_book(folder)
+    (folder / "page.md").unlink()
+    (folder / "_toc.yml").write_text(
+        "format: jb-book\nroot: a\nchapters:\n- file: b\n"
+    )
+    (folder / "a.md").write_text(TIMED.format(name="a", fail=""))
+    (folder / "b.md").write_text(TIMED.format(name="b", fail="1 / 0\n" if fail else ""))
+
+
+def _spans(out: Path) -> list[tuple[float, float]]:
+    spans = []
+    for page in ("a", "b"):
+        text = (out / "_build" / "html" / f"{page}.html").read_text()
+        start, end = re.search(r"ran-from-to: ([\d.]+) ([\d.]+)", text).groups()
+        spans.append((float(start), float(end)))
+    return spans
+
+
+def test_chapters_execute_side_by_side_and_a_failure_is_reported_as_when_serial(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    _two_pages(src)
+    env = {**os.environ, "RECMETA_PROFILE": "quick", "RECMETA_BOOK_JOBS": "2"}
+    jb = Path(sys.executable).parent / "jupyter-book"
+    cmd = [str(jb), "build", str(src), "--path-output", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=src)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "executing 2 chapters, 2 at a time" in r.stdout
+    (a0, a1), (b0, b1) = _spans(out)
+    assert a0 < b1 and b0 < a1  # the two pages' kernels ran at the same time
+    # one at a time: the pages run one after the other
+    serial = tmp_path / "serial"
+    r = subprocess.run(cmd[:-1] + [str(serial)], capture_output=True, text=True,
+                       env={**env, "RECMETA_BOOK_JOBS": "1"}, cwd=src)
+    assert r.returncode == 0 and "at a time" not in r.stdout
+    (a0, a1), (b0, b1) = _spans(serial)
+    assert a1 <= b0 or b1 <= a0
+    # a page that fails ahead is executed again when read, and the build fails with its error
+    bad_src, bad_out = tmp_path / "bad", tmp_path / "bad-out"
+    bad_src.mkdir()
+    _two_pages(bad_src, fail=True)
+    r = subprocess.run([str(jb), "build", str(bad_src), "--path-output", str(bad_out)],
+                       capture_output=True, text=True, env=env, cwd=bad_src)
+    assert r.returncode != 0
+    assert "ZeroDivisionError" in r.stdout + r.stderr
+    # a bad setting is refused by name
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       env={**env, "RECMETA_BOOK_JOBS": "two"}, cwd=src)
+    assert r.returncode != 0 and "RECMETA_BOOK_JOBS" in r.stdout + r.stderr

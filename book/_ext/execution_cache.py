@@ -1,4 +1,5 @@
-"""Sphinx extension: one Jupyter execution cache per profile and per version of the package.
+"""Sphinx extension: one Jupyter execution cache per profile and per version of the package, and
+the chapters executed side by side before Sphinx reads them.
 
 MyST-NB re-uses a chapter's stored execution when the notebook's code is unchanged. The code is
 the same in both profiles (the profile comes from ``$RECMETA_PROFILE``), and the results also
@@ -6,11 +7,21 @@ depend on the ``recmeta`` package and on LensKit, which the notebook's hash does
 cache folder is ``<build>/.jupyter_cache/<profile>-<key>``, where the key hashes the package's
 sources and LensKit's version: a quick build never serves a full one, and a change of the
 package re-executes the chapters. Older folders of the same profile are removed.
+
+MyST-NB executes a chapter when Sphinx reads it, one at a time, and a chapter spends most of its
+time in one Python thread. Before reading, :func:`_execute_ahead` therefore executes the chapters
+the cache lacks in ``$RECMETA_BOOK_JOBS`` processes (default: one per core), through
+jupyter-cache's own worker, the longest first (by the times recorded in
+``benchmarks/results/chapter-costs.jsonl``); Sphinx then reads each from the cache, in its usual
+order, so the ledger page still sees every chapter's ledger. A chapter that fails here is
+executed again when Sphinx reads it, which reports its error as a serial build does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
 from pathlib import Path
 
@@ -43,6 +54,68 @@ def _set_cache_path(app, config) -> None:
     config.nb_execution_cache_path = str(folder)
 
 
+def jobs() -> int:
+    """How many chapters execute at once: ``$RECMETA_BOOK_JOBS``, else one per core."""
+    raw = os.environ.get("RECMETA_BOOK_JOBS", "").strip()
+    if not raw:
+        return max(1, os.cpu_count() or 1)
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"RECMETA_BOOK_JOBS must be a whole number >= 1, got {raw!r}")
+    return int(raw)
+
+
+def _recorded_seconds(root: Path, profile: str) -> dict[str, float]:
+    """Each chapter's longest recorded execution in ``profile`` (0 when none is recorded)."""
+    path = root / "benchmarks" / "results" / "chapter-costs.jsonl"
+    seconds: dict[str, float] = {}
+    if not path.exists():
+        return seconds
+    for line in path.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line) if line.strip() else {}
+        if r.get("profile") == profile and r.get("status") == "ok" and r.get("wall"):
+            seconds[r["chapter"]] = max(seconds.get(r["chapter"], 0.0), float(r["wall"]))
+    return seconds
+
+
+def _execute_ahead(app, env, docnames) -> None:
+    """Execute the notebooks among ``docnames`` that the execution cache lacks, ``jobs()`` at a
+    time, into the cache MyST-NB reads."""
+    n = jobs()
+    if n < 2 or app.config.nb_execution_mode != "cache":
+        return
+    from jupyter_cache import get_cache
+    from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+    from myst_nb.core.read import is_myst_markdown_notebook
+    from sphinx.util import logging
+
+    from recmeta.book import chapters
+
+    paths = [Path(env.doc2path(d)) for d in sorted(docnames)]
+    paths = [p for p in paths if p.suffix == ".md" and is_myst_markdown_notebook(p.read_text())]
+    if not paths:
+        return
+    cache = get_cache(app.config.nb_execution_cache_path)
+    for p in paths:  # read as MyST-NB reads a text notebook, so the hashes match
+        cache.add_nb_to_project(str(p), read_data={"name": "myst_nb_md", "type": "plugin"})
+    todo = cache.list_unexecuted(filter_uris=[str(p) for p in paths])
+    if len(todo) < 2:
+        return  # nothing to overlap: Sphinx executes it as it reads
+    seconds = _recorded_seconds(Path(app.srcdir), chapters.profile())
+    todo.sort(key=lambda r: -seconds.get(Path(r.uri).stem, 0.0))
+    log = logging.getLogger(__name__)
+    log.info(f"executing {len(todo)} chapters, {n} at a time: " + ", ".join(
+        Path(r.uri).stem for r in todo))
+    import multiprocessing
+
+    timeout, errors = app.config.nb_execution_timeout, app.config.nb_execution_allow_errors
+    with multiprocessing.get_context("spawn").Pool(min(n, len(todo))) as pool:
+        work = [ProcessData(r.pk, r.uri, cache, timeout, errors) for r in todo]
+        for code, uri in pool.imap_unordered(ExecutionWorkerLocalMProc(), work, chunksize=1):
+            state = "executed" if code == 0 else "failed (executed again when read)"
+            log.info(f"{Path(uri).stem}: {state}")
+
+
 def setup(app):
     app.connect("config-inited", _set_cache_path)
+    app.connect("env-before-read-docs", _execute_ahead)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
