@@ -25,6 +25,7 @@ def _clean():
         _row("value-agrees"),
         _row("value-edge", low=0.4, high=0.6),  # the band's edges count as inside
         _row("value-differs", low=0.7, high=0.8, verdict="differs"),
+        _row("open-differs", low=0.7, high=0.8, verdict="differs", unresolved="high"),
         _row("transfer-shown", kind="transfer", dataset="ml-100k", verdict="shown, not graded"),
         _row("transfer-free", kind="transfer", dataset="ml-100k", data_free=True),
         _row("sign", rule="sign", paper_value="positive", margin=None, verdict="agrees"),
@@ -57,6 +58,7 @@ def test_a_frame_that_keeps_every_rule_has_no_problem():
         ({"low": 0.35}, "is not inside 0.5 ± 0.1"),
         ({"high": 0.61}, "is not inside 0.5 ± 0.1"),
         ({"low": None, "high": None}, "without an interval"),
+        ({"unresolved": "high"}, "whose high end lies beyond every bootstrap replicate"),
     ],
 )
 def test_each_breach_is_found(change, words):

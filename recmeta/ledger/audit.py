@@ -12,7 +12,8 @@ sentence each, every record that breaks one of them:
 - a transfer record with a value rule is graded (agrees/differs) only when ``data_free``: a
   magnitude measured on other data is shown, not graded;
 - an ``agrees`` on a value rule has an interval ``[low, high]`` inside ``paper_value ± margin``
-  (the equivalence test of :func:`recmeta.ledger.rules.value_rule`).
+  (the equivalence test of :func:`recmeta.ledger.rules.value_rule`), and neither end of it is
+  ``unresolved`` (beyond every bootstrap replicate: the interval reaches further than written).
 """
 
 from __future__ import annotations
@@ -105,6 +106,11 @@ def _record(r: dict[str, Any]) -> list[str]:
             out.append(
                 f"{where}: 'agrees' but [{low:g}, {high:g}] is not inside {paper:g} ± {margin:g}"
             )
+        if isinstance(r.get("unresolved"), str) and r["unresolved"]:
+            out.append(
+                f"{where}: 'agrees' on a value rule whose {r['unresolved']} end lies beyond "
+                "every bootstrap replicate"
+            )
     return out
 
 
@@ -117,5 +123,6 @@ def problems(frame: pd.DataFrame) -> list[str]:
             f"the ledger frame lacks column(s) {lacking}; it must hold the columns of "
             "Ledger.evaluate (recmeta.ledger.COLUMNS)"
         )
-    records = frame[list(REQUIRED)].astype(object).where(frame[list(REQUIRED)].notna(), None)
+    cols = [*REQUIRED, *(["unresolved"] if "unresolved" in frame.columns else [])]
+    records = frame[cols].astype(object).where(frame[cols].notna(), None)
     return [p for r in records.to_dict("records") for p in _record(r)]
