@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike
 
-__all__ = ["has_duplicates", "pair_codes", "sorted_unique"]
+__all__ = ["has_duplicates", "pair_codes", "positions", "row_smallest", "sorted_unique"]
 
 
 def sorted_unique(values: ArrayLike) -> np.ndarray:
@@ -54,3 +55,99 @@ def pair_codes(
     return [
         u.astype(np.int64) * m + i.astype(np.int64) for u, i in zip(users, items, strict=True)
     ], m
+
+
+def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:
+    """Position of each of ``values`` in the sorted distinct ``ids``, −1 where absent.
+
+    The binary search ``k = searchsorted(ids, v)``, kept where ``ids[k] == v``. For small
+    non-negative integer ids (the largest at most a few times the number of values) it reads
+    a table indexed by id instead: one gather, no search.
+    """
+    ids = np.asarray(ids)
+    values = np.asarray(values)
+    if not len(ids):
+        return np.full(len(values), -1, dtype=np.int64)
+    if ids.dtype.kind in "iu" and values.dtype.kind in "iu" and int(ids[0]) >= 0:
+        top = int(ids[-1])
+        if top <= 4 * (len(values) + len(ids)) + 65536:
+            table = np.full(top + 1, -1, dtype=np.int64)
+            table[ids] = np.arange(len(ids), dtype=np.int64)
+            v = values.astype(np.int64, copy=False)
+            inside = (v >= 0) & (v <= top)
+            if inside.all():
+                return table[v]
+            out = np.full(len(v), -1, dtype=np.int64)
+            out[inside] = table[v[inside]]
+            return out
+    at = np.searchsorted(ids, values).clip(0, len(ids) - 1)
+    return np.where(ids[at] == values, at, -1)
+
+
+def row_smallest(keys: np.ndarray, blocked: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of the ``n`` smallest open keys of every row, as (row, column) arrays.
+
+    Row r keeps {c : not blocked[r, c]} whole when it holds at most ``n`` columns, else the
+    ``n`` of smallest key (equal keys: the lower column first) — what an ``argpartition`` of
+    each row with blocked keys set above every open one selects. Rows ascending, columns
+    ascending within a row. One compiled pass per row, with a selection over its open keys.
+    """
+    keys = np.ascontiguousarray(keys, dtype=np.float64)
+    blocked = np.ascontiguousarray(blocked, dtype=np.bool_)
+    if keys.ndim != 2 or keys.shape != blocked.shape:
+        raise ValueError(
+            f"keys {keys.shape} and blocked {blocked.shape} must be matrices of one shape"
+        )
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    if np.isnan(keys).any():
+        raise ValueError("keys contain NaN; give every open entry a number")
+    return _row_smallest(keys, blocked, int(n))
+
+
+@njit(cache=True, nogil=True)
+def _row_smallest(keys, blocked, n):  # pragma: no cover - compiled
+    rows, width = keys.shape
+    take = np.zeros(rows, dtype=np.int64)
+    for r in range(rows):
+        m = 0
+        for c in range(width):
+            if not blocked[r, c]:
+                m += 1
+        take[r] = min(m, n)
+    out_r = np.empty(take.sum(), dtype=np.int64)
+    out_c = np.empty(take.sum(), dtype=np.int64)
+    buf = np.empty(width, dtype=np.float64)
+    at = 0
+    for r in range(rows):
+        m = 0
+        for c in range(width):
+            if not blocked[r, c]:
+                buf[m] = keys[r, c]
+                m += 1
+        if take[r] == 0:
+            continue
+        if m <= n:
+            for c in range(width):
+                if not blocked[r, c]:
+                    out_r[at] = r
+                    out_c[at] = c
+                    at += 1
+            continue
+        kth = np.partition(buf[:m], n - 1)[n - 1]
+        below = 0
+        for k in range(m):
+            if buf[k] < kth:
+                below += 1
+        ties = n - below  # equal keys admitted, lowest columns first
+        for c in range(width):
+            if blocked[r, c]:
+                continue
+            v = keys[r, c]
+            if v < kth or (v == kth and ties > 0):
+                if v == kth:
+                    ties -= 1
+                out_r[at] = r
+                out_c[at] = c
+                at += 1
+    return out_r, out_c
