@@ -17,9 +17,27 @@ from numpy.typing import ArrayLike
 __all__ = ["has_duplicates", "pair_codes", "positions", "row_smallest", "sorted_unique"]
 
 
+def _span(v: np.ndarray) -> tuple[int, int] | None:
+    """(lowest, highest) of integers spanning at most a few times their number, else None."""
+    if len(v) < 1024 or v.dtype.kind not in "iu" or v.dtype.itemsize > 8:
+        return None
+    if v.dtype.kind == "u" and v.dtype.itemsize == 8 and int(v.max()) >= 2**63:
+        return None
+    lo, hi = int(v.min()), int(v.max())
+    return (lo, hi) if hi - lo <= 4 * len(v) + 65536 else None
+
+
 def sorted_unique(values: ArrayLike) -> np.ndarray:
-    """The sorted distinct values of ``values`` (``np.unique(values)``), by one sort."""
-    s = np.sort(np.asarray(values).ravel())
+    """The sorted distinct values of ``values`` (``np.unique(values)``), by one sort; integers
+    spanning a short range by marking a table of the range instead."""
+    v = np.asarray(values).ravel()
+    span = _span(v)
+    if span is not None:
+        lo, hi = span
+        seen = np.zeros(hi - lo + 1, dtype=bool)
+        seen[v.astype(np.int64) - lo] = True
+        return (np.flatnonzero(seen) + lo).astype(v.dtype)
+    s = np.sort(v)
     if len(s) < 2:
         return s
     keep = np.empty(len(s), dtype=bool)
@@ -60,26 +78,27 @@ def pair_codes(
 def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:
     """Position of each of ``values`` in the sorted distinct ``ids``, −1 where absent.
 
-    The binary search ``k = searchsorted(ids, v)``, kept where ``ids[k] == v``. For small
-    non-negative integer ids (the largest at most a few times the number of values) it reads
-    a table indexed by id instead: one gather, no search.
+    The binary search ``k = searchsorted(ids, v)``, kept where ``ids[k] == v``. For integer ids
+    spanning a short range (at most a few times the number of ids and values) it reads a table
+    indexed by id instead: one gather, no search.
     """
     ids = np.asarray(ids)
     values = np.asarray(values)
     if not len(ids):
         return np.full(len(values), -1, dtype=np.int64)
-    if ids.dtype.kind in "iu" and values.dtype.kind in "iu" and int(ids[0]) >= 0:
-        top = int(ids[-1])
-        if top <= 4 * (len(values) + len(ids)) + 65536:
-            table = np.full(top + 1, -1, dtype=np.int64)
-            table[ids] = np.arange(len(ids), dtype=np.int64)
-            v = values.astype(np.int64, copy=False)
-            inside = (v >= 0) & (v <= top)
-            if inside.all():
-                return table[v]
-            out = np.full(len(v), -1, dtype=np.int64)
-            out[inside] = table[v[inside]]
-            return out
+    small = all(
+        a.dtype.kind == "i" or (a.dtype.kind == "u" and a.itemsize < 8) for a in (ids, values)
+    )
+    lo, hi = (int(ids[0]), int(ids[-1])) if small else (0, -1)
+    if small and hi - lo <= 4 * (len(values) + len(ids)) + 65536:
+        table = np.full(hi - lo + 1, -1, dtype=np.int64)
+        table[ids.astype(np.int64) - lo] = np.arange(len(ids), dtype=np.int64)
+        inside = (values >= lo) & (values <= hi)
+        if inside.all():
+            return table[values.astype(np.int64) - lo]
+        out = np.full(len(values), -1, dtype=np.int64)
+        out[inside] = table[values[inside].astype(np.int64) - lo]
+        return out
     at = np.searchsorted(ids, values).clip(0, len(ids) - 1)
     return np.where(ids[at] == values, at, -1)
 

@@ -130,3 +130,29 @@ def test_row_smallest_takes_empty_matrices_and_rejects_bad_input() -> None:
         row_smallest(np.full((1, 2), np.nan), np.zeros((1, 2), bool), 1)
     with pytest.raises(ValueError, match="n must be"):
         row_smallest(np.zeros((1, 2)), np.zeros((1, 2), bool), -1)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "low"),
+    [(np.int64, 0), (np.int64, -50_000), (np.int32, -50_000), (np.uint16, 0), (np.uint64, 0)],
+)
+def test_sorted_unique_of_a_short_integer_range_is_numpy_unique(dtype, low: int) -> None:
+    """Integers spanning few values take the table of the range: same values, same dtype."""
+    rng = np.random.default_rng(abs(low) + np.dtype(dtype).itemsize)
+    for size in (1023, 1024, 5_000):
+        x = (rng.integers(0, 3_000, size=size) + low).astype(dtype)
+        got = sorted_unique(x)
+        want = np.unique(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    wide = np.array([0, 10**15] * 600, dtype=np.int64)  # a long range: the sort
+    np.testing.assert_array_equal(sorted_unique(wide), [0, 10**15])
+
+
+def test_positions_of_negative_and_unsigned_ids() -> None:
+    ids = np.array([-7, -3, 0, 4])
+    values = np.array([-8, -7, -3, 5, 4, 2**40, -(2**40)])
+    np.testing.assert_array_equal(positions(ids, values), [-1, 0, 1, -1, 3, -1, -1])
+    np.testing.assert_array_equal(positions(ids, values), _positions_by_search(ids, values))
+    big = np.array([1, 2**63 + 5], dtype=np.uint64)  # beyond int64: the search
+    np.testing.assert_array_equal(positions(big, big[::-1]), [1, 0])

@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from ..arrays import pair_codes, sorted_unique
-from .ranks import rank_in_sets, rank_within
+from .ranks import rank_in_sets, rank_within, set_codes
 from .set_metrics import target_metrics
 
 __all__ = [
@@ -92,10 +92,16 @@ def random_precision(sets: pd.DataFrame) -> float:
     protocol mean of ρ_T = |T ∩ PR_test| / |T| — the paper's ρ. ``sets`` is a target-set frame
     from :func:`recmeta.protocols.targets.target_sets`.
     """
-    g = sets.groupby("set")
-    rho = g["relevant"].mean()
-    stratum = g["stratum"].first()
-    return float(rho.groupby(stratum).mean().mean())
+    _, code, grouped = set_codes(sets["set"].to_numpy(), sets["item"].to_numpy())
+    if not grouped:  # sets in any order: pandas groups them
+        g = sets.groupby("set")
+        return float(g["relevant"].mean().groupby(g["stratum"].first()).mean().mean())
+    # grouped by set (as target_sets makes them): ρ_T by counting, one pass
+    size = np.bincount(code)
+    rho = np.bincount(code, weights=sets["relevant"].to_numpy(dtype=float)) / size
+    first = np.r_[0, np.cumsum(size)[:-1]]
+    stratum = sets["stratum"].to_numpy()[first]
+    return float(pd.Series(rho).groupby(stratum).mean().mean())
 
 
 def _positive_sums(positive_counts: np.ndarray, n: int | None = None) -> np.ndarray:

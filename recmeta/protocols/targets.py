@@ -282,10 +282,8 @@ def target_sets(
     # the test rating of each (user, item), NaN when unjudged
     te_keys = _keys(te_u, te_i, n_items)
     te_order = np.argsort(te_keys)
-    k = _keys(user_code, item_code, n_items)
-    pos = np.searchsorted(te_keys[te_order], k).clip(0, max(len(te_keys) - 1, 0))
-    hit = te_keys[te_order][pos] == k
-    rating = np.where(hit, te_rating[te_order][pos], np.nan)
+    pos = positions(te_keys[te_order], _keys(user_code, item_code, n_items))
+    rating = np.where(pos >= 0, te_rating[te_order][pos], np.nan)
 
     return pd.DataFrame(
         {
