@@ -14,7 +14,14 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike
 
-__all__ = ["has_duplicates", "pair_codes", "positions", "row_smallest", "sorted_unique"]
+__all__ = [
+    "first_rows",
+    "has_duplicates",
+    "pair_codes",
+    "positions",
+    "row_smallest",
+    "sorted_unique",
+]
 
 
 def _span(v: np.ndarray) -> tuple[int, int] | None:
@@ -170,3 +177,35 @@ def _row_smallest(keys, blocked, n):  # pragma: no cover - compiled
                 out_c[at] = c
                 at += 1
     return out_r, out_c
+
+
+def first_rows(codes: ArrayLike) -> np.ndarray:
+    """For every row, the index of the first row holding the same code (an integer or any
+    sortable value): ``first[r] = min{q : codes[q] == codes[r]}``.
+
+    Integers spanning a short range take one compiled pass over a table of the range; others a
+    stable sort, each row then pointing at the head of its run of equal codes.
+    """
+    v = np.asarray(codes).ravel()
+    span = _span(v)
+    if span is not None:
+        lo, hi = span
+        return _first_in_table(v.astype(np.int64) - lo, hi - lo + 1)
+    order = np.argsort(v, kind="stable")
+    k = v[order]
+    start = np.r_[True, k[1:] != k[:-1]] if len(k) else np.zeros(0, bool)
+    first = np.empty(len(v), dtype=np.int64)
+    first[order] = order[np.maximum.accumulate(np.where(start, np.arange(len(k)), 0))]
+    return first
+
+
+@njit(cache=True, nogil=True)
+def _first_in_table(code, size):  # pragma: no cover - compiled
+    head = np.full(size, -1, dtype=np.int64)
+    first = np.empty(len(code), dtype=np.int64)
+    for r in range(len(code)):
+        c = code[r]
+        if head[c] < 0:
+            head[c] = r
+        first[r] = head[c]
+    return first

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from recmeta.arrays import has_duplicates, pair_codes, positions, row_smallest, sorted_unique
+from recmeta.arrays import (
+    first_rows,
+    has_duplicates,
+    pair_codes,
+    positions,
+    row_smallest,
+    sorted_unique,
+)
 
 
 @pytest.mark.parametrize("high", [3, 1_000, 10**12])
@@ -156,3 +164,17 @@ def test_positions_of_negative_and_unsigned_ids() -> None:
     np.testing.assert_array_equal(positions(ids, values), _positions_by_search(ids, values))
     big = np.array([1, 2**63 + 5], dtype=np.uint64)  # beyond int64: the search
     np.testing.assert_array_equal(positions(big, big[::-1]), [1, 0])
+
+
+@pytest.mark.parametrize("high", [4, 3_000, 10**15])
+@pytest.mark.parametrize("size", [0, 1, 2_000])
+def test_first_rows_point_at_the_first_row_of_each_code(size: int, high: int) -> None:
+    rng = np.random.default_rng(size + high % 89)
+    codes = rng.integers(-high, high, size=size)
+    got = first_rows(codes)
+    # the pandas reading: the index of each code's first row, by groupby
+    want = pd.Series(np.arange(size)).groupby(codes).transform("min").to_numpy()
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    words = np.array(["b", "a", "b", "c", "a"])
+    np.testing.assert_array_equal(first_rows(words), [0, 1, 0, 3, 1])

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..arrays import pair_codes, sorted_unique
+from ..arrays import first_rows, pair_codes, sorted_unique
 from .ranks import rank_in_sets, rank_within, set_codes
 from .set_metrics import target_metrics
 
@@ -205,13 +205,11 @@ def _first_pairs(scored: pd.DataFrame) -> tuple[np.ndarray, bool]:
         _, uc = np.unique(u, return_inverse=True)
         items, ic = np.unique(i, return_inverse=True)
         key = uc.astype(np.int64) * len(items) + ic
-    order = np.argsort(key, kind="stable")
-    k = key[order]
-    start = np.r_[True, k[1:] != k[:-1]] if len(k) else np.zeros(0, bool)
-    score = scored["score"].to_numpy(dtype=float)[order]
-    lead = score[np.maximum.accumulate(np.where(start, np.arange(len(k)), 0))]
+    first = first_rows(key)
+    score = scored["score"].to_numpy(dtype=float)
+    lead = score[first]
     same = (score == lead) | (np.isnan(score) & np.isnan(lead))
-    return np.sort(order[start]), bool(same.all())
+    return np.flatnonzero(first == np.arange(len(first))), bool(same.all())
 
 
 def top_positive_counts(scored: pd.DataFrame, n: int, positive_counts: pd.Series) -> np.ndarray:
