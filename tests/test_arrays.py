@@ -9,6 +9,7 @@ import pytest
 from recmeta.arrays import (
     first_rows,
     has_duplicates,
+    lexsort,
     pair_codes,
     positions,
     row_smallest,
@@ -178,3 +179,25 @@ def test_first_rows_point_at_the_first_row_of_each_code(size: int, high: int) ->
     np.testing.assert_array_equal(got, want)
     words = np.array(["b", "a", "b", "c", "a"])
     np.testing.assert_array_equal(first_rows(words), [0, 1, 0, 3, 1])
+
+
+@pytest.mark.parametrize("size", [0, 1, 3_000])
+def test_lexsort_is_numpy_lexsort(size: int) -> None:
+    """The mixed-radix code against numpy's lexsort, ties kept in input order: small integers,
+    negative ones, whole floats (-0.0 and 0.0 equal), and the keys it leaves to numpy."""
+    rng = np.random.default_rng(size)
+    small = rng.integers(-3, 4, size=size)
+    ids = rng.integers(0, 50, size=size).astype(np.int32)
+    whole = rng.integers(-5, 5, size=size).astype(float)
+    whole[whole == 0] = -0.0
+    cases = [
+        (small, ids),
+        (whole, small, ids.astype(np.uint16)),
+        (rng.random(size), small),  # fractions: numpy's
+        (rng.integers(0, 2**40, size=size), rng.integers(0, 2**40, size=size)),  # too wide
+        (np.where(rng.random(size) < 0.1, np.nan, whole), small),  # NaN: numpy's
+    ]
+    for keys in cases:
+        got = lexsort(keys)
+        np.testing.assert_array_equal(got, np.lexsort(keys))
+    assert lexsort([]).size == 0
