@@ -167,8 +167,8 @@ def target_sets(
         raise ValueError("test is empty: there is nothing to evaluate")
     both_user = np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()])
     both_item = np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()])
-    users, pair_u = np.unique(both_user, return_inverse=True)
-    rated, pair_i = np.unique(both_item, return_inverse=True)
+    users, rated = sorted_unique(both_user), sorted_unique(both_item)
+    pair_u, pair_i = positions(users, both_user), positions(rated, both_item)
     if has_duplicates(pair_u.astype(np.int64) * len(rated) + pair_i):
         raise ValueError(
             "train and test share (user, item) pairs; a split must put each rating on one side"
