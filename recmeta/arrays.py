@@ -11,14 +11,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike
 
-__all__ = ["has_duplicates", "pair_codes", "sorted_unique"]
+__all__ = [
+    "first_rows",
+    "has_duplicates",
+    "lexsort",
+    "pair_codes",
+    "positions",
+    "row_smallest",
+    "sorted_unique",
+]
+
+
+def _span(v: np.ndarray) -> tuple[int, int] | None:
+    """(lowest, highest) of integers spanning at most a few times their number, else None."""
+    if len(v) < 1024 or v.dtype.kind not in "iu" or v.dtype.itemsize > 8:
+        return None
+    if v.dtype.kind == "u" and v.dtype.itemsize == 8 and int(v.max()) >= 2**63:
+        return None
+    lo, hi = int(v.min()), int(v.max())
+    return (lo, hi) if hi - lo <= 4 * len(v) + 65536 else None
 
 
 def sorted_unique(values: ArrayLike) -> np.ndarray:
-    """The sorted distinct values of ``values`` (``np.unique(values)``), by one sort."""
-    s = np.sort(np.asarray(values).ravel())
+    """The sorted distinct values of ``values`` (``np.unique(values)``), by one sort; integers
+    spanning a short range by marking a table of the range instead."""
+    v = np.asarray(values).ravel()
+    span = _span(v)
+    if span is not None:
+        lo, hi = span
+        seen = np.zeros(hi - lo + 1, dtype=bool)
+        seen[v.astype(np.int64) - lo] = True
+        return (np.flatnonzero(seen) + lo).astype(v.dtype)
+    s = np.sort(v)
     if len(s) < 2:
         return s
     keep = np.empty(len(s), dtype=bool)
@@ -54,3 +81,159 @@ def pair_codes(
     return [
         u.astype(np.int64) * m + i.astype(np.int64) for u, i in zip(users, items, strict=True)
     ], m
+
+
+def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:
+    """Position of each of ``values`` in the sorted distinct ``ids``, −1 where absent.
+
+    The binary search ``k = searchsorted(ids, v)``, kept where ``ids[k] == v``. For integer ids
+    spanning a short range (at most a few times the number of ids and values) it reads a table
+    indexed by id instead: one gather, no search.
+    """
+    ids = np.asarray(ids)
+    values = np.asarray(values)
+    if not len(ids):
+        return np.full(len(values), -1, dtype=np.int64)
+    small = all(
+        a.dtype.kind == "i" or (a.dtype.kind == "u" and a.itemsize < 8) for a in (ids, values)
+    )
+    lo, hi = (int(ids[0]), int(ids[-1])) if small else (0, -1)
+    if small and hi - lo <= 4 * (len(values) + len(ids)) + 65536:
+        table = np.full(hi - lo + 1, -1, dtype=np.int64)
+        table[ids.astype(np.int64) - lo] = np.arange(len(ids), dtype=np.int64)
+        inside = (values >= lo) & (values <= hi)
+        if inside.all():
+            return table[values.astype(np.int64) - lo]
+        out = np.full(len(values), -1, dtype=np.int64)
+        out[inside] = table[values[inside].astype(np.int64) - lo]
+        return out
+    at = np.searchsorted(ids, values).clip(0, len(ids) - 1)
+    return np.where(ids[at] == values, at, -1)
+
+
+def row_smallest(keys: np.ndarray, blocked: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of the ``n`` smallest open keys of every row, as (row, column) arrays.
+
+    Row r keeps {c : not blocked[r, c]} whole when it holds at most ``n`` columns, else the
+    ``n`` of smallest key (equal keys: the lower column first) — what an ``argpartition`` of
+    each row with blocked keys set above every open one selects. Rows ascending, columns
+    ascending within a row. One compiled pass per row, with a selection over its open keys.
+    """
+    keys = np.ascontiguousarray(keys, dtype=np.float64)
+    blocked = np.ascontiguousarray(blocked, dtype=np.bool_)
+    if keys.ndim != 2 or keys.shape != blocked.shape:
+        raise ValueError(
+            f"keys {keys.shape} and blocked {blocked.shape} must be matrices of one shape"
+        )
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    if np.isnan(keys).any():
+        raise ValueError("keys contain NaN; give every open entry a number")
+    return _row_smallest(keys, blocked, int(n))
+
+
+@njit(cache=True, nogil=True)
+def _row_smallest(keys, blocked, n):  # pragma: no cover - compiled
+    rows, width = keys.shape
+    take = np.zeros(rows, dtype=np.int64)
+    for r in range(rows):
+        m = 0
+        for c in range(width):
+            if not blocked[r, c]:
+                m += 1
+        take[r] = min(m, n)
+    out_r = np.empty(take.sum(), dtype=np.int64)
+    out_c = np.empty(take.sum(), dtype=np.int64)
+    buf = np.empty(width, dtype=np.float64)
+    at = 0
+    for r in range(rows):
+        m = 0
+        for c in range(width):
+            if not blocked[r, c]:
+                buf[m] = keys[r, c]
+                m += 1
+        if take[r] == 0:
+            continue
+        if m <= n:
+            for c in range(width):
+                if not blocked[r, c]:
+                    out_r[at] = r
+                    out_c[at] = c
+                    at += 1
+            continue
+        kth = np.partition(buf[:m], n - 1)[n - 1]
+        below = 0
+        for k in range(m):
+            if buf[k] < kth:
+                below += 1
+        ties = n - below  # equal keys admitted, lowest columns first
+        for c in range(width):
+            if blocked[r, c]:
+                continue
+            v = keys[r, c]
+            if v < kth or (v == kth and ties > 0):
+                if v == kth:
+                    ties -= 1
+                out_r[at] = r
+                out_c[at] = c
+                at += 1
+    return out_r, out_c
+
+
+def first_rows(codes: ArrayLike) -> np.ndarray:
+    """For every row, the index of the first row holding the same code (an integer or any
+    sortable value): ``first[r] = min{q : codes[q] == codes[r]}``.
+
+    Integers spanning a short range take one compiled pass over a table of the range; others a
+    stable sort, each row then pointing at the head of its run of equal codes.
+    """
+    v = np.asarray(codes).ravel()
+    span = _span(v)
+    if span is not None:
+        lo, hi = span
+        return _first_in_table(v.astype(np.int64) - lo, hi - lo + 1)
+    order = np.argsort(v, kind="stable")
+    k = v[order]
+    start = np.r_[True, k[1:] != k[:-1]] if len(k) else np.zeros(0, bool)
+    first = np.empty(len(v), dtype=np.int64)
+    first[order] = order[np.maximum.accumulate(np.where(start, np.arange(len(k)), 0))]
+    return first
+
+
+@njit(cache=True, nogil=True)
+def _first_in_table(code, size):  # pragma: no cover - compiled
+    head = np.full(size, -1, dtype=np.int64)
+    first = np.empty(len(code), dtype=np.int64)
+    for r in range(len(code)):
+        c = code[r]
+        if head[c] < 0:
+            head[c] = r
+        first[r] = head[c]
+    return first
+
+
+def lexsort(keys: Sequence[np.ndarray]) -> np.ndarray:
+    """``np.lexsort(keys)`` (the last key primary, ties kept in input order); when every key
+    holds whole numbers whose ranges multiply to less than 2**62, by one stable argsort of their
+    mixed-radix code instead of one pass per key."""
+    arrays = [np.asarray(k) for k in keys]
+    if not arrays or not len(arrays[0]):
+        return np.lexsort(arrays) if arrays else np.zeros(0, dtype=np.int64)
+    lows, sizes = [], []
+    for a in arrays:
+        if a.dtype.kind == "f":
+            if not (np.isfinite(a).all() and (a == np.floor(a)).all()):
+                return np.lexsort(arrays)
+        elif a.dtype.kind not in "iu" or (a.dtype.kind == "u" and a.itemsize == 8):
+            return np.lexsort(arrays)
+        lo, hi = a.min(), a.max()
+        if abs(float(lo)) >= 2**62 or abs(float(hi)) >= 2**62:
+            return np.lexsort(arrays)
+        lows.append(int(lo))
+        sizes.append(int(hi) - int(lo) + 1)
+    if float(np.prod(np.array(sizes, dtype=float))) >= 2**62:
+        return np.lexsort(arrays)
+    code = np.zeros(len(arrays[0]), dtype=np.int64)
+    for a, lo, size in zip(arrays[::-1], lows[::-1], sizes[::-1], strict=True):
+        code = code * size + (a.astype(np.int64) - lo)
+    return np.argsort(code, kind="stable")

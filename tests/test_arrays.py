@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from recmeta.arrays import has_duplicates, pair_codes, sorted_unique
+from recmeta.arrays import (
+    first_rows,
+    has_duplicates,
+    lexsort,
+    pair_codes,
+    positions,
+    row_smallest,
+    sorted_unique,
+)
 
 
 @pytest.mark.parametrize("high", [3, 1_000, 10**12])
@@ -61,3 +70,134 @@ def test_pair_codes_decline_ids_they_cannot_code() -> None:
     assert pair_codes([np.array(["a", "b"])], [ok]) is None
     assert pair_codes([ok.astype(float)], [ok]) is None
     assert pair_codes([np.array([2**40])], [np.array([2**40])]) is None
+
+
+def _positions_by_search(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The binary-search reading: searchsorted, kept where the id found is the value."""
+    if not len(ids):
+        return np.full(len(values), -1)
+    at = np.searchsorted(ids, values).clip(0, len(ids) - 1)
+    return np.where(ids[at] == values, at, -1)
+
+
+@pytest.mark.parametrize("high", [5, 2_000, 10**12])
+@pytest.mark.parametrize("size", [0, 1, 300])
+def test_positions_are_the_binary_search_with_absent_values_at_minus_one(
+    size: int, high: int
+) -> None:
+    rng = np.random.default_rng(size + high % 101)
+    ids = np.unique(rng.integers(0, high, size=size))
+    values = rng.integers(-3, high + 3, size=4 * size + 7)  # below, inside and above the ids
+    got = positions(ids, values)
+    want = _positions_by_search(ids, values)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    hit = got >= 0
+    np.testing.assert_array_equal(ids[got[hit]], values[hit])
+    # strings and floats take the search
+    np.testing.assert_array_equal(positions(np.array(["a", "c"]), np.array(["c", "b"])), [1, -1])
+    np.testing.assert_array_equal(positions(ids.astype(float), values.astype(float)), want)
+
+
+def _row_smallest_by_sort(keys: np.ndarray, blocked: np.ndarray, n: int) -> set:
+    """The sorting reading: each row's open columns by (key, column), the first n."""
+    out = set()
+    for r in range(keys.shape[0]):
+        open_cols = np.flatnonzero(~blocked[r])
+        by_key = open_cols[np.lexsort((open_cols, keys[r, open_cols]))]
+        out |= {(r, int(c)) for c in by_key[:n]}
+    return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 8, 20])
+@pytest.mark.parametrize("ties", [False, True])
+def test_row_smallest_keeps_the_n_smallest_open_keys_of_every_row(n: int, ties: bool) -> None:
+    rng = np.random.default_rng(n + 10 * ties)
+    keys = rng.random((40, 12))
+    if ties:  # few distinct keys: the lower columns win among equal keys
+        keys = np.round(keys * 3) / 3
+    blocked = rng.random((40, 12)) < 0.4
+    blocked[0] = True  # an empty pool
+    blocked[1, 2:] = True  # a short one
+    r, c = row_smallest(keys, blocked, n)
+    assert r.dtype == c.dtype == np.int64
+    pairs = list(zip(r.tolist(), c.tolist(), strict=True))
+    assert pairs == sorted(pairs)  # rows, then columns, ascending
+    assert set(pairs) == _row_smallest_by_sort(keys, blocked, n)
+    counts = np.bincount(r, minlength=40)
+    np.testing.assert_array_equal(counts, np.minimum((~blocked).sum(axis=1), n))
+
+
+def test_row_smallest_takes_empty_matrices_and_rejects_bad_input() -> None:
+    r, c = row_smallest(np.zeros((0, 5)), np.zeros((0, 5), bool), 3)
+    assert len(r) == len(c) == 0
+    r, c = row_smallest(np.zeros((3, 0)), np.zeros((3, 0), bool), 3)
+    assert len(r) == len(c) == 0
+    with pytest.raises(ValueError, match="one shape"):
+        row_smallest(np.zeros((2, 3)), np.zeros((3, 2), bool), 1)
+    with pytest.raises(ValueError, match="NaN"):
+        row_smallest(np.full((1, 2), np.nan), np.zeros((1, 2), bool), 1)
+    with pytest.raises(ValueError, match="n must be"):
+        row_smallest(np.zeros((1, 2)), np.zeros((1, 2), bool), -1)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "low"),
+    [(np.int64, 0), (np.int64, -50_000), (np.int32, -50_000), (np.uint16, 0), (np.uint64, 0)],
+)
+def test_sorted_unique_of_a_short_integer_range_is_numpy_unique(dtype, low: int) -> None:
+    """Integers spanning few values take the table of the range: same values, same dtype."""
+    rng = np.random.default_rng(abs(low) + np.dtype(dtype).itemsize)
+    for size in (1023, 1024, 5_000):
+        x = (rng.integers(0, 3_000, size=size) + low).astype(dtype)
+        got = sorted_unique(x)
+        want = np.unique(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    wide = np.array([0, 10**15] * 600, dtype=np.int64)  # a long range: the sort
+    np.testing.assert_array_equal(sorted_unique(wide), [0, 10**15])
+
+
+def test_positions_of_negative_and_unsigned_ids() -> None:
+    ids = np.array([-7, -3, 0, 4])
+    values = np.array([-8, -7, -3, 5, 4, 2**40, -(2**40)])
+    np.testing.assert_array_equal(positions(ids, values), [-1, 0, 1, -1, 3, -1, -1])
+    np.testing.assert_array_equal(positions(ids, values), _positions_by_search(ids, values))
+    big = np.array([1, 2**63 + 5], dtype=np.uint64)  # beyond int64: the search
+    np.testing.assert_array_equal(positions(big, big[::-1]), [1, 0])
+
+
+@pytest.mark.parametrize("high", [4, 3_000, 10**15])
+@pytest.mark.parametrize("size", [0, 1, 2_000])
+def test_first_rows_point_at_the_first_row_of_each_code(size: int, high: int) -> None:
+    rng = np.random.default_rng(size + high % 89)
+    codes = rng.integers(-high, high, size=size)
+    got = first_rows(codes)
+    # the pandas reading: the index of each code's first row, by groupby
+    want = pd.Series(np.arange(size)).groupby(codes).transform("min").to_numpy()
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    words = np.array(["b", "a", "b", "c", "a"])
+    np.testing.assert_array_equal(first_rows(words), [0, 1, 0, 3, 1])
+
+
+@pytest.mark.parametrize("size", [0, 1, 3_000])
+def test_lexsort_is_numpy_lexsort(size: int) -> None:
+    """The mixed-radix code against numpy's lexsort, ties kept in input order: small integers,
+    negative ones, whole floats (-0.0 and 0.0 equal), and the keys it leaves to numpy."""
+    rng = np.random.default_rng(size)
+    small = rng.integers(-3, 4, size=size)
+    ids = rng.integers(0, 50, size=size).astype(np.int32)
+    whole = rng.integers(-5, 5, size=size).astype(float)
+    whole[whole == 0] = -0.0
+    cases = [
+        (small, ids),
+        (whole, small, ids.astype(np.uint16)),
+        (rng.random(size), small),  # fractions: numpy's
+        (rng.integers(0, 2**40, size=size), rng.integers(0, 2**40, size=size)),  # too wide
+        (np.where(rng.random(size) < 0.1, np.nan, whole), small),  # NaN: numpy's
+    ]
+    for keys in cases:
+        got = lexsort(keys)
+        np.testing.assert_array_equal(got, np.lexsort(keys))
+    assert lexsort([]).size == 0

@@ -112,6 +112,12 @@ def test_random_precision_rho_matches_monte_carlo(protocol) -> None:
         [protocol_mean(target_metrics(random_scores(sets, rng), 5)) for _ in range(150)]
     )
     assert within_ci(draws, E.random_precision(sets))
+    # the counting pass on grouped sets is pandas' group means, to the bit
+    g = sets.groupby("set")
+    by_pandas = float(g["relevant"].mean().groupby(g["stratum"].first()).mean().mean())
+    assert E.random_precision(sets) == by_pandas
+    shuffled = sets.sample(frac=1.0, random_state=2)  # not grouped: the pandas path
+    assert E.random_precision(shuffled) == by_pandas
 
 
 # -- eq. 5: random recommendation in 1R ------------------------------------------------------------

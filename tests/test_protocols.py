@@ -557,3 +557,42 @@ def test_pairs_scores_and_lemma_follow_their_pandas_definitions(ids) -> None:
     bad.loc[np.flatnonzero(twice)[0], "score"] += 0.5
     with pytest.raises(ValueError, match="different scores"):
         lemma_bounds(bad, 5)
+
+
+@pytest.mark.parametrize("depth", [None, 1, 3, 50])
+@pytest.mark.parametrize("grouped", [True, False])
+def test_rank_in_sets_is_the_lexsort_reading_on_ties_infinities_and_uneven_sets(
+    depth, grouped
+) -> None:
+    """The compiled per-set sort against one lexsort by (set, score desc, item): exact ranks
+    everywhere without a depth; with one, exact below it and the depth itself for the rows
+    scoring below their set's depth-th largest score (sets of 0 to 12 rows, -inf scores)."""
+    from recmeta.protocols import rank_in_sets
+
+    rng = np.random.default_rng(3 if depth is None else depth)
+    sizes = rng.integers(0, 13, size=30)
+    s = np.repeat(np.arange(30) * 2, sizes)  # set ids with gaps; empty sets have no rows
+    item = np.concatenate([np.sort(rng.choice(100, k, replace=False)) for k in sizes])
+    score = np.round(rng.random(len(s)) * 4)
+    score[rng.random(len(s)) < 0.1] = -np.inf
+    frame = pd.DataFrame({"set": s, "item": item, "score": score})
+    if not grouped:
+        frame = frame.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    s, item, score = (frame[c].to_numpy() for c in ("set", "item", "score"))
+    order = np.lexsort((item, -score, s))
+    full = np.empty(len(s), dtype=np.int64)
+    full[order] = np.arange(len(s)) - np.searchsorted(s[order], s[order], side="left")
+    got = rank_in_sets(frame, depth=depth)
+    if depth is None or not grouped:
+        np.testing.assert_array_equal(got, full)
+        return
+    # the depth-th largest score of each set larger than depth: rows below it get depth
+    floor = (
+        pd.Series(score)
+        .groupby(s)
+        .transform(lambda x: np.sort(x.to_numpy())[::-1][depth - 1] if len(x) > depth else -np.inf)
+    )
+    want = np.where(score < floor.to_numpy(), depth, full)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="depth"):
+        rank_in_sets(frame, depth=0)

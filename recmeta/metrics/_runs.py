@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ..arrays import has_duplicates
+from ..arrays import has_duplicates, lexsort
 from ._judgments import Judgments
 from ._options import TIES
 from ._trec_files import read_runs
@@ -174,7 +174,7 @@ class Runs:
         tkey = -id_order(distinct)[dcode] if ties == "item_id" else text_order(distinct)[dcode]
 
         scode, ucode, icode, tkey, key = (a[known] for a in (scode, ucode, icode, tkey, key))
-        order = np.lexsort((-tkey, sign * key, ucode, scode))
+        order = lexsort((-tkey, sign * key, ucode, scode))
         scode, ucode, icode, key = scode[order], ucode[order], icode[order], key[order]
         group = scode.astype(np.int64) * len(judgments.users) + ucode
         pairs = group * len(items) + icode

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..arrays import pair_codes, sorted_unique
-from .ranks import rank_in_sets, rank_within
+from ..arrays import first_rows, pair_codes, sorted_unique
+from .ranks import rank_in_sets, rank_within, set_codes
 from .set_metrics import target_metrics
 
 __all__ = [
@@ -92,10 +92,16 @@ def random_precision(sets: pd.DataFrame) -> float:
     protocol mean of ρ_T = |T ∩ PR_test| / |T| — the paper's ρ. ``sets`` is a target-set frame
     from :func:`recmeta.protocols.targets.target_sets`.
     """
-    g = sets.groupby("set")
-    rho = g["relevant"].mean()
-    stratum = g["stratum"].first()
-    return float(rho.groupby(stratum).mean().mean())
+    _, code, grouped = set_codes(sets["set"].to_numpy(), sets["item"].to_numpy())
+    if not grouped:  # sets in any order: pandas groups them
+        g = sets.groupby("set")
+        return float(g["relevant"].mean().groupby(g["stratum"].first()).mean().mean())
+    # grouped by set (as target_sets makes them): ρ_T by counting, one pass
+    size = np.bincount(code)
+    rho = np.bincount(code, weights=sets["relevant"].to_numpy(dtype=float)) / size
+    first = np.r_[0, np.cumsum(size)[:-1]]
+    stratum = sets["stratum"].to_numpy()[first]
+    return float(pd.Series(rho).groupby(stratum).mean().mean())
 
 
 def _positive_sums(positive_counts: np.ndarray, n: int | None = None) -> np.ndarray:
@@ -199,13 +205,11 @@ def _first_pairs(scored: pd.DataFrame) -> tuple[np.ndarray, bool]:
         _, uc = np.unique(u, return_inverse=True)
         items, ic = np.unique(i, return_inverse=True)
         key = uc.astype(np.int64) * len(items) + ic
-    order = np.argsort(key, kind="stable")
-    k = key[order]
-    start = np.r_[True, k[1:] != k[:-1]] if len(k) else np.zeros(0, bool)
-    score = scored["score"].to_numpy(dtype=float)[order]
-    lead = score[np.maximum.accumulate(np.where(start, np.arange(len(k)), 0))]
+    first = first_rows(key)
+    score = scored["score"].to_numpy(dtype=float)
+    lead = score[first]
     same = (score == lead) | (np.isnan(score) & np.isnan(lead))
-    return np.sort(order[start]), bool(same.all())
+    return np.flatnonzero(first == np.arange(len(first))), bool(same.all())
 
 
 def top_positive_counts(scored: pd.DataFrame, n: int, positive_counts: pd.Series) -> np.ndarray:

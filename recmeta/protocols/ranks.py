@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 __all__ = ["rank_in_sets", "rank_within", "set_codes"]
 
@@ -33,11 +34,15 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
 
     With ``depth`` only the ranks below ``depth`` are exact: the rows that cannot reach the first
     ``depth`` places of their set are found by a partition instead of a sort and get ``depth``.
+    A full sort of rows grouped by set (sorted by item within, no NaN score) is one compiled
+    stable sort per set; of other rows, one lexsort.
     """
     s = scored["set"].to_numpy()
     item = scored["item"].to_numpy()
     score = scored["score"].to_numpy(dtype=float)
     _, inv, grouped = set_codes(s, item)
+    if depth is not None and depth < 1:
+        raise ValueError(f"depth must be >= 1 or None, got {depth}")
     rows = np.arange(len(s))
     if depth is not None and grouped and len(s):
         counts = np.bincount(inv)
@@ -55,6 +60,8 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
             so = inv[order]
             rank[order] = np.arange(len(order)) - np.searchsorted(so, so, side="left")
             return rank
+    if grouped and len(s) and not np.isnan(score).any():
+        return _grouped_ranks(np.r_[0, np.cumsum(np.bincount(inv))], score)
     if grouped:  # stable sorts keep the item order among equal scores
         by_score = np.argsort(-score, kind="stable")
         order = by_score[np.argsort(inv[by_score], kind="stable")]
@@ -63,6 +70,19 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
     so = inv[order]
     rank = np.empty(len(s), dtype=np.int64)
     rank[order] = rows - np.searchsorted(so, so, side="left")
+    return rank
+
+
+@njit(cache=True, nogil=True)
+def _grouped_ranks(starts, score):  # pragma: no cover - compiled
+    """Ranks within the consecutive sets rows starts[g]:starts[g + 1]: a stable sort of each
+    set's negated scores (ties keep the row order, the item order)."""
+    rank = np.empty(len(score), dtype=np.int64)
+    for g in range(len(starts) - 1):
+        a, b = starts[g], starts[g + 1]
+        order = np.argsort(-score[a:b], kind="mergesort")
+        for k in range(b - a):
+            rank[a + order[k]] = k
     return rank
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..arrays import pair_codes, sorted_unique
+from ..arrays import pair_codes, positions, sorted_unique
 from ..recommenders.components.random import pair_uniform
 
 __all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores"]
@@ -104,8 +104,8 @@ def _lookup(
         items, ic = np.unique(np.concatenate([ci, si]), return_inverse=True)
         key = uc.astype(np.int64) * len(items) + ic
         known, wanted = key[: len(cu)], key[len(cu) :]
-    at = np.searchsorted(known, wanted).clip(0, max(len(known) - 1, 0))
-    hit = known[at] == wanted if len(known) else np.zeros(len(wanted), bool)
+    at = positions(known, wanted)
+    hit = at >= 0
     values = score.to_numpy()
     out = np.full(len(wanted), np.nan, dtype=values.dtype)
     out[hit] = values[at[hit]]

@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..arrays import has_duplicates, sorted_unique
+from ..arrays import has_duplicates, positions, row_smallest, sorted_unique
 from ..data.popularity import percentile_strata
 
 __all__ = ["Candidates", "NonRelevant", "Protocol", "Relevant", "check_ratings", "target_sets"]
@@ -167,8 +167,8 @@ def target_sets(
         raise ValueError("test is empty: there is nothing to evaluate")
     both_user = np.concatenate([train["user"].to_numpy(), test["user"].to_numpy()])
     both_item = np.concatenate([train["item"].to_numpy(), test["item"].to_numpy()])
-    users, pair_u = np.unique(both_user, return_inverse=True)
-    rated, pair_i = np.unique(both_item, return_inverse=True)
+    users, rated = sorted_unique(both_user), sorted_unique(both_item)
+    pair_u, pair_i = positions(users, both_user), positions(rated, both_item)
     if has_duplicates(pair_u.astype(np.int64) * len(rated) + pair_i):
         raise ValueError(
             "train and test share (user, item) pairs; a split must put each rating on one side"
@@ -190,13 +190,11 @@ def target_sets(
     n_items = len(universe)
 
     # codes: users over train ∪ test, items over the universe (train items outside it: code -1)
-    tr_u = np.searchsorted(users, train["user"].to_numpy())
-    te_u = np.searchsorted(users, test["user"].to_numpy())
-    te_i = np.searchsorted(universe, test["item"].to_numpy())
-    tr_item = train["item"].to_numpy()
-    tr_i = np.searchsorted(universe, tr_item)
-    tr_in = tr_i < n_items
-    tr_in[tr_in] = universe[tr_i[tr_in]] == tr_item[tr_in]
+    tr_u = positions(users, train["user"].to_numpy())
+    te_u = positions(users, test["user"].to_numpy())
+    te_i = positions(universe, test["item"].to_numpy())
+    tr_i = positions(universe, train["item"].to_numpy())
+    tr_in = tr_i >= 0
     te_rating = test["rating"].to_numpy(dtype=float)
     te_rel = te_rating >= protocol.threshold
 
@@ -284,10 +282,8 @@ def target_sets(
     # the test rating of each (user, item), NaN when unjudged
     te_keys = _keys(te_u, te_i, n_items)
     te_order = np.argsort(te_keys)
-    k = _keys(user_code, item_code, n_items)
-    pos = np.searchsorted(te_keys[te_order], k).clip(0, max(len(te_keys) - 1, 0))
-    hit = te_keys[te_order][pos] == k
-    rating = np.where(hit, te_rating[te_order][pos], np.nan)
+    pos = positions(te_keys[te_order], _keys(user_code, item_code, n_items))
+    rating = np.where(pos >= 0, te_rating[te_order][pos], np.nan)
 
     return pd.DataFrame(
         {
@@ -359,17 +355,8 @@ def _nonrelevant(
                         "lower n_nonrelevant, use AN or AI candidates, or pass "
                         "short_pool='shrink' to take the whole pool"
                     )
-                keys = rng.random((len(us), width))
-                keys[blocked] = 2.0
-                if n < width:
-                    cols = np.argpartition(keys, n - 1, axis=1)[:, :n]
-                else:
-                    cols = np.tile(np.arange(width), (len(us), 1))
-                take = (
-                    np.take_along_axis(keys, cols, axis=1) < 2.0
-                )  # drops blocked items of short pools
-                r = np.repeat(np.arange(len(us)), cols.shape[1])[take.ravel()]
-                c = cols.ravel()[take.ravel()]
+                # the n smallest keys of each pool (the whole pool when it is short)
+                r, c = row_smallest(rng.random((len(us), width)), blocked, n)
             out_unit.append(us[r])
             out_item.append(pool_items[c])
     if not out_unit:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ... import recommenders
-from ...arrays import sorted_unique
+from ...arrays import positions, sorted_unique
 from ...data.popularity import head_items, item_counts
 from ...data.splits import coin_flip
 from ...protocols import (
@@ -232,23 +232,16 @@ class _ScoreTable:
         score = run["score"].to_numpy()
         dtype = score.dtype if score.dtype.kind == "f" else np.dtype(np.float64)
         table = np.full((len(users), len(items)), np.nan, dtype=dtype)
-        u = cls._codes(users, run["user"].to_numpy())
-        i = cls._codes(items, run["item"].to_numpy())
+        u = positions(users, run["user"].to_numpy())
+        i = positions(items, run["item"].to_numpy())
         if (u < 0).any() or (i < 0).any():
             raise ValueError(f"the run of {len(run)} scores holds pairs outside its grid")
         table[u, i] = score
         return cls(users, items, table)
 
-    @staticmethod
-    def _codes(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Position of each value in the sorted ``ids``, −1 where absent."""
-        at = np.searchsorted(ids, values).clip(0, max(len(ids) - 1, 0))
-        found = (ids[at] == values) if len(ids) else np.zeros(len(values), bool)
-        return np.where(found, at, -1)
-
     def lookup(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """The score of each (user, item) pair, NaN outside the grid."""
-        u, i = self._codes(self.users, users), self._codes(self.items, items)
+        u, i = positions(self.users, users), positions(self.items, items)
         inside = (u >= 0) & (i >= 0)
         out = np.full(len(users), np.nan, dtype=self.table.dtype)
         out[inside] = self.table[u[inside], i[inside]]
