@@ -90,7 +90,7 @@ def multi_standing(
     users = pd.unique(held_out["user"].to_numpy())
     al = _align(frames, users, held_out["item"].to_numpy())
     hu = pd.Index(users).get_indexer(held_out["user"].to_numpy())
-    pos = pd.Index(al.keys).get_indexer(al.key(hu, held_out["item"].to_numpy()))
+    pos = al.positions(hu, held_out["item"].to_numpy())
     if np.any(pos < 0):
         bad = int(np.flatnonzero(pos < 0)[0])
         raise ValueError(
