@@ -249,6 +249,42 @@ def test_order_claims_follow_the_signs_of_their_intervals(real_results):
     assert d_zy.value == pytest.approx(ex.loc["AP", "Z"] - ex.loc["AP", "Y"])
 
 
+def test_exact_part_is_computed_once_per_inputs(real_results):
+    """exact_part keeps its result per inputs (the differences by content): a repeated call
+    returns it, it equals the parts computed directly, and a tie rule that changes the
+    differences computes anew."""
+    from dataclasses import replace
+
+    from recmeta.ledger.every import SignPart
+    from recmeta.metaeval.bootstrap import bootstrap_sums
+    from recmeta.papers.krichene2020 import claims
+
+    s, study = real_results["settings"], real_results["real"]
+    claims._EXACT_PARTS.clear()
+    first = claims.exact_part(study, "AP", "Z", "Y", s)
+    assert claims.exact_part(study, "AP", "Z", "Y", s) is first
+    assert claims.exact_part(replace(study), "AP", "Z", "Y", s) is first  # equal arrays, new study
+    d = claims.exact_user(study, "AP", "Z") - claims.exact_user(study, "AP", "Y")
+    _, reps = bootstrap_sums(
+        np.column_stack([d, np.ones_like(d)]),
+        lambda x: x[:, 0] / x[:, 1],
+        n_resamples=s.n_resamples,
+        seed=s.seed,
+    )
+    assert first == SignPart.from_replicates(kr.exact_diff(study, "AP", "Z", "Y", s), reps)
+    # Z ties many items: under the pessimistic rule its per-user AP, and so the part, change
+    other = replace(study, ties="pessimistic")
+    assert not np.array_equal(
+        claims.exact_user(other, "AP", "Z"), claims.exact_user(study, "AP", "Z")
+    )
+    moved = claims.exact_part(other, "AP", "Z", "Y", s)
+    assert moved.estimate.value < first.estimate.value
+    # the labels are part of the key: the reversed pair is its own part, of the opposite sign
+    back = claims.exact_part(study, "AP", "Y", "Z", s)
+    assert back.estimate.value == pytest.approx(-first.estimate.value)
+    assert "Y − Z" in back.estimate.method
+
+
 def test_tie_rule_changes_z_and_is_reported(real_results, tie_table):
     study = real_results["real"]
     auc = {rule: study.exact_means(rule).loc["AUC", "Z"] for rule in sampled.TIE_RULES}

@@ -899,3 +899,34 @@ def test_ridge_equals_an_augmented_least_squares(lam):
     g = lam / (1 + lam)  # BV γ is ridge λ = γ/(1 − γ), scaled by 1/(1 − γ)
     np.testing.assert_allclose(correction("NDCG", n, m, "bv", gamma=g), want / (1 - g), rtol=1e-8, atol=1e-10)
     assert parse_estimator("ridge 1e-4").method == "ridge" and parse_estimator("ridge 1e-4").gamma == 1e-4
+
+
+def test_class_draws_skip_empty_binomials_and_sum_groups_exactly():
+    """The chain of class draws takes from the generator only the binomials that can be
+    non-zero, so its counts are those of drawing every element of the whole arrays; grouped
+    counts are the sums of the classes of each group."""
+    from recmeta.sampled import shared
+
+    rng = np.random.default_rng(5)
+    cells = rng.integers(0, 4, size=(40, 16)) * (rng.random((40, 16)) < 0.5)
+    cells[:, 3] = 0  # a class no user has
+    cells[0] = 0
+    cells[0, 5] = 7  # a user with a single class: every draw of hers after it has no trials
+    cells[1, 6] = 1
+    # the reference: every element of the whole arrays drawn, as a plain chain of binomials
+    ref_rng = np.random.default_rng(11)
+    left = np.full((6, 40), 9, dtype=np.int64)
+    rest = cells[:, ::-1].cumsum(axis=1)[:, ::-1]
+    ref = np.zeros((6, 40, 16), dtype=np.int64)
+    for k in range(16):
+        if not cells[:, k].any():
+            continue
+        p = np.where(rest[:, k] > 0, cells[:, k] / np.maximum(rest[:, k], 1), 0.0)
+        ref[:, :, k] = ref_rng.binomial(left, np.broadcast_to(p, left.shape))
+        left -= ref[:, :, k]
+    got = shared._sequential(cells, 9, 6, True, np.random.default_rng(11))
+    assert np.array_equal(got, ref)
+    assert (got.sum(axis=2) == 9).all()
+    groups = rng.random((16, 5)) < 0.4
+    summed = shared._sequential(cells, 9, 6, True, np.random.default_rng(11), groups=groups)
+    assert np.array_equal(summed, np.einsum("ruk,kg->rug", ref, groups.astype(np.int64)))

@@ -93,10 +93,15 @@ class _Aligned:
     keys: np.ndarray  # u * (len(items) + 1) + icode, unique
     scores: np.ndarray  # (systems, candidates) float64
     text_rank: np.ndarray  # rank of each distinct item id as text (ascending)
+    index: pd.Index  # ``keys`` as an index, its hash table built once (by the duplicate check)
 
     def key(self, u: np.ndarray, item: np.ndarray) -> np.ndarray:
         code = pd.Index(self.items).get_indexer(item)
         return np.where(code >= 0, u.astype(np.int64) * (len(self.items) + 1) + code, -1)
+
+    def positions(self, u: np.ndarray, item: np.ndarray) -> np.ndarray:
+        """Position among the candidates of each (user index, item) pair; −1 if absent."""
+        return self.index.get_indexer(self.key(u, item))
 
 
 def _align(frames: dict[str, pd.DataFrame], users: np.ndarray, extra_items: np.ndarray) -> _Aligned:
@@ -140,7 +145,7 @@ def _align(frames: dict[str, pd.DataFrame], users: np.ndarray, extra_items: np.n
                 f"system {name!r} does not score exactly the candidates of the first system"
             )
         scores[i] = f["score"].to_numpy(dtype=np.float64)[ok][order]
-    return _Aligned(u, icode, np.asarray(uniq), keys, scores, text_rank)
+    return _Aligned(u, icode, np.asarray(uniq), keys, scores, text_rank, key_index)
 
 
 def _prepare(
@@ -187,7 +192,7 @@ def standing(scores: pd.DataFrame | Mapping[str, pd.DataFrame], held_out: pd.Dat
     users = held_out["user"].to_numpy()
     targets = held_out["item"].to_numpy()
     al = _align(frames, users, targets)
-    pos = pd.Index(al.keys).get_indexer(al.key(np.arange(len(users)), targets))
+    pos = al.positions(np.arange(len(users)), targets)
     _missing_targets(pos, users, targets)
     u = al.u
     is_target = np.zeros(u.size, dtype=bool)

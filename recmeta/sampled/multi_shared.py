@@ -90,7 +90,7 @@ def multi_standing(
     users = pd.unique(held_out["user"].to_numpy())
     al = _align(frames, users, held_out["item"].to_numpy())
     hu = pd.Index(users).get_indexer(held_out["user"].to_numpy())
-    pos = pd.Index(al.keys).get_indexer(al.key(hu, held_out["item"].to_numpy()))
+    pos = al.positions(hu, held_out["item"].to_numpy())
     if np.any(pos < 0):
         bad = int(np.flatnonzero(pos < 0)[0])
         raise ValueError(
@@ -201,20 +201,20 @@ def multi_shared_evaluation(
         )
     ests = [parse_estimator(e) for e in estimators]
     N = int(np.rint(pool.mean())) if fit_negatives is None else int(fit_negatives)
-    x = _sequential(
+    R_max = ms.g.shape[2]
+    S = len(ms.systems)
+    # per system and gap v < R_max, the classes whose items fall in that gap
+    gaps = ms.patterns[:, :, None] == np.arange(R_max)[None, None, :]
+    per_gap = _sequential(
         ms.cells,
         int(m),
         int(repetitions),
         replace,
         np.random.default_rng(np.atleast_1d(seed).astype(np.int64).tolist()),
+        groups=gaps.reshape(len(ms.patterns), S * R_max),
     )
-    R_max = ms.g.shape[2]
-    Xs = []
-    for s in range(len(ms.systems)):
-        gap = ms.patterns[:, s]
-        # X_j = sampled items with gap < j, for j = 1..R_max: (repetitions, users, R_max)
-        per_gap = np.stack([x[:, :, gap == v].sum(axis=2) for v in range(R_max)], axis=2)
-        Xs.append(np.cumsum(per_gap, axis=2))
+    # X_j = sampled items with gap < j, for j = 1..R_max: (repetitions, users, R_max)
+    Xs = [np.cumsum(per_gap[:, :, s * R_max : (s + 1) * R_max], axis=2) for s in range(S)]
     uu = np.arange(ms.R.size)[None, :, None]
     jj = np.arange(R_max)[None, None, :]
     rows = []

@@ -63,18 +63,27 @@ def estimator_values(
 
 
 def _sequential(
-    cells: np.ndarray, m: int, repetitions: int, replace: bool, rng: np.random.Generator
+    cells: np.ndarray,
+    m: int,
+    repetitions: int,
+    replace: bool,
+    rng: np.random.Generator,
+    groups: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Counts of m draws in each class: (repetitions, users, classes), classes given by ``cells``.
+    """Counts of m draws in each class: (repetitions, users, classes), classes given by ``cells``;
+    with ``groups`` (classes × G, boolean) the counts summed over each group's classes instead:
+    (repetitions, users, G).
 
     Class k gets X_k ~ Binomial(m − Σ_{j<k} X_j, c_k / Σ_{j≥k} c_j) with replacement and
     Hypergeometric(c_k, Σ_{j>k} c_j, m − Σ_{j<k} X_j) without: the chain rule of the multinomial
-    and the multivariate hypergeometric laws.
+    and the multivariate hypergeometric laws. A binomial with no trials or p = 0 is 0 and
+    takes nothing from the generator's stream, so only the others are drawn (in the same order:
+    the draws are those of the whole array).
     """
     U, K = cells.shape
     left = np.broadcast_to(np.asarray(m, dtype=np.int64), (repetitions, U)).copy()
     rest = cells[:, ::-1].cumsum(axis=1)[:, ::-1]  # Σ_{j≥k} c_j
-    out = np.zeros((repetitions, U, K), dtype=np.int64)
+    out = np.zeros((repetitions, U, K if groups is None else groups.shape[1]), dtype=np.int64)
     for k in range(K):
         c = cells[:, k]
         if not c.any():
@@ -82,13 +91,19 @@ def _sequential(
         if replace:
             with np.errstate(invalid="ignore", divide="ignore"):
                 p = np.where(rest[:, k] > 0, c / np.maximum(rest[:, k], 1), 0.0)
-            x = rng.binomial(left, np.broadcast_to(p, left.shape))
+            live = (left > 0) & (p > 0)[None, :]
+            x = np.zeros_like(left)
+            x[live] = rng.binomial(left[live], np.broadcast_to(p, left.shape)[live])
         else:
             bad = rest[:, k] - c
             x = rng.hypergeometric(
                 np.broadcast_to(c, left.shape), np.broadcast_to(bad, left.shape), left
             )
-        out[:, :, k] = x
+        if groups is None:
+            out[:, :, k] = x
+        else:
+            for g in np.flatnonzero(groups[k]):
+                out[:, :, g] += x
         left -= x
     return out
 
@@ -131,14 +146,20 @@ def draw_counts(
         for k in ("above", "tied", "id_above")
     }
     if shared:
+        # per system, the classes above, tied before by id and tied after the held-out item
+        codes = standing.patterns[:, :, None] == np.array([3, 2, 1])[None, None, :]
         x = _sequential(
-            standing.cells, int(m), int(repetitions), replace, np.random.default_rng(base)
+            standing.cells,
+            int(m),
+            int(repetitions),
+            replace,
+            np.random.default_rng(base),
+            groups=codes.reshape(len(standing.patterns), 3 * S),
         )
         for s in range(S):
-            code = standing.patterns[:, s]
-            out["above"][s] = x[:, :, code == 3].sum(axis=2)
-            out["id_above"][s] = x[:, :, code == 2].sum(axis=2)
-            out["tied"][s] = out["id_above"][s] + x[:, :, code == 1].sum(axis=2)
+            out["above"][s] = x[:, :, 3 * s]
+            out["id_above"][s] = x[:, :, 3 * s + 1]
+            out["tied"][s] = out["id_above"][s] + x[:, :, 3 * s + 2]
         return out
     for s in range(S):
         a, t2 = standing.above[s], standing.id_above[s]

@@ -28,6 +28,7 @@ bucket" is our reading, see :func:`~.movielens.worst_bucket`).
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from itertools import pairwise
@@ -177,16 +178,34 @@ def mc_part(values: np.ndarray, level: float, what: str) -> SignPart:
     return SignPart(mc_estimate(values, level, what), *t_pvalues(values))
 
 
+#: :func:`exact_part`'s results in this process, keyed by everything they depend on (the
+#: per-user differences by content): the ledger reads the same paired difference in several
+#: claims, under every tie rule that leaves it unchanged, and again for the chapter's text
+_EXACT_PARTS: OrderedDict[tuple[Any, ...], SignPart] = OrderedDict()
+_EXACT_PARTS_SIZE = 512
+
+
 def exact_part(study: RealStudy, metric: str, a: str, b: str, s: Settings) -> SignPart:
     """:func:`exact_diff` with one-sided p-values from bootstrap replicates of the paired mean
     difference over users (:func:`~recmeta.metaeval.bootstrap.sign_pvalues`, the same number
-    of resamples and seed as the interval)."""
+    of resamples and seed as the interval). Computed once per process for each set of inputs
+    (the differences d = a − b by content, the labels, the users, the level, seed and
+    resamples): both the interval and the replicates depend on nothing else."""
     d = exact_user(study, metric, a) - exact_user(study, metric, b)
+    key = (metric, a, b, study.users, s.level, s.seed, s.n_resamples, d.dtype.str, d.tobytes())
+    done = _EXACT_PARTS.get(key)
+    if done is not None:
+        _EXACT_PARTS.move_to_end(key)
+        return done
     sums = np.column_stack([d, np.ones_like(d)])
     _, reps = bootstrap_sums(
         sums, lambda x: x[:, 0] / x[:, 1], n_resamples=s.n_resamples, seed=s.seed
     )
-    return SignPart.from_replicates(exact_diff(study, metric, a, b, s), reps)
+    part = SignPart.from_replicates(exact_diff(study, metric, a, b, s), reps)
+    _EXACT_PARTS[key] = part
+    if len(_EXACT_PARTS) > _EXACT_PARTS_SIZE:
+        _EXACT_PARTS.popitem(last=False)
+    return part
 
 
 def exact_user(study: RealStudy, metric: str, system: str) -> np.ndarray:
