@@ -233,7 +233,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="list the records that break the ledger's acceptance rules (kind and rule named, "
         "a margin on every value rule, no graded magnitude on other data, every 'agrees' inside "
-        "paper ± margin); exit 1 if any",
+        "paper ± margin with both ends placed by the replicates); exit 1 if any",
     )
     p.add_argument(
         "--results",
