@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,7 +176,19 @@ def test_chapters_execute_side_by_side_and_a_failure_is_reported_as_when_serial(
                        capture_output=True, text=True, env=env, cwd=bad_src)
     assert r.returncode != 0
     assert "ZeroDivisionError" in r.stdout + r.stderr
-    # a bad setting is refused by name
-    r = subprocess.run(cmd, capture_output=True, text=True,
-                       env={**env, "RECMETA_BOOK_JOBS": "two"}, cwd=src)
-    assert r.returncode != 0 and "RECMETA_BOOK_JOBS" in r.stdout + r.stderr
+
+
+def test_how_many_chapters_run_at_once(monkeypatch):
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        from execution_cache import jobs
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setenv("RECMETA_BOOK_JOBS", "3")
+    assert jobs() == 3
+    monkeypatch.delenv("RECMETA_BOOK_JOBS")
+    assert jobs() == max(1, os.cpu_count() or 1)
+    for bad in ("two", "0", "-1", "1.5"):
+        monkeypatch.setenv("RECMETA_BOOK_JOBS", bad)
+        with pytest.raises(ValueError, match="RECMETA_BOOK_JOBS"):
+            jobs()
