@@ -7,6 +7,7 @@ execute the page again and show the full profile's value.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -192,3 +193,29 @@ def test_how_many_chapters_run_at_once(monkeypatch):
         monkeypatch.setenv("RECMETA_BOOK_JOBS", bad)
         with pytest.raises(ValueError, match="RECMETA_BOOK_JOBS"):
             jobs()
+
+
+def test_the_longest_chapters_run_first_by_the_recorded_times(tmp_path):
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        from execution_cache import _recorded_seconds
+    finally:
+        sys.path.pop(0)
+    assert _recorded_seconds(tmp_path, "full") == {}
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    lines = [
+        {"chapter": "a", "profile": "quick", "status": "ok", "wall": 50.0},
+        {"chapter": "a", "profile": "quick", "status": "ok", "wall": 60.0},
+        {"chapter": "b", "profile": "quick", "status": "ok", "wall": 20.0},
+        {"chapter": "b", "profile": "quick", "status": "error", "wall": 99.0},
+    ]
+    path = tmp_path / "benchmarks" / "results" / "chapter-costs.jsonl"
+    path.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    # no record of the full profile: the quick profile's order serves
+    assert _recorded_seconds(tmp_path, "full") == {"a": 60.0, "b": 20.0}
+    lines.append({"chapter": "b", "profile": "full", "status": "ok", "wall": 300.0})
+    path.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    assert _recorded_seconds(tmp_path, "full") == {"b": 300.0}
+    assert _recorded_seconds(ROOT, "full")["statistical-biases"] == max(
+        _recorded_seconds(ROOT, "full").values()
+    )
