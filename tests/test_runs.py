@@ -249,3 +249,20 @@ def test_make_runs_equals_make_then_from_frame(split, tmp_path):
     assert built.items.equals(ref.items)
     np.testing.assert_array_equal(built.ranks, ref.ranks)
     np.testing.assert_array_equal(built.tied, ref.tied)
+
+
+def test_biasedsvd_depends_on_its_seed_alone(split):
+    # LensKit's BiasedSVD leaves scikit-learn's randomized SVD to numpy's global generator:
+    # training seeds that generator from the run's seed and restores the caller's
+    s = roster.get("biasedsvd-50")
+    runs = []
+    for state in (1, 2):
+        np.random.seed(state)
+        before = np.random.get_state()[1].copy()
+        model = recommenders.train(s, split.train, seed=5)
+        assert np.array_equal(np.random.get_state()[1], before)  # the caller's state is kept
+        runs.append(recommenders.top_n(model, depth=10, progress=False))
+    pd.testing.assert_frame_equal(runs[0], runs[1])
+    other = recommenders.top_n(recommenders.train(s, split.train, seed=6), depth=10,
+                               progress=False)
+    assert not runs[0].equals(other)

@@ -225,6 +225,10 @@ ROSTER: dict[str, System] = {
             "truncated SVD of bias-removed ratings (PureSVD-like), 50 factors",
             embedding_size=50,
             damping=5.0,
+            # LensKit's defaults, named so that the run key changed when training began to
+            # seed the randomized SVD (training._global_rng): runs cached before are not reused
+            algorithm="randomized",
+            n_iter=5,
         ),
         _s("ease-250", "lenskit.knn:EASEScorer", "linear", "EASE, L2 = 250", regularization=250.0),
         _s(

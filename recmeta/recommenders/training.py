@@ -7,7 +7,8 @@ pass), which :mod:`recmeta.recommenders.lists` ranks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -71,8 +72,25 @@ def train(system: System | Any, train_df: pd.DataFrame, *, seed: int = 0, n: int
         pipe, name = system.pipeline(n=n), system.name
     else:
         pipe, name = system, getattr(system, "name", None) or "pipeline"
-    pipe.train(data, TrainingOptions(rng=seed, environment=dict(TRAINING_ENVIRONMENT)))
+    with _global_rng(seed):
+        pipe.train(data, TrainingOptions(rng=seed, environment=dict(TRAINING_ENVIRONMENT)))
     return Model(name, pipe, data, train_df)
+
+
+@contextmanager
+def _global_rng(seed: int) -> Iterator[None]:
+    """numpy's legacy global generator seeded with ``seed`` while a model trains, then restored.
+
+    A component that draws from it (LensKit's BiasedSVD leaves scikit-learn's TruncatedSVD
+    without a ``random_state``) would otherwise train differently with whatever ran before it
+    in the process, so that two builds of the book disagree; seeded, a run depends on its seed
+    alone, and the caller's generator is left as it was."""
+    state = np.random.get_state()
+    np.random.seed(int(seed) % 2**32)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
 
 
 # ----------------------------------------------------------------------------- fast scoring
