@@ -19,7 +19,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PAGE = '''---
+#: a MyST notebook's front matter
+HEADER = '''---
 jupytext:
   text_representation:
     extension: .md
@@ -29,7 +30,9 @@ kernelspec:
   language: python
   name: python3
 ---
+'''
 
+PAGE = HEADER + '''
 # A page
 
 ```{glue:md} execution
@@ -108,17 +111,7 @@ def test_cache_key_follows_the_package_sources(tmp_path):
     assert cache_key(pkg) != first
 
 
-TIMED = '''---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+TIMED = HEADER + '''
 # Page {name}
 
 ```{{code-cell}} ipython3
