@@ -20,30 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-#: keys of each record printed by ``--json``, in order
-JSON_KEYS = (
-    "chapter",
-    "claim",
-    "statement",
-    "source",
-    "paper_value",
-    "paper_dataset",
-    "kind",
-    "rule",
-    "rule_text",
-    "margin",
-    "data_free",
-    "tie_sensitive",
-    "ours",
-    "low",
-    "high",
-    "ours_text",
-    "method",
-    "verdict",
-    "reason",
-    "dataset",
-    "profile",
-)
+from ..ledger import COLUMNS
+
+#: keys of each record printed by ``--json``, in order: the ledger's own columns
+JSON_KEYS = COLUMNS
 
 
 def _known_chapters(stored: pd.DataFrame) -> set[str]:
