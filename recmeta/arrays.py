@@ -25,14 +25,20 @@ __all__ = [
 ]
 
 
+def _short(lo: int, hi: int, n: int) -> bool:
+    """Whether a table of the range ``lo..hi`` is cheap next to ``n`` values: a few times their
+    number, or small outright."""
+    return hi - lo <= 4 * n + 65536
+
+
 def _span(v: np.ndarray) -> tuple[int, int] | None:
-    """(lowest, highest) of integers spanning at most a few times their number, else None."""
+    """(lowest, highest) of integers spanning a :func:`_short` range, else None."""
     if len(v) < 1024 or v.dtype.kind not in "iu" or v.dtype.itemsize > 8:
         return None
     if v.dtype.kind == "u" and v.dtype.itemsize == 8 and int(v.max()) >= 2**63:
         return None
     lo, hi = int(v.min()), int(v.max())
-    return (lo, hi) if hi - lo <= 4 * len(v) + 65536 else None
+    return (lo, hi) if _short(lo, hi, len(v)) else None
 
 
 def sorted_unique(values: ArrayLike) -> np.ndarray:
@@ -98,7 +104,7 @@ def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:
         a.dtype.kind == "i" or (a.dtype.kind == "u" and a.itemsize < 8) for a in (ids, values)
     )
     lo, hi = (int(ids[0]), int(ids[-1])) if small else (0, -1)
-    if small and hi - lo <= 4 * (len(values) + len(ids)) + 65536:
+    if small and _short(lo, hi, len(values) + len(ids)):
         table = np.full(hi - lo + 1, -1, dtype=np.int64)
         table[ids.astype(np.int64) - lo] = np.arange(len(ids), dtype=np.int64)
         inside = (values >= lo) & (values <= hi)
