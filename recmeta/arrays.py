@@ -123,7 +123,10 @@ def row_smallest(keys: np.ndarray, blocked: np.ndarray, n: int) -> tuple[np.ndar
     Row r keeps {c : not blocked[r, c]} whole when it holds at most ``n`` columns, else the
     ``n`` of smallest key (equal keys: the lower column first) — what an ``argpartition`` of
     each row with blocked keys set above every open one selects. Rows ascending, columns
-    ascending within a row. One compiled pass per row, with a selection over its open keys.
+    ascending within a row. One compiled pass per row keeps a max-heap of the ``n`` smallest
+    (key, column) pairs so far; a later open key enters only below the heap's largest key
+    (columns come in ascending order, so an equal key never displaces a lower column), and the
+    heap's columns are sorted at the row's end.
     """
     keys = np.ascontiguousarray(keys, dtype=np.float64)
     blocked = np.ascontiguousarray(blocked, dtype=np.bool_)
@@ -141,49 +144,52 @@ def row_smallest(keys: np.ndarray, blocked: np.ndarray, n: int) -> tuple[np.ndar
 @njit(cache=True, nogil=True)
 def _row_smallest(keys, blocked, n):  # pragma: no cover - compiled
     rows, width = keys.shape
-    take = np.zeros(rows, dtype=np.int64)
-    for r in range(rows):
-        m = 0
-        for c in range(width):
-            if not blocked[r, c]:
-                m += 1
-        take[r] = min(m, n)
-    out_r = np.empty(take.sum(), dtype=np.int64)
-    out_c = np.empty(take.sum(), dtype=np.int64)
-    buf = np.empty(width, dtype=np.float64)
+    keep = min(n, width)
+    out_r = np.empty(rows * keep, dtype=np.int64)
+    out_c = np.empty(rows * keep, dtype=np.int64)
+    if keep == 0:
+        return out_r, out_c
+    hk = np.empty(keep, dtype=np.float64)  # max-heap of (key, column), the largest at 0
+    hc = np.empty(keep, dtype=np.int64)
     at = 0
     for r in range(rows):
-        m = 0
-        for c in range(width):
-            if not blocked[r, c]:
-                buf[m] = keys[r, c]
-                m += 1
-        if take[r] == 0:
-            continue
-        if m <= n:
-            for c in range(width):
-                if not blocked[r, c]:
-                    out_r[at] = r
-                    out_c[at] = c
-                    at += 1
-            continue
-        kth = np.partition(buf[:m], n - 1)[n - 1]
-        below = 0
-        for k in range(m):
-            if buf[k] < kth:
-                below += 1
-        ties = n - below  # equal keys admitted, lowest columns first
+        size = 0
         for c in range(width):
             if blocked[r, c]:
                 continue
             v = keys[r, c]
-            if v < kth or (v == kth and ties > 0):
-                if v == kth:
-                    ties -= 1
-                out_r[at] = r
-                out_c[at] = c
-                at += 1
-    return out_r, out_c
+            if size < keep:  # push, sifting up past smaller parents
+                i = size
+                size += 1
+                while i > 0:
+                    p = (i - 1) >> 1
+                    if hk[p] > v or (hk[p] == v and hc[p] > c):
+                        break
+                    hk[i], hc[i] = hk[p], hc[p]
+                    i = p
+                hk[i], hc[i] = v, c
+            elif v < hk[0]:  # replace the largest, sifting down
+                i = 0
+                while True:
+                    big = 2 * i + 1
+                    if big >= size:
+                        break
+                    right = big + 1
+                    if right < size and (
+                        hk[right] > hk[big] or (hk[right] == hk[big] and hc[right] > hc[big])
+                    ):
+                        big = right
+                    if hk[big] < v or (hk[big] == v and hc[big] < c):
+                        break
+                    hk[i], hc[i] = hk[big], hc[big]
+                    i = big
+                hk[i], hc[i] = v, c
+        cols = np.sort(hc[:size])
+        for k in range(size):
+            out_r[at] = r
+            out_c[at] = cols[k]
+            at += 1
+    return out_r[:at], out_c[:at]
 
 
 def first_rows(codes: ArrayLike) -> np.ndarray:

@@ -128,6 +128,25 @@ def test_row_smallest_keeps_the_n_smallest_open_keys_of_every_row(n: int, ties: 
     np.testing.assert_array_equal(counts, np.minimum((~blocked).sum(axis=1), n))
 
 
+@pytest.mark.parametrize("keys_of", ["uniform", "few values", "descending"])
+def test_row_smallest_on_wide_rows_as_the_chapters_draw_them(keys_of: str) -> None:
+    """Rows thousands wide and n = 99, as an NN sample of 99 non-relevant items draws them: a
+    key enters the bounded heap in many orders (uniform), ties cross the n-th key at many
+    columns (few values), and every key displaces the largest (descending)."""
+    rng = np.random.default_rng(len(keys_of))
+    keys = rng.random((30, 2_500))
+    if keys_of == "few values":
+        keys = np.round(keys * 40) / 40
+    elif keys_of == "descending":
+        keys = np.sort(keys, axis=1)[:, ::-1].copy()
+    blocked = rng.random((30, 2_500)) < 0.3
+    blocked[3, 60:] = True  # a pool shorter than n
+    r, c = row_smallest(keys, blocked, 99)
+    pairs = list(zip(r.tolist(), c.tolist(), strict=True))
+    assert pairs == sorted(pairs)
+    assert set(pairs) == _row_smallest_by_sort(keys, blocked, 99)
+
+
 def test_row_smallest_takes_empty_matrices_and_rejects_bad_input() -> None:
     r, c = row_smallest(np.zeros((0, 5)), np.zeros((0, 5), bool), 3)
     assert len(r) == len(c) == 0
