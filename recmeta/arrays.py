@@ -41,16 +41,20 @@ def _span(v: np.ndarray) -> tuple[int, int] | None:
     return (lo, hi) if _short(lo, hi, len(v)) else None
 
 
+def _marks(v: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """A table of the range ``lo..hi`` with True where a value of ``v`` falls."""
+    seen = np.zeros(hi - lo + 1, dtype=bool)
+    seen[v.astype(np.int64) - lo] = True
+    return seen
+
+
 def sorted_unique(values: ArrayLike) -> np.ndarray:
     """The sorted distinct values of ``values`` (``np.unique(values)``), by one sort; integers
     spanning a short range by marking a table of the range instead."""
     v = np.asarray(values).ravel()
     span = _span(v)
     if span is not None:
-        lo, hi = span
-        seen = np.zeros(hi - lo + 1, dtype=bool)
-        seen[v.astype(np.int64) - lo] = True
-        return (np.flatnonzero(seen) + lo).astype(v.dtype)
+        return (np.flatnonzero(_marks(v, *span)) + span[0]).astype(v.dtype)
     s = np.sort(v)
     if len(s) < 2:
         return s
@@ -61,8 +65,13 @@ def sorted_unique(values: ArrayLike) -> np.ndarray:
 
 
 def has_duplicates(values: ArrayLike) -> bool:
-    """Whether a value occurs twice in ``values`` (``np.unique(values).size < values.size``)."""
-    s = np.sort(np.asarray(values).ravel())
+    """Whether a value occurs twice in ``values`` (``np.unique(values).size < values.size``),
+    by one sort; integers spanning a short range by counting the marks of a table instead."""
+    v = np.asarray(values).ravel()
+    span = _span(v)
+    if span is not None:
+        return int(np.count_nonzero(_marks(v, *span))) < len(v)
+    s = np.sort(v)
     return bool(len(s) > 1 and np.any(s[1:] == s[:-1]))
 
 

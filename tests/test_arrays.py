@@ -29,6 +29,19 @@ def test_sorted_unique_is_numpy_unique_on_integers(size: int, high: int) -> None
     assert has_duplicates(x) == (want.size < x.size)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16])
+def test_has_duplicates_over_a_table_of_the_range(dtype: type) -> None:
+    """Distinct integers in a short range (the table is used) and the same with one repeat,
+    anywhere in the array, against np.unique."""
+    rng = np.random.default_rng(3)
+    x = (rng.permutation(6_000) + 17).astype(dtype)
+    assert not has_duplicates(x) and np.unique(x).size == x.size
+    for at in (0, 2_999, 5_999):
+        y = x.copy()
+        y[at] = x[(at + 1) % x.size]
+        assert has_duplicates(y) and np.unique(y).size < y.size
+
+
 def test_sorted_unique_on_strings_and_objects() -> None:
     words = np.array(["b", "a", "c", "a", "b"])
     np.testing.assert_array_equal(sorted_unique(words), ["a", "b", "c"])

@@ -155,15 +155,15 @@ class Runs:
         if depth is not None and depth < 1:
             raise RunsError(f"depth must be >= 1, got {depth}")
 
-        systems = pd.Index(pd.unique(df[system_col]), name="system")
-        scode = systems.get_indexer(df[system_col])
+        # codes in order of first appearance, as pd.unique lists the values (one hash pass)
+        scode, system_values = pd.factorize(df[system_col])
+        systems = pd.Index(system_values, name="system")
         ucode = judgments.users.get_indexer(df[user_col])
         known = ucode >= 0
         dropped = int(pd.unique(df.loc[~known, user_col]).size) if not known.all() else 0
 
-        item_values = df[item_col].to_numpy()
-        distinct = pd.Index(pd.unique(item_values))
-        dcode = distinct.get_indexer(item_values)
+        dcode, item_distinct = pd.factorize(df[item_col].to_numpy())
+        distinct = pd.Index(item_distinct)
         judged_code = judgments.items.get_indexer(distinct)
         extra = distinct[judged_code < 0]
         extra = extra[np.argsort(text_order(extra), kind="stable")]  # deterministic
@@ -173,7 +173,8 @@ class Runs:
         # the key is sorted descending below, so item ids (negated) come out ascending
         tkey = -id_order(distinct)[dcode] if ties == "item_id" else text_order(distinct)[dcode]
 
-        scode, ucode, icode, tkey, key = (a[known] for a in (scode, ucode, icode, tkey, key))
+        if not known.all():
+            scode, ucode, icode, tkey, key = (a[known] for a in (scode, ucode, icode, tkey, key))
         order = lexsort((-tkey, sign * key, ucode, scode))
         scode, ucode, icode, key = scode[order], ucode[order], icode[order], key[order]
         group = scode.astype(np.int64) * len(judgments.users) + ucode
