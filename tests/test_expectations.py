@@ -391,6 +391,10 @@ def test_random_precision_terms_decompose_rho() -> None:
     assert t["cov"] == pytest.approx(t["rho"] - t["product"]) and t["cov"] > 0
     assert t["eq4"] == pytest.approx(0.5 * 6 / 2 * (1 / 4 + 1 / 10) / 2)  # σ|PR|/|U| · avg 1/|T_u|
     assert t["eq4"] + t["split"] + t["cov"] == pytest.approx(t["rho"])
+    # percentile sets (several strata, whether within one set or across sets) are refused
+    for strata in ([0, 1] * 7, [0] * 4 + [1] * 10):
+        with pytest.raises(ValueError, match="one stratum"):
+            E.random_precision_terms(sets.assign(stratum=strata))
 
 
 @pytest.mark.parametrize("candidates", ["AI", "TI"])
