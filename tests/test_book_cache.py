@@ -207,7 +207,7 @@ def test_the_longest_chapters_run_first_by_the_recorded_times(tmp_path):
     # no record of the full profile: the quick profile's order serves
     assert _recorded_seconds(tmp_path, "full") == {"a": 60.0, "b": 20.0}
     lines.append({"chapter": "b", "profile": "full", "status": "ok", "wall": 300.0})
-    path.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    path.write_text("\n".join(map(json.dumps, lines)) + "\n  \n")  # a blank line is skipped
     assert _recorded_seconds(tmp_path, "full") == {"b": 300.0}
     assert _recorded_seconds(ROOT, "full")["statistical-biases"] == max(
         _recorded_seconds(ROOT, "full").values()

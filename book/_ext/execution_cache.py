@@ -71,7 +71,8 @@ def _recorded_seconds(root: Path, profile: str) -> dict[str, float]:
     path = root / "benchmarks" / "results" / "chapter-costs.jsonl"
     if not path.exists():
         return {}
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
     ok = [r for r in records if r.get("status") == "ok" and r.get("wall")]
     mine = [r for r in ok if r.get("profile") == profile] or ok
     seconds: dict[str, float] = {}
