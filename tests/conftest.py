@@ -37,6 +37,7 @@ def _one_thread_per_worker() -> None:
         return
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = "1"
+    os.environ["RECMETA_TRAIN_JOBS"] = "1"  # chapters make their runs one at a time too
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)

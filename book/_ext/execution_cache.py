@@ -111,6 +111,9 @@ def _execute_ahead(app, env, docnames) -> None:
         Path(r.uri).stem for r in todo))
     import multiprocessing
 
+    # the chapters share the cores, so each makes its recommender runs on its share of them
+    # (recmeta.recommenders.ahead); the kernels inherit this process's environment
+    os.environ.setdefault("RECMETA_TRAIN_JOBS", str(max(1, (os.cpu_count() or 1) // n)))
     timeout, errors = app.config.nb_execution_timeout, app.config.nb_execution_allow_errors
     with multiprocessing.get_context("spawn").Pool(min(n, len(todo))) as pool:
         work = [ProcessData(r.pk, r.uri, cache, timeout, errors) for r in todo]

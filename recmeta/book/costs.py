@@ -36,6 +36,7 @@ __all__ = [
     "REFERENCE_SIZES",
     "Growth",
     "growth",
+    "run_seconds",
     "Plan",
     "Step",
     "Estimate",
@@ -247,6 +248,13 @@ def growth(kind: str) -> Growth:
             "the roster needs its own measurement (benchmarks/scale.py bench)."
         )
     return Growth(**FITS[kind])
+
+
+def run_seconds(system: str, ratings: pd.DataFrame) -> float:
+    """The estimated CPU seconds of ``system``'s run trained on ``ratings`` (its ``run:`` fit),
+    0 for a system the scale benchmark did not measure; enough to put runs in order of cost."""
+    kind = f"run:{system}"
+    return Growth(**FITS[kind]).seconds(Size.of(ratings)) if kind in FITS else 0.0
 
 
 def step_growth(kind: str, *, fitted: bool = True) -> Growth:

@@ -9,6 +9,8 @@ r"""Recommenders: the roster of systems, training, their recommendation lists an
 - :mod:`~recmeta.recommenders.cached`: :func:`make`, a system's lists for a split read from or
   written to the list cache (:mod:`~recmeta.recommenders.cache`), and :func:`make_runs`, the
   metric engine's arrays of several systems;
+- :mod:`~recmeta.recommenders.ahead`: :func:`make_ahead`, the runs a chapter is about to read,
+  made several at a time in worker processes;
 - :mod:`~recmeta.recommenders.components`: recmeta's own LensKit components (k-NN block path,
   pLSA, item CF, random).
 
@@ -20,6 +22,7 @@ array form is :class:`recmeta.metrics.Runs`.
 from __future__ import annotations
 
 from . import cache, roster
+from .ahead import Task, make_ahead, train_jobs
 from .cached import RUN_COUNTS, make, make_runs
 from .lists import rank_frame, score_candidates, top_n
 from .training import RUN_COLUMNS, Candidates, Engine, Model, fast_scorer, train
@@ -29,6 +32,9 @@ __all__ = [
     "roster",
     "make",
     "make_runs",
+    "make_ahead",
+    "Task",
+    "train_jobs",
     "RUN_COUNTS",
     "train",
     "Model",

@@ -18,19 +18,21 @@ import pandas as pd
 
 from ..metrics import Runs
 from . import cache
-from .cache import Parts
+from .cache import Parts, RunKey
 from .lists import score_candidates, top_n
 from .roster import System
 from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, train
 
 if TYPE_CHECKING:
     from ..metrics import Judgments, Runs
-    from .cache import RunKey
 
-__all__ = ["make", "make_runs", "RUN_COUNTS"]
+__all__ = ["make", "make_runs", "run_keys", "RUN_COUNTS", "MADE_AHEAD"]
 
 #: how many runs :func:`make` read from the cache and how many it made, in this process
 RUN_COUNTS: dict[str, int] = {"cached": 0, "made": 0}
+#: the cache paths of runs that worker processes made for this one (:mod:`.ahead`) and that
+#: :func:`make` has not read yet: reading one counts it as made, not as cached
+MADE_AHEAD: set[str] = set()
 
 
 # ----------------------------------------------------------------------------- cached runs
@@ -61,20 +63,27 @@ def make(
     at its first unfinished block of users (the model is trained again with the same seed).
     """
 
-    if pairs is not None:
-        check_frame(pairs, "the candidate pairs", ["user", "item"])
-        kind, frames = "candidates", (train_df, pairs)
-    else:
-        kind = f"top-{candidates}-{depth}"
-        frames = (train_df, test if candidates == "test" else None)
-    fp = cache.fingerprint(*frames)
+    systems = list(systems)
+    keys = run_keys(
+        systems,
+        train_df,
+        dataset=dataset,
+        split=split,
+        seed=seed,
+        depth=depth,
+        candidates=candidates,
+        test=test,
+        pairs=pairs,
+    )
     out = []
-    for system in systems:
-        key = cache.RunKey(dataset, split, seed, system.name, system.config_key(), kind, fp)
+    for system, key in zip(systems, keys, strict=True):
         path = key.path(root)
         if path.exists():
             df = cache.read_frame(path)
-            RUN_COUNTS["cached"] += 1
+            # a run a worker of make_ahead made for this process counts as made here
+            made = str(path) in MADE_AHEAD
+            MADE_AHEAD.discard(str(path))
+            RUN_COUNTS["made" if made else "cached"] += 1
         else:
             with cache.lock(path):  # another process may be making the same run
                 if path.exists():
@@ -103,6 +112,32 @@ def make(
         return pd.DataFrame(columns=["system", *RUN_COLUMNS])
     res = pd.concat(out, ignore_index=True)
     return res[["system", *[c for c in res.columns if c != "system"]]]
+
+
+def run_keys(
+    systems: Iterable[System],
+    train_df: pd.DataFrame,
+    *,
+    dataset: str,
+    split: str,
+    seed: int = 0,
+    depth: int = 100,
+    candidates: Candidates = "all",
+    test: pd.DataFrame | None = None,
+    pairs: pd.DataFrame | None = None,
+) -> list[RunKey]:
+    """The cache keys :func:`make` gives these systems' runs on one split (same keywords)."""
+    if pairs is not None:
+        check_frame(pairs, "the candidate pairs", ["user", "item"])
+        kind, frames = "candidates", (train_df, pairs)
+    else:
+        kind = f"top-{candidates}-{depth}"
+        frames = (train_df, test if candidates == "test" else None)
+    fp = cache.fingerprint(*frames)
+    return [
+        cache.RunKey(dataset, split, seed, system.name, system.config_key(), kind, fp)
+        for system in systems
+    ]
 
 
 def make_runs(

@@ -24,9 +24,6 @@ from .roster import TRAINING_ENVIRONMENT, System
 __all__ = ["Model", "train", "check_frame", "fast_scorer", "Candidates", "Engine", "RUN_COLUMNS"]
 
 
-#: how many runs :func:`make` read from the cache and how many it made, in this process
-RUN_COUNTS: dict[str, int] = {"cached": 0, "made": 0}
-
 Candidates = Literal["all", "test"]
 Engine = Literal["auto", "fast", "lenskit"]
 RUN_COLUMNS = ["user", "item", "rank", "score"]

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ... import analyses, data, recommenders
-from ...book.costs import Plan, Size
+from ...book.costs import Plan, Size, run_seconds
 from ...data import splits
 from ...metaeval import agreement, bootstrap, incompleteness, significance
 from ...metaeval.two_level import TwoLevel
@@ -80,15 +80,18 @@ def study(
         raise ValueError(f"the study needs at least three systems, got {names}")
     split = splits.holdout_per_user(ratings, test_fraction, seed=split_seed)
     judgments = Judgments.from_frame(split.test, threshold=threshold)
-    run = recommenders.make_runs(
-        roster.systems(names),
-        split.train,
-        judgments,
-        dataset=str(dataset),
-        split=f"holdout-{test_fraction:g}",
-        seed=split_seed,
-        depth=depth,
+    options: dict[str, Any] = {
+        "dataset": str(dataset),
+        "split": f"holdout-{test_fraction:g}",
+        "seed": split_seed,
+        "depth": depth,
+    }
+    chosen = roster.systems(names)
+    recommenders.make_ahead(
+        [recommenders.Task(s, split.train, options) for s in chosen],
+        cost=lambda t: run_seconds(t.system.name, t.train),
     )
+    run = recommenders.make_runs(chosen, split.train, judgments, **options)
     out = analyse(
         judgments,
         run,

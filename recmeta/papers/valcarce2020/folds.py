@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from ... import analyses, recommenders
+from ...book.costs import run_seconds
 from ...data import splits
 from ...metaeval import incompleteness
 from ...metaeval.incompleteness import Masks
@@ -341,21 +343,22 @@ def kfold_study(
     judgments, all_users, pooled_test, topics = _pool_tests(
         tests, threshold, float(ratings["rating"].max())
     )
+    options: dict[int, dict[str, Any]] = {
+        f: {"dataset": dataset, "split": f"{k}fold-{f}", "seed": seed, "depth": depth}
+        for f in folds
+    }
+    recommenders.make_ahead(
+        [recommenders.Task(s, parts[f].train, options[f]) for s in systems for f in folds],
+        cost=lambda t: run_seconds(t.system.name, t.train),
+        progress=progress,
+    )
     # one system at a time (its folds pooled, then its arrays): memory holds one system's
     # frames, not every system's (Runs.concat; the same runs as pool_folds on all frames)
     runs = Runs.concat(
         [
             _pool_runs(
                 [
-                    recommenders.make(
-                        [system],
-                        parts[f].train,
-                        dataset=dataset,
-                        split=f"{k}fold-{f}",
-                        seed=seed,
-                        depth=depth,
-                        progress=progress,
-                    )
+                    recommenders.make([system], parts[f].train, progress=progress, **options[f])
                     for f in folds
                 ],
                 judgments,
