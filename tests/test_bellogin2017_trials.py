@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from recmeta import recommenders
 from recmeta.papers.bellogin2017.trials import (
+    _ScoreTable,
     TrialCache,
     liked_scorer,
     mean_rating_scorer,
@@ -89,6 +91,30 @@ def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path) -> No
     assert stats.spearmanr(
         r["score"], counts.reindex(r["item"]).to_numpy()
     ).statistic == pytest.approx(1.0)
+    # back to the first frame on the same seed: its table is still in memory, no run is read
+    before = dict(recommenders.RUN_COUNTS)
+    pd.testing.assert_frame_equal(scorer(train, sets, split_seed=0), got)
+    assert recommenders.RUN_COUNTS == before
+    # with room for one table, each frame in turn is read from the run cache again
+    one = roster_scorer("pop", dataset="toy", root=tmp_path, keep=1)
+    one(train, sets, split_seed=0)
+    one(other, sets, split_seed=0)
+    pd.testing.assert_frame_equal(one(train, sets, split_seed=0), got)
+    assert recommenders.RUN_COUNTS["cached"] == before["cached"] + 3
+    with pytest.raises(ValueError, match="keep must be >= 1"):
+        roster_scorer("pop", dataset="toy", keep=0)
+
+
+def test_score_table_keeps_float32_scores_exactly_and_others_as_they_are() -> None:
+    users, items = np.array([1, 2]), np.array([10, 20, 30])
+    grid = {"user": np.repeat(users, 3), "item": np.tile(items, 2)}
+    rounded = np.float32([0.1, 1 / 3, 2.5, np.nan, -7.25, 1e-8]).astype(np.float64)
+    for score, stored in ((rounded, np.float32), (rounded + 1e-12, np.float64)):
+        table = _ScoreTable.of(pd.DataFrame({**grid, "score": score}), users, items)
+        assert table.table.dtype == stored
+        got = table.lookup(np.array([2, 1, 2, 3]), np.array([30, 20, 10, 10]))
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, [score[5], score[1], score[3], np.nan])
 
 
 def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings() -> None:

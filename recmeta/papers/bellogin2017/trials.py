@@ -157,7 +157,7 @@ def roster_scorer(
     dataset: str,
     split: str = "protocols",
     root: str | Path | None = None,
-    keep: int = 3,
+    keep: int = 8,
 ) -> Scorer:
     """A system of :mod:`recmeta.recommenders.roster` as a :data:`Scorer`, trained per split.
 
@@ -167,17 +167,26 @@ def roster_scorer(
     protocol built on the same split reuses one trained model and one cached run. Candidate
     pairs outside that grid (items or users without training data) and pairs the model cannot
     score come back as NaN; :func:`trials` ranks them last. The scorer also keeps the runs of
-    its last ``keep`` splits in memory as users × items score tables, reused while the training
-    frame is the same (columns, dtypes and values, as the disk cache's fingerprint compares).
+    the last ``keep`` splits it scored in memory as users × items score tables, reused for the
+    same seed and training frame (columns, dtypes and values, as the disk cache's fingerprint
+    compares): the designs of one figure alternate between a few splits per seed.
     """
-    tables: dict[int, tuple[pd.DataFrame, _ScoreTable]] = {}
+    if keep < 1:
+        raise ValueError(f"keep must be >= 1 (tables kept in memory), got {keep}")
+    tables: list[tuple[int, pd.DataFrame, _ScoreTable]] = []  # the last used at the end
 
     def score(
         train: pd.DataFrame, sets: pd.DataFrame, split_seed: int | None = None
     ) -> pd.DataFrame:
         seed = split_seed or 0
-        known = tables.get(seed)
-        if known is None or not _same_frame(known[0], train):
+        at = next(
+            (k for k, (s, t, _) in enumerate(tables) if s == seed and _same_frame(t, train)),
+            None,
+        )
+        if at is not None:
+            tables.append(tables.pop(at))
+            table = tables[-1][2]
+        else:
             users = sorted_unique(train["user"].to_numpy())
             items = sorted_unique(train["item"].to_numpy())
             grid = pd.DataFrame(
@@ -193,14 +202,11 @@ def roster_scorer(
                 root=root,
                 progress=False,
             )
-            tables.pop(seed, None)
-            tables[seed] = known = (train.copy(), _ScoreTable.of(run, users, items))
-            while len(tables) > keep:
-                tables.pop(next(iter(tables)))
+            table = _ScoreTable.of(run, users, items)
+            tables.append((seed, train.copy(), table))
+            del tables[:-keep]
         pairs = candidate_pairs(sets)
-        return pairs.assign(
-            score=known[1].lookup(pairs["user"].to_numpy(), pairs["item"].to_numpy())
-        )
+        return pairs.assign(score=table.lookup(pairs["user"].to_numpy(), pairs["item"].to_numpy()))
 
     # the mark of _PerSplitScorer; a function's type has no attribute to set, hence the ignore
     score.per_split = True  # type: ignore[attr-defined]
@@ -222,28 +228,36 @@ def _same_frame(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 
 
 class _ScoreTable:
-    """A run of candidate scores over a users × items grid as a dense table (NaN: no score)."""
+    """A run of candidate scores over a users × items grid as a dense table (NaN: no score).
 
-    def __init__(self, users: np.ndarray, items: np.ndarray, table: np.ndarray) -> None:
-        self.users, self.items, self.table = users, items, table
+    Runs hold float32-rounded scores (:func:`recmeta.recommenders.score_candidates`) in a
+    float64 column; such a table is stored as float32, which gives back every value exactly,
+    at half the memory; :meth:`lookup` answers in the run's dtype either way."""
+
+    def __init__(
+        self, users: np.ndarray, items: np.ndarray, table: np.ndarray, dtype: np.dtype
+    ) -> None:
+        self.users, self.items, self.table, self.dtype = users, items, table, dtype
 
     @classmethod
     def of(cls, run: pd.DataFrame, users: np.ndarray, items: np.ndarray) -> _ScoreTable:
         score = run["score"].to_numpy()
         dtype = score.dtype if score.dtype.kind == "f" else np.dtype(np.float64)
-        table = np.full((len(users), len(items)), np.nan, dtype=dtype)
+        narrow = score.astype(np.float32)
+        exact = np.array_equal(narrow, score, equal_nan=True)
+        table = np.full((len(users), len(items)), np.nan, dtype=np.float32 if exact else dtype)
         u = positions(users, run["user"].to_numpy())
         i = positions(items, run["item"].to_numpy())
         if (u < 0).any() or (i < 0).any():
             raise ValueError(f"the run of {len(run)} scores holds pairs outside its grid")
-        table[u, i] = score
-        return cls(users, items, table)
+        table[u, i] = narrow if exact else score
+        return cls(users, items, table, dtype)
 
     def lookup(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """The score of each (user, item) pair, NaN outside the grid."""
         u, i = positions(self.users, users), positions(self.items, items)
         inside = (u >= 0) & (i >= 0)
-        out = np.full(len(users), np.nan, dtype=self.table.dtype)
+        out = np.full(len(users), np.nan, dtype=self.dtype)
         out[inside] = self.table[u[inside], i[inside]]
         return out
 
