@@ -64,7 +64,7 @@ sys.path.insert(0, str(HERE))
 
 import benchdata  # noqa: E402
 
-from recmeta.book.costs import fit_growth, power_fit as fit  # noqa: E402
+from recmeta.book.fitting import fit_growth, power_fit as fit  # noqa: E402
 
 ML20M_U, ML20M_I, ML20M_R = benchdata.ML20M_SHAPE
 #: synthetic sizes: name -> (users, items, ratings)
@@ -646,7 +646,7 @@ def summary(df: pd.DataFrame) -> list[str]:
 
 
 def fits_module(files: list[str]) -> str:
-    """The source of ``recmeta/book/cost_fits.py``: :func:`recmeta.book.costs.fit_growth` of the records
+    """The source of ``recmeta/book/cost_fits.py``: :func:`recmeta.book.fitting.fit_growth` of the records
     in ``files`` (named by their file names, in the order given)."""
     records = [r for f in files for r in json.loads(Path(f).read_text())]
     fits = fit_growth(records, FAMILY)

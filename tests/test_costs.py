@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recmeta.book import chapters, costs
+from recmeta.book import chapters, costs, fitting
 from recmeta.papers import valcarce2018, valcarce2020
 from recmeta.recommenders import roster
 
@@ -39,7 +39,7 @@ def test_power_fit_matches_statsmodels_ols():
     rng = np.random.default_rng(3)
     u, i = rng.uniform(1e3, 1e5, 12), rng.uniform(1e3, 3e4, 12)
     y = 2e-6 * u**1.1 * i**0.3 * np.exp(rng.normal(0, 0.1, 12))
-    f = costs.power_fit(y, u, i)
+    f = fitting.power_fit(y, u, i)
     ref = sm.OLS(np.log(y), sm.add_constant(np.column_stack([np.log(u), np.log(i)]))).fit()
     np.testing.assert_allclose(f["coef"], ref.params, rtol=1e-10)
     np.testing.assert_allclose(f["se"], ref.bse, rtol=1e-8)
@@ -75,7 +75,7 @@ def test_fit_growth_recovers_known_laws_and_borrows_exponents():
     # a system measured on three small sizes only, 4 times slower than its representative
     small = _records(lambda u, i, r: 1.2e-4 * u**0.8 * i**0.5 * r**0.2, sizes[:3], "small")
     tests = _records(lambda u, i, r: 1e-3 * u**1.0, sizes, phase="tests")
-    fits = costs.fit_growth(rep + small + tests, {"small": "rep"})
+    fits = fitting.fit_growth(rep + small + tests, {"small": "rep"})
     assert set(fits) == {"run:rep", "run:small", "tests"}
     r = fits["run:rep"]
     assert (r["a"], r["b"], r["g"]) == pytest.approx((0.8, 0.5, 0.2), abs=1e-9)
@@ -87,7 +87,7 @@ def test_fit_growth_recovers_known_laws_and_borrows_exponents():
         0.0, abs=1e-9
     )
     with pytest.raises(ValueError, match="family representative"):
-        costs.fit_growth(rep + small, {})
+        fitting.fit_growth(rep + small, {})
 
 
 def test_shipped_fits_are_the_benchmark_records():
@@ -282,3 +282,45 @@ def test_implicit_data_plans_only_the_systems_that_run_on_it():
     assert explicit["kind"].str.startswith("run:").sum() == len(names)
     frame = pd.DataFrame({"user": [1, 1, 2], "item": [1, 2, 1]})
     assert costs.Size.of(frame).implicit and not costs.Size.of(frame.assign(rating=4.0)).implicit
+
+
+def test_the_book_layer_loads_without_lenskit_and_counts_runs_once_they_are_made():
+    # the book's own process (Jupyter Book's extension) reads the profile and the estimates
+    # through recmeta.book: LensKit and PyTorch stay out of it until a chapter trains something
+    import subprocess
+
+    code = (
+        "import sys; from recmeta.book import chapters, costs, execution; "
+        "print(execution.run_counts(), "
+        "sorted(m for m in ('lenskit', 'torch') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "{'cached': 0, 'made': 0} []"
+    from recmeta import recommenders
+    from recmeta.book import execution
+
+    assert execution.run_counts() == recommenders.RUN_COUNTS
+    assert execution.run_counts() is not recommenders.RUN_COUNTS  # a copy, to subtract later
+
+
+def test_runs_made_ahead_are_estimated_at_their_measured_share(monkeypatch):
+    size = costs.REFERENCE_SIZES["ML-100K"]
+    systems = ["pop", "wrmf-50", "flexmf-warp"]
+    one_at_a_time = costs.Plan(size).runs(systems).seconds()[0]
+    for jobs, share in (("1", 1.0), ("2", 0.71), ("8", 0.71)):
+        monkeypatch.setenv("RECMETA_TRAIN_JOBS", jobs)
+        got = costs.Plan(size).runs(systems, ahead=True).seconds()[0]
+        assert got == pytest.approx(one_at_a_time * share)
+        # the chapters that make their runs ahead say so in their plans
+        plan = valcarce2018.cost_plan(
+            size, systems, metrics=["P"], cutoffs=[10], sparsity_shares=[1.0], n_samples=1,
+            popularity_shares=[1.0], n_permutations=10, threshold=4,
+        ).frame()
+        runs = plan.loc[plan["group"] == "recommender runs", "seconds"].sum()
+        assert runs == pytest.approx(one_at_a_time * share)
+        folds = valcarce2020.cost_plan(
+            size, systems, folds=[0, 1], shares={"ratings": [1.0]}, n_samples=1,
+            n_permutations=10,
+        ).frame()
+        runs = folds.loc[folds["group"] == "recommender runs", "seconds"].sum()
+        assert runs == pytest.approx(2 * one_at_a_time * share)

@@ -3,7 +3,8 @@
 - :mod:`~recmeta.book.chapters`: a chapter's parameters, its profile (``full``, the book's
   default, or ``quick``), its execution with papermill and its rendered page;
 - :mod:`~recmeta.book.costs`: what a chapter's expensive steps will cost on a dataset of a given
-  size, from the growth fits of the scale benchmark (:mod:`~recmeta.book.cost_fits`).
+  size, from the growth fits of the scale benchmark (:mod:`~recmeta.book.cost_fits`, made by
+  :mod:`~recmeta.book.fitting`).
 """
 
 from __future__ import annotations

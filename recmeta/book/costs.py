@@ -26,7 +26,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ..recommenders import roster
 from . import step_costs
 from .cost_fits import FITS
 from .step_fits import STEP_FITS
@@ -37,12 +36,11 @@ __all__ = [
     "Growth",
     "growth",
     "run_seconds",
+    "runs_at_once",
     "Plan",
     "Step",
     "Estimate",
     "duration",
-    "power_fit",
-    "fit_growth",
     "show",
     "UNITS",
 ]
@@ -94,26 +92,6 @@ ANALYSIS_KINDS = ("evaluate", "tests", "curve")
 MEASURES_EXPONENT = 0.41
 
 
-def power_fit(y: np.ndarray, *xs: np.ndarray) -> dict:
-    """Least squares of ``log y`` on ``[1, log x1, log x2, ...]``: ``y ≈ c · x1^a1 · x2^a2``.
-
-    Returns ``coef`` (log c first), ``se`` (their standard errors; NaN without residual degrees
-    of freedom), ``factor`` (the residuals as factors, measured / fitted), ``n`` and ``dof``.
-    """
-    y = np.asarray(y, dtype=float)
-    X = np.column_stack([np.ones(len(y)), *[np.log(np.asarray(x, dtype=float)) for x in xs]])
-    ly = np.log(y)
-    coef, *_ = np.linalg.lstsq(X, ly, rcond=None)
-    resid = ly - X @ coef
-    dof = len(y) - X.shape[1]
-    se = (
-        np.sqrt(np.diag(resid @ resid / dof * np.linalg.inv(X.T @ X)))
-        if dof > 0
-        else np.full(X.shape[1], np.nan)
-    )
-    return {"coef": coef, "se": se, "factor": np.exp(resid), "n": len(y), "dof": dof}
-
-
 @dataclass(frozen=True)
 class Growth:
     """CPU seconds of one phase: ``exp(log_c) · users^a · items^b · ratings^g``, from ``n`` sizes.
@@ -149,91 +127,6 @@ class Growth:
         return grows and size.ratings > self.largest
 
 
-def _ok(records: pd.DataFrame) -> pd.DataFrame:
-    return records[(records["status"] == "ok") & (records["cpu_s"] > 0)]
-
-
-#: sizes a phase needs for exponents of its own (four coefficients and two residual degrees of
-#: freedom)
-OWN_FIT_SIZES = 6
-
-
-def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dict]:
-    """The growth of every phase in the scale benchmark's ``records`` (CPU seconds).
-
-    Keys: ``run:<system>`` for each roster system, ``evaluate``, ``tests``, ``curve``. A phase
-    measured at :data:`OWN_FIT_SIZES` sizes or more gets its own exponents of users, items and
-    ratings; any other (a system measured on the small sizes only) borrows the exponents of
-    ``family[system]`` and fits its constant on its own sizes. The last record of each (size,
-    phase, system) counts; records that did not finish are left out.
-    """
-    df = pd.DataFrame(list(records))
-    df["system"] = df["system"].fillna("")
-    df = df.drop_duplicates(["size", "phase", "system"], keep="last")
-    names = {"metrics": "evaluate", "tests": "tests", "curve": "curve"}
-    out: dict[str, dict] = {}
-
-    def own(g: pd.DataFrame) -> dict | None:
-        ok = _ok(g)
-        if len(ok) < OWN_FIT_SIZES:
-            return None
-        f = power_fit(ok["cpu_s"], ok["users"], ok["items"], ok["ratings"])
-        a, b, c = (float(x) for x in f["coef"][1:])
-        return {
-            "log_c": float(f["coef"][0]),
-            "a": a,
-            "b": b,
-            "g": c,
-            "low": float(f["factor"].min()),
-            "high": float(f["factor"].max()),
-            "n": int(f["n"]),
-            "largest": int(ok["ratings"].max()),
-            "via": "",
-        }
-
-    groups = [
-        (f"run:{s}", df[(df["phase"] == "runs") & (df["system"] == s)])
-        for s in dict.fromkeys(df.loc[df["phase"] == "runs", "system"])
-    ]
-    groups += [(names[p], df[df["phase"] == p]) for p in names if (df["phase"] == p).any()]
-    for key, g in groups:
-        fitted = own(g)
-        if fitted:
-            out[key] = fitted
-    for key, g in groups:
-        if key in out:
-            continue
-        system = key.removeprefix("run:")
-        rep = out.get(f"run:{family.get(system, '')}")
-        if rep is None:
-            raise ValueError(
-                f"{key}: measured at {len(_ok(g))} sizes, fewer than the "
-                f"{OWN_FIT_SIZES} its own exponents need, and no measured family "
-                f"representative in {family}"
-            )
-        ok = _ok(g)
-        log_resid = (
-            np.log(ok["cpu_s"].to_numpy(float))
-            - rep["a"] * np.log(ok["users"].to_numpy(float))
-            - rep["b"] * np.log(ok["items"].to_numpy(float))
-            - rep["g"] * np.log(ok["ratings"].to_numpy(float))
-        )
-        log_c = float(log_resid.mean())
-        factor = np.exp(log_resid - log_c)
-        out[key] = {
-            "log_c": log_c,
-            "a": rep["a"],
-            "b": rep["b"],
-            "g": rep["g"],
-            "low": float(factor.min()),
-            "high": float(factor.max()),
-            "n": int(len(ok)),
-            "largest": int(ok["ratings"].max()),
-            "via": family[system],
-        }
-    return dict(sorted(out.items()))
-
-
 def growth(kind: str) -> Growth:
     """The fitted growth of ``kind`` (``run:<system>``, ``evaluate``, ``tests`` or ``curve``, or
     a chapter's measured step ``step:<chapter>/<name>`` of :mod:`recmeta.book.step_costs`)."""
@@ -248,6 +141,21 @@ def growth(kind: str) -> Growth:
             "the roster needs its own measurement (benchmarks/scale.py bench)."
         )
     return Growth(**FITS[kind])
+
+
+#: the wall time of a chapter's runs made two at a time, as a share of their time made one at a
+#: time: robustness 77 s of 109 s (from the first run file written to the last), assessing
+#: ranking metrics 68 s of 94 s (the chapter from an empty run cache less the chapter with every
+#: run cached), full profile, on two cores (``benchmarks/README.md``, "Two chapters alone from
+#: cold")
+TWO_AT_ONCE = 0.71
+
+
+def runs_at_once(jobs: int) -> float:
+    """The share of their one-at-a-time time that runs made ``jobs`` at a time take: 1 for one,
+    :data:`TWO_AT_ONCE` for two or more (measured at two only, so more workers are not counted
+    as faster still)."""
+    return 1.0 if jobs < 2 else TWO_AT_ONCE
 
 
 def run_seconds(system: str, ratings: pd.DataFrame) -> float:
@@ -315,16 +223,32 @@ class Plan:
     pending: list[Step] = field(default_factory=list)
 
     def runs(
-        self, systems: Iterable[str], *, splits: int = 1, group: str = "", size: Size | None = None
+        self,
+        systems: Iterable[str],
+        *,
+        splits: int = 1,
+        group: str = "",
+        size: Size | None = None,
+        ahead: bool = False,
     ) -> Plan:
         """Training and top-100 lists of each roster system on ``splits`` splits (none cached).
 
         On implicit feedback (``size.implicit``) the systems that need ratings are left out, as
-        the chapters leave them out (:func:`recmeta.recommenders.roster.for_implicit`)."""
+        the chapters leave them out (:func:`recmeta.recommenders.roster.for_implicit`).
+        ``ahead``: the chapter makes them with :func:`recmeta.recommenders.make_ahead`, several
+        at a time, so their time is scaled by :func:`runs_at_once`."""
         size = size or self.size
         splits = _count("splits", splits, 1)
+        share = 1.0
+        if ahead:
+            from ..recommenders.ahead import train_jobs
+
+            share = runs_at_once(train_jobs())
         names = list(systems)
         if size.implicit:
+            # imported here: the book's own process reads this module without LensKit
+            from ..recommenders import roster
+
             names, _left_out = roster.for_implicit(names, True)
         for name in names:
             growth(f"run:{name}")  # an unknown system fails here, with the reason
@@ -333,7 +257,7 @@ class Plan:
                 Step(
                     f"runs: {name}" + (f" × {splits} splits" if splits > 1 else ""),
                     f"run:{name}",
-                    float(splits),
+                    float(splits) * share,
                     size,
                     group or "recommender runs",
                 )

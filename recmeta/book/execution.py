@@ -6,13 +6,14 @@ expensive cells.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypedDict
 
 import pandas as pd
 
-from .. import analyses, data, recommenders
+from .. import analyses, data
 from . import costs
 from .costs import duration
 
@@ -116,8 +117,9 @@ class Execution:
         import importlib.metadata as md
         import time
 
-        cached = recommenders.RUN_COUNTS["cached"] - self.runs_before["cached"]
-        made = recommenders.RUN_COUNTS["made"] - self.runs_before["made"]
+        counts = run_counts()
+        cached = counts["cached"] - self.runs_before["cached"]
+        made = counts["made"] - self.runs_before["made"]
         return {
             "chapter": self.chapter,
             "profile": self.profile,
@@ -209,6 +211,16 @@ class Execution:
         return None
 
 
+def run_counts() -> dict[str, int]:
+    """The runs :func:`recmeta.recommenders.make` read from the run cache and made so far in
+    this process; none before the recommenders are imported (the book's own process, which
+    reads this module for the profile, then skips LensKit and PyTorch)."""
+    cached_module = sys.modules.get("recmeta.recommenders.cached")
+    if cached_module is None:
+        return {"cached": 0, "made": 0}
+    return dict(cached_module.RUN_COUNTS)
+
+
 def start(
     chapter: str,
     *,
@@ -233,6 +245,4 @@ def start(
     name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
     os.environ["RECMETA_CHAPTER"] = chapter
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return Execution(
-        chapter, profile, name, seed, time.perf_counter(), now, dict(recommenders.RUN_COUNTS)
-    )
+    return Execution(chapter, profile, name, seed, time.perf_counter(), now, run_counts())

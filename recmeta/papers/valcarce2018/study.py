@@ -188,7 +188,7 @@ def cost_plan(
     n_sys, measures = len(runnable), len(metrics) * len(cutoffs)
     return (
         Plan(size)
-        .runs(runnable)
+        .runs(runnable, ahead=True)
         .subsets(len(sparsity_shares) * n_samples + len(popularity_shares), n_sys, measures)
         .subsets(
             len(sparsity_shares) * min(n_samples, boot_masks or n_samples),

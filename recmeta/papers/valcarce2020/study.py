@@ -228,7 +228,7 @@ def cost_plan(
     f = len(folds)
     return (
         Plan(size)
-        .runs(systems, splits=f)
+        .runs(systems, splits=f, ahead=True)
         .subsets(
             sets * f,
             n_sys,
