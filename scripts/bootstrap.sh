@@ -57,13 +57,16 @@ pip_constraints() {  # the files of pip's `constraint` setting, from any of its 
   "$venv/bin/python" -m pip config list 2>/dev/null \
     | sed -n "s/^[^=]*\.constraint='\(.*\)'$/\1/p" | tr ' ' '\n' | sed '/^$/d'
 }
+uv_install() {
+  "$venv/bin/python" -m pip install --quiet uv 2>/dev/null || return 1
+  local constraints=() c
+  while read -r c; do constraints+=(--constraint "$c"); done < <(pip_constraints)
+  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --compile-bytecode \
+    "${constraints[@]}" -e ".[$extras]"
+}
 if [ -n "$missing" ]; then
-  if "$venv/bin/python" -m pip install --quiet uv 2>/dev/null; then
-    constraints=()
-    while read -r c; do constraints+=(--constraint "$c"); done < <(pip_constraints)
-    "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --compile-bytecode \
-      "${constraints[@]}" -e ".[$extras]"
-  else
+  if ! uv_install; then
+    echo "uv could not install the environment; pip installs it instead" >&2
     "$venv/bin/python" -m pip install --quiet --upgrade pip
     "$venv/bin/python" -m pip install --quiet -e ".[$extras]"
   fi
