@@ -123,3 +123,22 @@ def test_the_costliest_runs_are_submitted_first(tmp_path, train, monkeypatch):
     )
     assert made == 4 and InProcessPool.submitted == ["pop", "iknn-imp-20", "bias", "random"]
     recommenders.cached.MADE_AHEAD.clear()
+
+
+def test_paths_are_make_keys_one_fingerprint_per_split(tmp_path, train, monkeypatch):
+    systems = roster.systems(SYSTEMS[:3])
+    other = train.iloc[1:]
+    a, b = _options(tmp_path), _options(tmp_path, split="another")
+    tasks = [recommenders.Task(s, f, o) for f, o in ((train, a), (other, a), (train, b))
+             for s in systems]
+    want = []
+    for t in tasks:
+        (key,) = recommenders.cached.run_keys(
+            [t.system], t.train, **{k: v for k, v in t.options.items() if k != "root"}
+        )
+        want.append(str(key.path(t.options["root"])))
+    hashed = []
+    real = recommenders.cache.fingerprint
+    monkeypatch.setattr(recommenders.cache, "fingerprint", lambda *f: hashed.append(1) or real(*f))
+    assert ahead._paths(tasks) == want and len(set(want)) == len(tasks)
+    assert len(hashed) == 3  # once per (frame, options), not once per system

@@ -49,10 +49,22 @@ class Task:
             if need not in self.options:
                 raise ValueError(f"a task for make_ahead needs make's {need!r} keyword")
 
-    def path(self) -> str:
-        opts = {k: v for k, v in self.options.items() if k not in ("root", "progress")}
-        (key,) = cached.run_keys([self.system], self.train, **opts)
-        return str(key.path(self.options.get("root")))
+
+def _paths(tasks: list[Task]) -> list[str]:
+    """The run-cache paths of ``tasks``: one :func:`~.cached.run_keys` call (one fingerprint of
+    the frames) for the tasks that share their training frame and options, as a chapter's
+    systems on one split do."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for k, task in enumerate(tasks):
+        groups.setdefault((id(task.train), id(task.options)), []).append(k)
+    paths = [""] * len(tasks)
+    for members in groups.values():
+        first = tasks[members[0]]
+        opts = {k: v for k, v in first.options.items() if k not in ("root", "progress")}
+        keys = cached.run_keys([tasks[m].system for m in members], first.train, **opts)
+        for m, key in zip(members, keys, strict=True):
+            paths[m] = str(key.path(first.options.get("root")))
+    return paths
 
 
 def train_jobs() -> int:
@@ -84,9 +96,9 @@ def make_ahead(
     jobs = train_jobs() if jobs is None else int(jobs)
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    tasks = list(tasks)
     todo: dict[str, Task] = {}
-    for task in tasks:
-        path = task.path()
+    for task, path in zip(tasks, _paths(tasks), strict=True):
         if path not in todo and not os.path.exists(path):
             todo[path] = task
     if jobs == 1 or len(todo) < 2:
@@ -101,7 +113,7 @@ def make_ahead(
             pool.submit(_make_one_run, todo[p].system, todo[p].train, dict(todo[p].options)): p
             for p in order
         }
-        bar = tqdm(total=len(futures), desc="runs made ahead", disable=progress is False)
+        bar = tqdm(total=len(futures), desc="runs made ahead", disable=progress is False or None)
         for future, path in futures.items():
             try:
                 future.result()
