@@ -46,7 +46,10 @@ __all__ = [
     "ENV_VAR",
     "LIBRARIES",
     "ANALYSIS_COUNTS",
+    "COMPUTED_AHEAD",
     "cache_dir",
+    "method_entry",
+    "function_entry",
     "token",
     "digest",
     "code_version",
@@ -59,6 +62,9 @@ ENV_VAR = "RECMETA_ANALYSES"
 #: the libraries whose version is part of every key
 LIBRARIES = ("numpy", "pandas", "scipy", "numba", "lenskit", "torch", "statsmodels", "pyarrow")
 ANALYSIS_COUNTS: dict[str, int] = {"cached": 0, "computed": 0}
+#: entries a worker computed for this process (:mod:`recmeta.book.background`), which counted
+#: them: the first read of one here counts neither as cached nor as computed
+COMPUTED_AHEAD: set[str] = set()
 
 
 def cache_dir() -> Path | None:
@@ -205,6 +211,34 @@ def _name(fn: Callable[..., Any]) -> str:
     return f"{fn.__module__}.{fn.__qualname__}"
 
 
+def _entry(root: Path, name: str, key: tuple[Any, ...]) -> Path:
+    return root / name / f"{digest(name, *key)}.pkl"
+
+
+def method_entry(obj: Any, method: str) -> Path | None:
+    """Where the cache keeps ``obj.<method>()`` (an :func:`analysis_method` called without
+    arguments); None when the cache is off."""
+    root = cache_dir()
+    if root is None:
+        return None
+    fn = getattr(type(obj), method, None)
+    inner = getattr(fn, "__wrapped__", None)
+    if inner is None:
+        raise ValueError(f"{type(obj).__name__}.{method} is not an analysis method")
+    key: tuple[Any, ...] = (obj.analysis_key() if hasattr(obj, "analysis_key") else obj, (), {})
+    return _entry(root, _name(inner), key)
+
+
+def function_entry(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Path | None:
+    """Where the cache keeps ``fn(*args, **kwargs)`` (an :func:`analysis`); None when off."""
+    root = cache_dir()
+    if root is None:
+        return None
+    if getattr(fn, "__wrapped__", None) is None:
+        raise ValueError(f"{_name(fn)} is not an analysis")
+    return _entry(root, _name(fn), (args, kwargs))
+
+
 def cached_call(
     name: str, key: tuple[Any, ...], compute: Callable[[], Any], *, unkeyable: str = "raise"
 ) -> Any:
@@ -218,7 +252,7 @@ def cached_call(
         ANALYSIS_COUNTS["computed"] += 1
         return compute()
     try:
-        path = root / name / f"{digest(name, *key)}.pkl"
+        path = _entry(root, name, key)
     except TypeError as err:
         if unkeyable != "compute":
             raise
@@ -235,7 +269,10 @@ def cached_call(
                 stacklevel=3,
             )
         else:
-            ANALYSIS_COUNTS["cached"] += 1
+            if str(path) in COMPUTED_AHEAD:
+                COMPUTED_AHEAD.discard(str(path))
+            else:
+                ANALYSIS_COUNTS["cached"] += 1
             return value
     value = compute()
     ANALYSIS_COUNTS["computed"] += 1

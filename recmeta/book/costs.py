@@ -36,6 +36,7 @@ __all__ = [
     "Growth",
     "growth",
     "run_seconds",
+    "side_by_side",
     "runs_at_once",
     "Plan",
     "Step",
@@ -156,6 +157,15 @@ def runs_at_once(jobs: int) -> float:
     :data:`TWO_AT_ONCE` for two or more (measured at two only, so more workers are not counted
     as faster still)."""
     return 1.0 if jobs < 2 else TWO_AT_ONCE
+
+
+def side_by_side(first: float, second: float) -> float:
+    """The time of two parts run in two processes, the second's unstarted work taken over by the
+    first's process once it is done (:mod:`recmeta.book.background`): with each process at
+    1/(2w) of its speed alone while both run (w = :data:`TWO_AT_ONCE`),
+    max(w·(a + b), a + (2w − 1)·b) for the first part's a seconds and the second's b."""
+    w = TWO_AT_ONCE
+    return max(w * (first + second), first + (2 * w - 1) * second)
 
 
 def run_seconds(system: str, ratings: pd.DataFrame) -> float:

@@ -80,6 +80,7 @@ class Execution:
         second: tuple[str, pd.DataFrame, Callable[[costs.Size], costs.Plan]] | None = None,
         settings: object = None,
         second_settings: object = None,
+        beside: bool = False,
     ) -> costs.Estimate:
         """Show what the chapter's expensive steps will cost (:func:`recmeta.costs.show`) on
         ``ratings`` and on the reference sizes, before they run; :meth:`finish` sets the
@@ -87,28 +88,51 @@ class Execution:
         :class:`recmeta.costs.Size`. ``second``, if given, is ``(name, ratings, plan)`` of the
         chapter's second dataset: its steps are added at its own size in every column.
         ``settings`` (and ``second_settings``, of the second dataset's part; the same if not
-        given) add the chapter's own measured steps (:meth:`recmeta.costs.Plan.measured`)."""
+        given) add the chapter's own measured steps (:meth:`recmeta.costs.Plan.measured`).
+        ``beside``: the second dataset's part runs in a worker process beside the chapter's
+        (:mod:`recmeta.book.background`), and the page's time is
+        :func:`recmeta.costs.side_by_side` of the two parts."""
 
         def main(size: costs.Size) -> costs.Plan:
             p = plan(size)
             return p if settings is None else p.measured(self.chapter, settings)
 
         build = main
+        group = ""
         if second:
             name, other, other_plan = second
+            group = f"second dataset ({name})"
             part = other_plan(costs.Size.of(other))
             if settings is not None:
                 other_settings = settings if second_settings is None else second_settings
                 part.measured(self.chapter, other_settings, second=True)
 
             def build(size: costs.Size) -> costs.Plan:
-                return main(size).include(part, f"second dataset ({name})")
+                return main(size).include(part, group)
 
         est = costs.show(build, costs.Size.of(ratings), label=str(self.dataset or "this dataset"))
         here = est.plans[est.here].frame()
         self.estimated = float(here["seconds"].sum())
         # every dataset's runs, whatever their group: the part the run cache may serve
         self.estimated_runs = float(here.loc[here["kind"].str.startswith("run:"), "seconds"].sum())
+        if beside and group:
+            part, runs = here["group"] == group, here["kind"].str.startswith("run:")
+            sec = here["seconds"]
+            main_s, part_s = float(sec[~part].sum()), float(sec[part].sum())
+            cached = costs.side_by_side(
+                main_s - float(sec[~part & runs].sum()), part_s - float(sec[part & runs].sum())
+            )
+            self.estimated = costs.side_by_side(main_s, part_s)
+            self.estimated_runs = self.estimated - cached
+            from IPython.display import Markdown, display
+
+            display(
+                Markdown(
+                    f"The second dataset's part runs in a worker process beside this "
+                    f"dataset's, one core each: about {duration(self.estimated)} for the page, "
+                    f"against {duration(main_s + part_s)} one after the other."
+                )
+            )
         self.basis = est.plans[est.here].basis()
         return est
 

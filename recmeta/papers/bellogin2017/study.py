@@ -158,7 +158,7 @@ class Study(PopularityStudy):
 
         Each user's value is her mean 1R P@n over her sets in the splits every system ran on.
         """
-        f = self.results["fig2"]
+        f = self.results["fig2"] if "fig2" in self.results else self.fig2()
         f = f.loc[f["design"] == "1R TI-NN"]
         systems = [s for s in self.order if s in set(pd.unique(f["system"]))]
         common = set.intersection(
@@ -341,29 +341,18 @@ class Study(PopularityStudy):
         self.results["ar_removal"] = out
         return out
 
-    def run_all(self, *, table3: bool = False) -> dict[str, Any]:
-        """Every experiment the ledger reads (and Table 3 if asked); returns :attr:`results`.
+    def steps(self, *, table3: bool = False) -> list[str]:
+        """The experiments :meth:`run_all` runs, in its order (Table 3 if asked); the order
+        lets designs shared by several figures reuse their target sets."""
+        names = ["coverage", "fig2", "wilcoxon", "nonpersonalised"]
+        names += ["fig9"] if self.s.engine_designs else []
+        names += ["ar_checks", "sparsity", "eq5", "lemma", "proof_step", "simulation"]
+        names += ["positive_shares", "positive_ratio", "uniform_size", "fig6", "fig8"]
+        return ["table3", *names, "identities"] if table3 else [*names, "identities"]
 
-        The order lets designs shared by several figures reuse their target sets."""
-        if table3:
-            self.table3()
-        self.coverage()
-        self.fig2()
-        self.wilcoxon()
-        self.nonpersonalised()
-        if self.s.engine_designs:
-            self.fig9()
-        self.ar_checks()
-        self.sparsity()
-        self.eq5()
-        self.lemma()
-        self.proof_step()
-        self.simulation()
-        self.positive_shares()
-        self.positive_ratio()
-        self.uniform_size()
-        self.fig6()
-        self.fig8()
-        self.identities()
+    def run_all(self, *, table3: bool = False) -> dict[str, Any]:
+        """Every experiment the ledger reads (and Table 3 if asked); returns :attr:`results`."""
+        for name in self.steps(table3=table3):
+            getattr(self, name)()
         self.release()
         return self.results

@@ -56,6 +56,10 @@ class StudyBase:
         cache)."""
         return (self.ratings, self.s, self.dataset)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its inputs: a worker process rebuilds the study (its results stay)."""
+        return (_rebuild, (type(self), self.ratings, self.s, self.dataset))
+
     def release(self) -> None:
         """Drop the target sets kept for reuse (the per-set results stay)."""
         self.cache.sets.clear()
@@ -103,3 +107,7 @@ class StudyBase:
         if self.cf and roster_seeds and systems is None:
             frames.append(trials(data, protocol, self.cf, seeds=roster_seeds, **common))
         return pd.concat(frames, ignore_index=True)
+
+
+def _rebuild(cls: type[StudyBase], ratings: pd.DataFrame, settings: Settings, dataset: str) -> Any:
+    return cls(ratings, settings, dataset=dataset)

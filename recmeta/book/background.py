@@ -1,0 +1,253 @@
+"""A chapter's second part computed in a worker process while the chapter goes on.
+
+A chapter that computes its second dataset's experiments at its ledger, after the first
+dataset's, leaves a core idle on a machine with two.
+
+- :func:`start` hands a study's analysis methods (:func:`recmeta.analyses.analysis_method`) to
+  one spawned worker, which takes them one at a time in the given order, computes them on a copy
+  of the study and writes each result to the analysis cache. :meth:`Ahead.finish` computes in
+  the chapter's process the methods nobody has started, from the last, while the worker goes on
+  from the first, so both cores work to the end; after it the chapter's own calls read every
+  result from the cache. Needs the analysis cache (``RECMETA_ANALYSES`` not ``off``).
+- :func:`call` hands one function to the worker; :meth:`Later.result` returns its value.
+
+The results are those of the chapter's process: the same code on the same pickled inputs. What
+the worker computed counts as computed in the page's provenance, and its recommender runs as
+made or read (``analyses.ANALYSIS_COUNTS``, ``recommenders.RUN_COUNTS``). Nothing runs ahead
+with one job (``RECMETA_TRAIN_JOBS=1``, as when the book executes two chapters side by side):
+everything is computed in the chapter's process, when it is asked for.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import analyses
+
+__all__ = ["Ahead", "Later", "call", "start"]
+
+#: in a worker: the studies it holds, by content, so a study's steps share what it keeps
+_STUDIES: dict[bytes, Any] = {}
+
+
+def _jobs() -> int:
+    # the package's one reading of $RECMETA_TRAIN_JOBS; imported here, as it loads LensKit
+    from ..recommenders.ahead import train_jobs
+
+    return train_jobs()
+
+
+def _run_counts() -> dict[str, int]:
+    """This process's run counts; none while no recommender module is loaded (nothing was run,
+    and loading LensKit would cost a worker seconds)."""
+    cached = sys.modules.get("recmeta.recommenders.cached")
+    return {} if cached is None else cached.RUN_COUNTS
+
+
+@dataclass(frozen=True)
+class _Task:
+    """A study's analysis method ``name``."""
+
+    label: str
+    study: Any
+    name: str
+
+    def entry(self) -> Path:
+        path = analyses.method_entry(self.study, self.name)
+        assert path is not None  # only asked with the cache on
+        return path
+
+
+def _pool() -> ProcessPoolExecutor:
+    context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(1, mp_context=context, initializer=_one_job)
+
+
+def _count(runs: Mapping[str, int], counted: Mapping[str, int]) -> None:
+    """Add a worker's run and analysis counts to this process's."""
+    if any(runs.values()):
+        from ..recommenders import cached
+
+        for k, v in runs.items():
+            cached.RUN_COUNTS[k] += v
+    for k, v in counted.items():
+        analyses.ANALYSIS_COUNTS[k] += v
+
+
+class Ahead:
+    """A study's steps handed to a worker (see :func:`start`)."""
+
+    def __init__(self, tasks: Sequence[_Task], jobs: int) -> None:
+        self.tasks = list(tasks)
+        self.pending: list[_Task] = []  # started nowhere yet
+        self.done: list[tuple[_Task, Future[tuple[dict, dict, bool]]]] = []
+        self.lock = threading.Lock()
+        self.pool: ProcessPoolExecutor | None = None
+        self.feeder: threading.Thread | None = None
+        if not tasks or jobs < 2 or analyses.cache_dir() is None:
+            return
+        # what the cache holds is read, not handed over (a re-run starts no worker)
+        self.pending = [t for t in tasks if not t.entry().exists()]
+        if not self.pending:
+            return
+        self.pool = _pool()
+        self.feeder = threading.Thread(target=self._feed, daemon=True)
+        self.feeder.start()
+
+    def _take(self, *, last: bool) -> _Task | None:
+        with self.lock:
+            if not self.pending:
+                return None
+            return self.pending.pop(-1 if last else 0)
+
+    def _feed(self) -> None:
+        """Hand the worker the first pending step, wait for it, and so on (in a thread)."""
+        assert self.pool is not None
+        while (task := self._take(last=False)) is not None:
+            future = self.pool.submit(_compute, task)
+            self.done.append((task, future))
+            if future.exception() is not None:  # the error is raised by finish
+                return
+
+    def _failed(self) -> bool:
+        return any(f.done() and f.exception() is not None for _, f in list(self.done))
+
+    @property
+    def active(self) -> bool:
+        """Whether a worker took the steps (else :meth:`finish` does nothing)."""
+        return self.pool is not None
+
+    def finish(self) -> list[str]:
+        """Compute here the steps nobody has started, from the last, while the worker finishes
+        its own; count the worker's analyses and runs as this process's. Returns the steps
+        computed here. The chapter's next call of each step reads it and counts nothing more.
+
+        A worker's error is raised with the step it was computing."""
+        if self.pool is None:
+            return []
+        here = []
+        try:
+            while not self._failed() and (task := self._take(last=True)) is not None:
+                fresh = not task.entry().exists()
+                getattr(task.study, task.name)()
+                if fresh:  # computed ahead of the chapter's own call, as in the worker
+                    analyses.COMPUTED_AHEAD.add(str(task.entry()))
+                here.append(task.name)
+            assert self.feeder is not None
+            self.feeder.join()
+            for task, future in self.done:
+                try:
+                    runs, counted, computed = future.result()
+                except Exception as err:
+                    raise RuntimeError(
+                        f"{task.label}, computed in a worker, failed: {err}"
+                    ) from err
+                _count(runs, counted)
+                if computed:  # the worker counted it: reading it here counts nothing
+                    analyses.COMPUTED_AHEAD.add(str(task.entry()))
+        finally:
+            with self.lock:
+                self.pending.clear()
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+        return here
+
+
+class Later:
+    """A function's value computed in a worker while the chapter goes on (see :func:`call`)."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict, jobs: int) -> None:
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.value: tuple[Any] | None = None  # once known
+        self.pool: ProcessPoolExecutor | None = None
+        self.future: Future[tuple[Any, dict, dict]] | None = None
+        if jobs >= 2:
+            self.pool = _pool()
+            self.future = self.pool.submit(_call, fn, args, kwargs)
+
+    @property
+    def active(self) -> bool:
+        """Whether a worker computes the value (else :meth:`result` computes it here)."""
+        return self.future is not None
+
+    def result(self) -> Any:
+        """The value: the worker's (its runs and analyses counted here), else computed here."""
+        if self.value is not None:
+            return self.value[0]
+        if self.future is None:
+            self.value = (self.fn(*self.args, **self.kwargs),)
+            return self.value[0]
+        assert self.pool is not None
+        try:
+            value, runs, counted = self.future.result()
+        except Exception as err:
+            name = getattr(self.fn, "__qualname__", self.fn)
+            raise RuntimeError(f"{name}, computed in a worker, failed: {err}") from err
+        finally:
+            self.pool.shutdown()
+        _count(runs, counted)
+        self.value = (value,)
+        return value
+
+
+def start(study: Any, steps: Sequence[str] | None = None, *, jobs: int | None = None) -> Ahead:
+    """Hand ``study``'s analysis methods ``steps`` (names, called without arguments; default
+    ``study.steps()``) to a spawned worker, in that order; call :meth:`Ahead.finish` before
+    reading their results. A step that needs another's result calls that step.
+
+    ``study`` must pickle (its class rebuilt from the inputs of its ``analysis_key``); None, one
+    job (default ``$RECMETA_TRAIN_JOBS``, else one per core) or the analysis cache off give an
+    :class:`Ahead` that does nothing."""
+    if study is None:
+        return Ahead([], 1)
+    names = list(study.steps() if steps is None else steps)
+    missing = [s for s in names if not callable(getattr(study, s, None))]
+    if missing:
+        raise ValueError(f"{type(study).__name__} has no step {missing}")
+    kind = type(study).__name__
+    tasks = [_Task(f"the step {n!r} of {kind}", study, n) for n in names]
+    return Ahead(tasks, _jobs() if jobs is None else int(jobs))
+
+
+def call(fn: Callable[..., Any], *args: Any, jobs: int | None = None, **kwargs: Any) -> Later:
+    """Start ``fn(*args, **kwargs)`` in a spawned worker; :meth:`Later.result` returns its
+    value. ``fn`` and its arguments must pickle; with one job (default ``$RECMETA_TRAIN_JOBS``,
+    else one per core) the value is computed by :meth:`Later.result`, here."""
+    return Later(fn, args, dict(kwargs), _jobs() if jobs is None else int(jobs))
+
+
+def _one_job() -> None:
+    """A worker makes its own runs one at a time: the chapter's process uses the other core."""
+    os.environ["RECMETA_TRAIN_JOBS"] = "1"
+
+
+def _deltas(runs: Mapping[str, int], counts: Mapping[str, int]) -> tuple[dict, dict]:
+    return (
+        {k: v - runs.get(k, 0) for k, v in _run_counts().items()},
+        {k: v - counts[k] for k, v in analyses.ANALYSIS_COUNTS.items()},
+    )
+
+
+def _compute(task: _Task) -> tuple[dict[str, int], dict[str, int], bool]:
+    """In a worker: one step, on the copy of its study kept for its content; returns the runs
+    and analyses it counted, and whether it computed the step (not read it)."""
+    study = _STUDIES.setdefault(analyses.token(task.study), task.study)
+    runs, counts = dict(_run_counts()), dict(analyses.ANALYSIS_COUNTS)
+    computed = not task.entry().exists()
+    getattr(study, task.name)()
+    return (*_deltas(runs, counts), computed)
+
+
+def _call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, dict, dict]:
+    """In a worker: ``fn``'s value, and the runs and analyses it counted."""
+    runs, counts = dict(_run_counts()), dict(analyses.ANALYSIS_COUNTS)
+    value = fn(*args, **kwargs)
+    return (value, *_deltas(runs, counts))
