@@ -182,3 +182,33 @@ def test_a_bellogin_study_in_a_worker_gives_the_results_computed_here(
                     assert a[k] == b[k]
         else:
             assert_frame_equal(a, b, check_exact=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc (Linux)")
+def test_a_worker_ends_with_the_process_that_started_it():
+    import subprocess
+    import sys
+
+    code = (
+        "import os, time\n"
+        "from recmeta.book import background\n"
+        "later = background.call(time.sleep, 120, jobs=2)\n"
+        "time.sleep(2)\n"
+        "print(*later.pool._processes, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 15
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(pid), "the worker outlived the process that started it"

@@ -229,3 +229,21 @@ def test_bootstrap_sums_reuses_an_int_seeds_draws_and_gives_the_same_replicates(
     # and the replicates are those of explicit resamples of the users
     counts = bootstrap.resample_counts(50, 300, 11)
     np.testing.assert_allclose(first[1], ratio(counts @ s), rtol=1e-13)
+
+
+def test_resampled_ranks_equal_scipys_average_ranks():
+    resampled_ranks = bootstrap.resampled_ranks
+    rng = np.random.default_rng(11)
+    for x in (
+        rng.integers(0, 30, 400).astype(float),  # many ties
+        rng.random(300),  # none
+        np.repeat([2.0, 1.0], 50),  # two values
+        rng.integers(-5, 5, 200),  # integers
+    ):
+        idx = rng.integers(0, len(x), size=(64, len(x)))
+        assert np.array_equal(resampled_ranks(x, idx), stats.rankdata(x[idx], axis=1))
+    x = np.array([1.0, np.nan, 3.0])
+    idx = np.array([[0, 2, 2], [1, 0, 0]])
+    assert np.array_equal(resampled_ranks(x, idx), stats.rankdata(x[idx], axis=1), equal_nan=True)
+    with pytest.raises(ValueError, match="resamples"):
+        resampled_ranks(x, idx[0])

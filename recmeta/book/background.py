@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -225,8 +226,17 @@ def call(fn: Callable[..., Any], *args: Any, jobs: int | None = None, **kwargs: 
 
 
 def _one_job() -> None:
-    """A worker makes its own runs one at a time: the chapter's process uses the other core."""
+    """A worker makes its own runs one at a time (the chapter's process uses the other core),
+    and ends when the chapter's process has ended (an interrupted kernel leaves no worker)."""
     os.environ["RECMETA_TRAIN_JOBS"] = "1"
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _deltas(runs: Mapping[str, int], counts: Mapping[str, int]) -> tuple[dict, dict]:

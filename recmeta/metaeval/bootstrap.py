@@ -42,6 +42,7 @@ __all__ = [
     "sign_pvalues",
     "IntervalMethod",
     "resample_counts",
+    "resampled_ranks",
     "weighted_means",
     "bootstrap_sums",
     "replicate_interval",
@@ -68,6 +69,30 @@ def resample_counts(n_users: int, n_resamples: int, seed: int | np.random.Genera
     rng = np.random.default_rng(seed)
     n = int(n_users)
     return rng.multinomial(n, np.full(n, 1.0 / n_users), size=int(n_resamples))
+
+
+def resampled_ranks(values: ArrayLike, idx: ArrayLike) -> np.ndarray:
+    """The average ranks within each row of ``values[idx]`` (``idx``: resamples × n positions),
+    as :func:`scipy.stats.rankdata` (method ``average``) along the rows, by counting.
+
+    A value v of a row ranks ``less + (equal + 1) / 2``, with ``less`` and ``equal`` the row's
+    draws below and equal to v: one count per distinct value and row, and no sort of the rows.
+    Every rank is a whole number or a half, so the result equals scipy's exactly (rows with a
+    NaN are scipy's own).
+    """
+    x = np.asarray(values)
+    draws = np.asarray(idx)
+    if x.ndim != 1 or draws.ndim != 2:
+        raise ValueError(f"need values (n,) and idx (resamples × n); got {x.shape}, {draws.shape}")
+    if x.dtype.kind == "f" and np.isnan(x).any():  # scipy's rule: a row with NaN ranks NaN
+        return stats.rankdata(x[draws], axis=1)
+    distinct, code = np.unique(x, return_inverse=True)
+    k, rows = len(distinct), draws.shape[0]
+    codes = code.astype(np.int64)[draws]  # distinct value of each draw
+    codes += (np.arange(rows, dtype=np.int64) * k)[:, None]
+    equal = np.bincount(codes.ravel(), minlength=rows * k)
+    less = np.cumsum(equal.reshape(rows, k), axis=1).ravel() - equal
+    return less[codes] + (equal[codes] + 1) / 2
 
 
 def weighted_means(per_user: ArrayLike, counts: ArrayLike) -> np.ndarray:

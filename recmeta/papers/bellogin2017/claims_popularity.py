@@ -24,6 +24,7 @@ from ...ledger import (
     order_rule,
     sign_rule,
 )
+from ...metaeval.bootstrap import resampled_ranks
 from .claims_simulation import LEDGER  # the claims of §3–§5 first
 from .evidence import (
     Getter,
@@ -77,8 +78,7 @@ def _fig7(r):
     rho = stats.spearmanr(x, y).statistic
     rng = np.random.default_rng(s.seed)
     idx = rng.integers(0, len(x), size=(s.resamples, len(x)))
-    rx = stats.rankdata(x[idx], axis=1)
-    ry = stats.rankdata(y[idx], axis=1)
+    rx, ry = resampled_ranks(x, idx), resampled_ranks(y, idx)
     rx -= rx.mean(axis=1, keepdims=True)
     ry -= ry.mean(axis=1, keepdims=True)
     reps = (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))

@@ -342,13 +342,15 @@ class Study(PopularityStudy):
         return out
 
     def steps(self, *, table3: bool = False) -> list[str]:
-        """The experiments :meth:`run_all` runs, in its order (Table 3 if asked); the order
-        lets designs shared by several figures reuse their target sets."""
+        """The experiments :meth:`run_all` runs, in its order (Table 3 if asked): designs
+        shared by several figures reuse their target sets, and the quick ones come last (a
+        process that shares the steps with another takes them from the end,
+        :func:`recmeta.book.background.start`)."""
         names = ["coverage", "fig2", "wilcoxon", "nonpersonalised"]
         names += ["fig9"] if self.s.engine_designs else []
-        names += ["ar_checks", "sparsity", "eq5", "lemma", "proof_step", "simulation"]
-        names += ["positive_shares", "positive_ratio", "uniform_size", "fig6", "fig8"]
-        return ["table3", *names, "identities"] if table3 else [*names, "identities"]
+        names += ["ar_checks", "sparsity", "eq5", "lemma", "uniform_size", "fig8", "simulation"]
+        names += ["proof_step", "positive_shares", "positive_ratio", "fig6", "identities"]
+        return ["table3", *names] if table3 else names
 
     def run_all(self, *, table3: bool = False) -> dict[str, Any]:
         """Every experiment the ledger reads (and Table 3 if asked); returns :attr:`results`."""
