@@ -9,6 +9,8 @@ chapter's own record (``recmeta.book.execution``: the estimate printed before th
 cells), the wall time of the whole notebook (kernel start to last cell), the load average, and,
 with ``--steps``, the time spent in each step of :data:`recmeta.book.step_costs.STEPS` (the
 functions named there are wrapped in the kernel; a step's time excludes the steps it calls).
+``--steps`` executes the chapter in one process (``RECMETA_TRAIN_JOBS=1``: no runs made ahead,
+no second dataset beside the first), so that every step is timed, alone.
 
     # measure (appends to the records file), then refit and compare
     python benchmarks/chapter_costs.py measure --steps --datasets ml-100k ml-latest-small
@@ -94,6 +96,10 @@ def measure(args: argparse.Namespace) -> None:
                 os.environ.pop("CHAPTER_COSTS_CPROFILE", None)
                 if args.steps:
                     os.environ["CHAPTER_COSTS_STEPS"] = str(steps)
+                    # the timers wrap the kernel's functions: a second dataset's part handed
+                    # to a worker process (recmeta.book.background) would go unmeasured, and
+                    # steps sharing the cores would be timed slower than alone
+                    os.environ["RECMETA_TRAIN_JOBS"] = "1"
                 if args.cprofile:
                     args.cprofile.mkdir(parents=True, exist_ok=True)
                     prof = args.cprofile / f"{name}.{dataset}.{args.profile}.prof"

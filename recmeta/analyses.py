@@ -47,6 +47,7 @@ __all__ = [
     "LIBRARIES",
     "ANALYSIS_COUNTS",
     "COMPUTED_AHEAD",
+    "CLAIMED",
     "cache_dir",
     "method_entry",
     "function_entry",
@@ -65,6 +66,9 @@ ANALYSIS_COUNTS: dict[str, int] = {"cached": 0, "computed": 0}
 #: entries a worker computed for this process (:mod:`recmeta.book.background`), which counted
 #: them: the first read of one here counts neither as cached nor as computed
 COMPUTED_AHEAD: set[str] = set()
+#: entries a worker is computing or is to compute: a miss on one first calls its function,
+#: which returns once the worker has written the entry, or at once when the work is handed back
+CLAIMED: dict[str, Callable[[], None]] = {}
 
 
 def cache_dir() -> Path | None:
@@ -259,6 +263,8 @@ def cached_call(
         warnings.warn(f"{name} is computed without the analysis cache: {err}", stacklevel=3)
         ANALYSIS_COUNTS["computed"] += 1
         return compute()
+    if not path.exists() and (wait := CLAIMED.pop(str(path), None)) is not None:
+        wait()
     if path.exists():
         try:
             with open(path, "rb") as fh:

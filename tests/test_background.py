@@ -86,6 +86,22 @@ def test_steps_in_a_worker_equal_steps_here_and_count_once(cache):
     assert analyses.ANALYSIS_COUNTS["cached"] == before["cached"] + 1
 
 
+def test_a_step_asked_for_meanwhile_waits_for_the_worker_or_is_taken_back(cache):
+    before = dict(analyses.ANALYSIS_COUNTS)
+    study = Toy(_values(), pause=2.0)
+    ahead = background.start(study, jobs=2)
+    time.sleep(0.5)  # the worker has taken "total" (it sleeps), the others wait
+    assert study.largest() == _values().max()  # not started: computed here
+    assert study.results["largest pid"] == os.getpid()
+    assert study.total() == _values().sum()  # started: the worker's, once written
+    assert study.results["total pid"] != os.getpid()
+    ahead.finish()
+    assert study.spread() == _values().std()
+    assert analyses.ANALYSIS_COUNTS["computed"] - before["computed"] == 3
+    assert analyses.ANALYSIS_COUNTS["cached"] == before["cached"]
+    assert not analyses.CLAIMED
+
+
 def test_a_call_returns_the_workers_value_and_its_counts(cache):
     before = dict(analyses.ANALYSIS_COUNTS)
     later = background.call(squares, _values(), jobs=2)
@@ -134,7 +150,7 @@ def test_a_failing_step_is_raised_with_its_name(cache):
 
 def test_unknown_steps_are_refused():
     with pytest.raises(ValueError, match="no step"):
-        background.start(Toy(_values()), ["total", "median"], jobs=2)
+        background.start((Toy(_values()), ["total", "median"]), jobs=2)
 
 
 def test_a_bellogin_study_pickles_as_its_inputs(ml100k):
@@ -166,7 +182,7 @@ def test_a_bellogin_study_in_a_worker_gives_the_results_computed_here(
         getattr(here, name)()
     monkeypatch.setenv(analyses.ENV_VAR, str(tmp_path / "analyses"))
     there = b17.Study(ratings, settings, dataset="ml-100k")
-    ahead = background.start(there, steps, jobs=2)
+    ahead = background.start((there, steps), jobs=2)
     assert ahead.active
     assert "coverage" not in ahead.finish()  # the worker took the first step at once
     for name in steps:

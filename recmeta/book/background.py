@@ -20,6 +20,7 @@ everything is computed in the chapter's process, when it is asked for.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import sys
@@ -84,21 +85,26 @@ def _count(runs: Mapping[str, int], counted: Mapping[str, int]) -> None:
 
 
 class Ahead:
-    """A study's steps handed to a worker (see :func:`start`)."""
+    """Studies' steps handed to a worker (see :func:`start`)."""
 
     def __init__(self, tasks: Sequence[_Task], jobs: int) -> None:
-        self.tasks = list(tasks)
         self.pending: list[_Task] = []  # started nowhere yet
-        self.done: list[tuple[_Task, Future[tuple[dict, dict, bool]]]] = []
+        self.done: list[tuple[_Task, Future[tuple[dict, dict, bool]]]] = []  # handed over
+        self.folded: set[str] = set()  # the tasks whose counts are this process's
         self.lock = threading.Lock()
         self.pool: ProcessPoolExecutor | None = None
         self.feeder: threading.Thread | None = None
+        self.claims: list[str] = []
         if not tasks or jobs < 2 or analyses.cache_dir() is None:
             return
         # what the cache holds is read, not handed over (a re-run starts no worker)
         self.pending = [t for t in tasks if not t.entry().exists()]
         if not self.pending:
             return
+        self.claims = [str(t.entry()) for t in self.pending]
+        for task, key in zip(self.pending, self.claims, strict=True):
+            # this process's call of the step waits for the worker's entry
+            analyses.CLAIMED[key] = functools.partial(self._claim, task)
         self.pool = _pool()
         self.feeder = threading.Thread(target=self._feed, daemon=True)
         self.feeder.start()
@@ -107,19 +113,53 @@ class Ahead:
         with self.lock:
             if not self.pending:
                 return None
-            return self.pending.pop(-1 if last else 0)
+            task = self.pending.pop(-1 if last else 0)
+            analyses.CLAIMED.pop(str(task.entry()), None)
+            return task
 
     def _feed(self) -> None:
         """Hand the worker the first pending step, wait for it, and so on (in a thread)."""
         assert self.pool is not None
-        while (task := self._take(last=False)) is not None:
-            future = self.pool.submit(_compute, task)
-            self.done.append((task, future))
+        while True:
+            with self.lock:
+                if not self.pending:
+                    return
+                task = self.pending.pop(0)
+                future = self.pool.submit(_compute, task)
+                self.done.append((task, future))
             if future.exception() is not None:  # the error is raised by finish
                 return
 
+    def _claim(self, task: _Task) -> None:
+        """This process asks for ``task``'s entry: take the task back if nobody started it,
+        else wait for the worker to write it."""
+        with self.lock:
+            if any(t is task for t in self.pending):
+                self.pending = [t for t in self.pending if t is not task]
+                return
+            future = next((f for t, f in self.done if t is task), None)
+        if future is None or future.exception() is not None:
+            return  # computed here (finish raises the worker's error)
+        self._fold(task, future)
+
+    def _fold(self, task: _Task, future: Future[tuple[dict, dict, bool]]) -> None:
+        """Count the worker's analyses and runs of ``task`` as this process's, once."""
+        try:
+            runs, counted, computed = future.result()
+        except Exception as err:
+            raise RuntimeError(f"{task.label}, computed in a worker, failed: {err}") from err
+        with self.lock:
+            if task.label in self.folded:
+                return
+            self.folded.add(task.label)
+        _count(runs, counted)
+        if computed:  # the worker counted it: reading it here counts nothing
+            analyses.COMPUTED_AHEAD.add(str(task.entry()))
+
     def _failed(self) -> bool:
-        return any(f.done() and f.exception() is not None for _, f in list(self.done))
+        with self.lock:
+            futures = [f for _, f in self.done]
+        return any(f.done() and f.exception() is not None for f in futures)
 
     @property
     def active(self) -> bool:
@@ -144,18 +184,12 @@ class Ahead:
                 here.append(task.name)
             assert self.feeder is not None
             self.feeder.join()
-            for task, future in self.done:
-                try:
-                    runs, counted, computed = future.result()
-                except Exception as err:
-                    raise RuntimeError(
-                        f"{task.label}, computed in a worker, failed: {err}"
-                    ) from err
-                _count(runs, counted)
-                if computed:  # the worker counted it: reading it here counts nothing
-                    analyses.COMPUTED_AHEAD.add(str(task.entry()))
+            for task, future in list(self.done):
+                self._fold(task, future)
         finally:
             with self.lock:
+                for key in self.claims:
+                    analyses.CLAIMED.pop(key, None)
                 self.pending.clear()
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
@@ -199,22 +233,29 @@ class Later:
         return value
 
 
-def start(study: Any, steps: Sequence[str] | None = None, *, jobs: int | None = None) -> Ahead:
-    """Hand ``study``'s analysis methods ``steps`` (names, called without arguments; default
-    ``study.steps()``) to a spawned worker, in that order; call :meth:`Ahead.finish` before
-    reading their results. A step that needs another's result calls that step.
+def start(*parts: Any, jobs: int | None = None) -> Ahead:
+    """Hand studies' analysis methods to a spawned worker, which takes them in order; call
+    :meth:`Ahead.finish` before reading the results of the last part. A part is a study (its
+    ``steps()``) or a ``(study, step names)`` pair; None parts are skipped. A step the chapter
+    calls meanwhile is read from the worker once written (the chapter waits for it if the worker
+    is computing it), or computed here if the worker has not started it. A step that needs
+    another's result calls that step.
 
-    ``study`` must pickle (its class rebuilt from the inputs of its ``analysis_key``); None, one
-    job (default ``$RECMETA_TRAIN_JOBS``, else one per core) or the analysis cache off give an
+    A study must pickle (its class rebuilt from the inputs of its ``analysis_key``); one job
+    (default ``$RECMETA_TRAIN_JOBS``, else one per core) or the analysis cache off give an
     :class:`Ahead` that does nothing."""
-    if study is None:
-        return Ahead([], 1)
-    names = list(study.steps() if steps is None else steps)
-    missing = [s for s in names if not callable(getattr(study, s, None))]
-    if missing:
-        raise ValueError(f"{type(study).__name__} has no step {missing}")
-    kind = type(study).__name__
-    tasks = [_Task(f"the step {n!r} of {kind}", study, n) for n in names]
+    tasks: list[_Task] = []
+    for part in parts:
+        if part is None:
+            continue
+        study, steps = part if isinstance(part, tuple) else (part, None)
+        names = list(study.steps() if steps is None else steps)
+        missing = [s for s in names if not callable(getattr(study, s, None))]
+        if missing:
+            raise ValueError(f"{type(study).__name__} has no step {missing}")
+        data = getattr(study, "dataset", None)
+        kind = type(study).__name__ + (f" ({data})" if data is not None else "")
+        tasks += [_Task(f"the step {n!r} of {kind}", study, n) for n in names]
     return Ahead(tasks, _jobs() if jobs is None else int(jobs))
 
 

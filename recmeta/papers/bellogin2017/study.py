@@ -352,6 +352,11 @@ class Study(PopularityStudy):
         names += ["proof_step", "positive_shares", "positive_ratio", "fig6", "identities"]
         return ["table3", *names] if table3 else names
 
+    def late_steps(self) -> list[str]:
+        """The experiments the chapter's page asks for last, in its order: a worker computes
+        them while the page computes the ones before (:func:`recmeta.book.background.start`)."""
+        return ["lemma", "eq5", "simulation", "fig8"]
+
     def run_all(self, *, table3: bool = False) -> dict[str, Any]:
         """Every experiment the ledger reads (and Table 3 if asked); returns :attr:`results`."""
         for name in self.steps(table3=table3):

@@ -7,7 +7,7 @@ chapter.
 - :mod:`.replicates`: τ among metrics and DP with bootstraps over users;
 - :mod:`.uncertainty`: the robustness curves' two-level bootstrap (users and masks);
 - :mod:`.study`: :class:`Settings`, :func:`run` and its :class:`Results`, :func:`cost_plan`;
-- :mod:`.second`: the lighter study on the second dataset, started beside the main one;
+- :mod:`.second`: the lighter study on the second dataset, whole;
 - :mod:`.tables`: the chapter's tables built from the results;
 - :mod:`.equations`: eqs. 1–11 written out (the 2018 chapter's transcriptions reused);
 - :mod:`.hard_users`: §6.2's graded metrics on hard and easy users; :mod:`.datasets`:
@@ -85,7 +85,7 @@ from .replicates import (
     dp_replicates,
     tau_replicates,
 )
-from .second import second_dataset, second_later
+from .second import second_dataset
 from .study import Results, Settings, cost_plan, robustness, run
 from .tables import (
     area_table,
@@ -153,7 +153,6 @@ __all__ = [
     "scorer",
     "scorer_check",
     "second_dataset",
-    "second_later",
     "tau_replicates",
     "tau_resolution",
     "text",

@@ -1,8 +1,8 @@
 """The lighter study on the chapter's second dataset, whole: folds, scores, ledger inputs.
 
-The chapter starts it in a worker process at the top of the page (:func:`second_later`) and
-reads it where the second dataset's cells are, so its runs and analysis use the core the main
-study leaves idle (:mod:`recmeta.book.background`).
+The chapter computes it in its own process: the main study's analysis already computes on both
+cores (matrix products), so a worker beside it (:func:`recmeta.book.background.call`) did not
+shorten the page (``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from ...book import background
 from ...recommenders import roster
 from .folds import Study, kfold_study
 from .study import Results, Settings, run
 
-__all__ = ["second_dataset", "second_later"]
+__all__ = ["second_dataset"]
 
 
 def second_dataset(
@@ -54,9 +53,3 @@ def second_dataset(
     )
     inputs = results.ledger_inputs(n_boot=cfg.n_boot, seed=seed, ratings=ratings)
     return study, results, inputs
-
-
-def second_later(cfg: Settings, ratings: pd.DataFrame, dataset: str, **kw: Any) -> background.Later:
-    """:func:`second_dataset` started in a worker process beside the chapter's (one job: here,
-    when asked); its ``result()`` is the (study, results, ledger inputs) triple."""
-    return background.call(second_dataset, cfg, ratings, dataset, **kw)
