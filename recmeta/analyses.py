@@ -180,7 +180,11 @@ def _feed(h: Any, obj: Any) -> None:
 
 
 def _hash_pandas(obj: pd.DataFrame | pd.Series | pd.Index, *, index: bool) -> bytes:
+    from .arrays import frame_hashes  # numba, loaded when a frame is first keyed
+
     try:
+        if isinstance(obj, pd.DataFrame) and not index:
+            return frame_hashes(obj).tobytes()
         return pd.util.hash_pandas_object(obj, index=index).to_numpy().tobytes()
     except TypeError as err:  # unhashable cells (lists, dicts): hash them one by one
         values = obj.to_numpy()

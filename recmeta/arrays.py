@@ -11,15 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 from numba import njit
 from numpy.typing import ArrayLike
 
 __all__ = [
+    "frame_hashes",
     "first_rows",
     "has_duplicates",
     "lexsort",
     "pair_codes",
     "positions",
+    "row_hashes",
     "row_smallest",
     "sorted_unique",
 ]
@@ -258,3 +261,54 @@ def lexsort(keys: Sequence[np.ndarray]) -> np.ndarray:
     for a, lo, size in zip(arrays[::-1], lows[::-1], sizes[::-1], strict=True):
         code = code * size + (a.astype(np.int64) - lo)
     return np.argsort(code, kind="stable")
+
+
+def frame_hashes(frame: pd.DataFrame) -> np.ndarray:
+    """``pd.util.hash_pandas_object(frame, index=False)`` as an array: by :func:`row_hashes`
+    when every column holds numpy integers or booleans, else by pandas."""
+    if all(isinstance(t, np.dtype) for t in frame.dtypes):
+        fast = row_hashes([frame.iloc[:, k].to_numpy() for k in range(frame.shape[1])])
+        if fast is not None:
+            return fast
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def row_hashes(columns: Sequence[np.ndarray]) -> np.ndarray | None:
+    """pandas' row hashes of a frame of these columns (``hash_pandas_object(frame,
+    index=False)``), in one compiled pass; None when a column is not of integers or booleans
+    (pandas then hashes it).
+
+    Each value is widened to 64 bits and mixed as pandas mixes it (``_hash_ndarray``), and the
+    columns are combined as pandas combines them (``combine_hash_arrays``, after CPython's tuple
+    hash): a cache key built on these hashes is the one pandas gives.
+    """
+    if not columns or any(c.ndim != 1 or c.dtype.kind not in "iub" for c in columns):
+        return None
+    n = len(columns[0])
+    wide = np.empty((len(columns), n), dtype=np.uint64)
+    for k, c in enumerate(columns):
+        if len(c) != n:
+            raise ValueError(f"columns of {n} and {len(c)} values")
+        wide[k] = c.astype(np.uint64) if c.dtype.kind == "b" else c.view(f"u{c.itemsize}")
+    return _combined_hashes(wide)
+
+
+@njit(cache=True, nogil=True)
+def _combined_hashes(wide):  # pragma: no cover - compiled
+    k, n = wide.shape
+    out = np.empty(n, dtype=np.uint64)
+    for r in range(n):
+        acc = np.uint64(0x345678)
+        mult = np.uint64(1000003)
+        for i in range(k):
+            v = wide[i, r]
+            v ^= v >> np.uint64(30)
+            v *= np.uint64(0xBF58476D1CE4E5B9)
+            v ^= v >> np.uint64(27)
+            v *= np.uint64(0x94D049BB133111EB)
+            v ^= v >> np.uint64(31)
+            acc ^= v
+            acc *= mult
+            mult += np.uint64(82520 + 2 * (k - i))
+        out[r] = acc + np.uint64(97531)
+    return out

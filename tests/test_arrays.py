@@ -8,10 +8,12 @@ import pytest
 
 from recmeta.arrays import (
     first_rows,
+    frame_hashes,
     has_duplicates,
     lexsort,
     pair_codes,
     positions,
+    row_hashes,
     row_smallest,
     sorted_unique,
 )
@@ -233,3 +235,36 @@ def test_lexsort_is_numpy_lexsort(size: int) -> None:
         got = lexsort(keys)
         np.testing.assert_array_equal(got, np.lexsort(keys))
     assert lexsort([]).size == 0
+
+
+def test_frame_hashes_are_pandas_row_hashes():
+    rng = np.random.default_rng(5)
+    n = 500
+    frame = pd.DataFrame(
+        {
+            "user": rng.integers(-(10**12), 10**12, n),
+            "item": rng.integers(0, 9_000, n).astype("int32"),
+            "small": rng.integers(-5, 5, n).astype("int8"),
+            "wide": rng.integers(0, 2**63, n, dtype=np.uint64),
+            "flag": rng.random(n) > 0.5,
+            "rating": rng.random(n),  # floats: pandas hashes them
+            "cat": pd.Categorical(rng.integers(0, 3, n)),
+            "nullable": pd.array(rng.integers(0, 3, n), dtype="Int64"),
+        }
+    )
+    for columns in (
+        ["user", "item"],
+        ["item"],
+        ["small", "wide", "flag"],
+        ["user", "rating"],
+        ["cat"],
+        ["nullable", "user"],
+    ):
+        sub = frame[columns]
+        expected = pd.util.hash_pandas_object(sub, index=False).to_numpy()
+        assert np.array_equal(frame_hashes(sub), expected), columns
+    empty = frame.iloc[:0][["user", "item"]]
+    assert np.array_equal(
+        frame_hashes(empty), pd.util.hash_pandas_object(empty, index=False).to_numpy()
+    )
+    assert row_hashes([]) is None

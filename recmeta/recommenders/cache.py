@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..arrays import frame_hashes
 from ..data import project_root
 from ..files import write_atomic
 
@@ -73,7 +74,7 @@ def fingerprint(*frames: pd.DataFrame | None) -> str:
             h.update(b"<none>")
             continue
         h.update(json.dumps([[str(c), str(t)] for c, t in df.dtypes.items()]).encode())
-        h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+        h.update(frame_hashes(df).tobytes())
     return h.hexdigest()[:16]
 
 
