@@ -50,7 +50,6 @@ __all__ = [
     "CLAIMED",
     "cache_dir",
     "method_entry",
-    "function_entry",
     "token",
     "digest",
     "code_version",
@@ -66,8 +65,9 @@ ANALYSIS_COUNTS: dict[str, int] = {"cached": 0, "computed": 0}
 #: entries a worker computed for this process (:mod:`recmeta.book.background`), which counted
 #: them: the first read of one here counts neither as cached nor as computed
 COMPUTED_AHEAD: set[str] = set()
-#: entries a worker is computing or is to compute: a miss on one first calls its function,
-#: which returns once the worker has written the entry, or at once when the work is handed back
+#: entries handed to a worker: the first call of one here first calls its function, which
+#: returns once the worker has written the entry (and counted it), or at once when the work is
+#: handed back to this process
 CLAIMED: dict[str, Callable[[], None]] = {}
 
 
@@ -237,16 +237,6 @@ def method_entry(obj: Any, method: str) -> Path | None:
     return _entry(root, _name(inner), key)
 
 
-def function_entry(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Path | None:
-    """Where the cache keeps ``fn(*args, **kwargs)`` (an :func:`analysis`); None when off."""
-    root = cache_dir()
-    if root is None:
-        return None
-    if getattr(fn, "__wrapped__", None) is None:
-        raise ValueError(f"{_name(fn)} is not an analysis")
-    return _entry(root, _name(fn), (args, kwargs))
-
-
 def cached_call(
     name: str, key: tuple[Any, ...], compute: Callable[[], Any], *, unkeyable: str = "raise"
 ) -> Any:
@@ -267,7 +257,7 @@ def cached_call(
         warnings.warn(f"{name} is computed without the analysis cache: {err}", stacklevel=3)
         ANALYSIS_COUNTS["computed"] += 1
         return compute()
-    if not path.exists() and (wait := CLAIMED.pop(str(path), None)) is not None:
+    if (wait := CLAIMED.pop(str(path), None)) is not None:  # written by a worker, or to be
         wait()
     if path.exists():
         try:

@@ -49,12 +49,6 @@ class Toy:
         return self._step("largest", float(self.values.max()))
 
 
-@analyses.analysis
-def squares(values: np.ndarray) -> tuple[float, int]:
-    """An analysis function, and the process that computed it."""
-    return float((values**2).sum()), os.getpid()
-
-
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv(analyses.ENV_VAR, str(tmp_path / "analyses"))
@@ -95,35 +89,16 @@ def test_a_step_asked_for_meanwhile_waits_for_the_worker_or_is_taken_back(cache)
     assert study.results["largest pid"] == os.getpid()
     assert study.total() == _values().sum()  # started: the worker's, once written
     assert study.results["total pid"] != os.getpid()
-    ahead.finish()
-    assert study.spread() == _values().std()
+    spread = analyses.method_entry(study, "spread")
+    deadline = time.monotonic() + 30
+    while not spread.exists() and time.monotonic() < deadline:  # the worker's next step
+        time.sleep(0.1)
+    assert study.spread() == _values().std()  # written before it was asked for: read
+    assert study.results["spread pid"] != os.getpid()
+    assert ahead.finish() == []
     assert analyses.ANALYSIS_COUNTS["computed"] - before["computed"] == 3
     assert analyses.ANALYSIS_COUNTS["cached"] == before["cached"]
     assert not analyses.CLAIMED
-
-
-def test_a_call_returns_the_workers_value_and_its_counts(cache):
-    before = dict(analyses.ANALYSIS_COUNTS)
-    later = background.call(squares, _values(), jobs=2)
-    assert later.active
-    value, pid = later.result()
-    assert value == float((_values() ** 2).sum()) and pid != os.getpid()
-    assert later.result() == (value, pid)  # asked again, the same value
-    assert analyses.ANALYSIS_COUNTS["computed"] - before["computed"] == 1
-    assert squares(_values()) == (value, pid)  # the worker's entry, read here
-    assert analyses.ANALYSIS_COUNTS["cached"] == before["cached"] + 1
-
-
-def test_a_call_with_one_job_is_computed_here(monkeypatch):
-    monkeypatch.setenv(analyses.ENV_VAR, "off")
-    later = background.call(squares, _values(), jobs=1)
-    assert not later.active and later.result()[1] == os.getpid()
-
-
-def test_a_failing_call_is_raised_with_its_name():
-    with pytest.raises(RuntimeError, match="squares, computed in a worker") as err:
-        background.call(squares, "not an array", jobs=2).result()
-    assert "pow" in str(err.value) or "**" in str(err.value)
 
 
 def test_steps_the_cache_holds_start_no_worker(cache):
@@ -210,19 +185,30 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc (Linux)")
-def test_a_worker_ends_with_the_process_that_started_it():
+def test_a_worker_ends_with_the_process_that_started_it(tmp_path):
     import subprocess
     import sys
+    from pathlib import Path
 
     code = (
-        "import os, time\n"
+        "import os, sys, time\n"
+        "import numpy as np\n"
+        "os.environ['RECMETA_ANALYSES'] = sys.argv[1]\n"
         "from recmeta.book import background\n"
-        "later = background.call(time.sleep, 120, jobs=2)\n"
+        "from tests.test_background import Toy\n"
+        "ahead = background.start(Toy(np.arange(3.0), pause=120.0), jobs=2)\n"
         "time.sleep(2)\n"
-        "print(*later.pool._processes, flush=True)\n"
+        "print(*ahead.pool._processes, flush=True)\n"
         "os._exit(0)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "analyses")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=root,
+    )
     pid = int(out.stdout.split()[0])
     deadline = time.monotonic() + 15
     while _alive(pid) and time.monotonic() < deadline:

@@ -1,21 +1,26 @@
-"""A chapter's second part computed in a worker process while the chapter goes on.
+"""Studies' experiments computed in a worker process while the chapter goes on.
 
 A chapter that computes its second dataset's experiments at its ledger, after the first
-dataset's, leaves a core idle on a machine with two.
-
-- :func:`start` hands a study's analysis methods (:func:`recmeta.analyses.analysis_method`) to
-  one spawned worker, which takes them one at a time in the given order, computes them on a copy
-  of the study and writes each result to the analysis cache. :meth:`Ahead.finish` computes in
-  the chapter's process the methods nobody has started, from the last, while the worker goes on
-  from the first, so both cores work to the end; after it the chapter's own calls read every
-  result from the cache. Needs the analysis cache (``RECMETA_ANALYSES`` not ``off``).
-- :func:`call` hands one function to the worker; :meth:`Later.result` returns its value.
+dataset's, leaves a core idle on a machine with two. :func:`start` hands studies' analysis
+methods (:func:`recmeta.analyses.analysis_method`) to one spawned worker, which takes them one at
+a time in the given order, computes them on a copy of each study and writes each result to the
+analysis cache. A step the chapter asks for meanwhile is read once the worker has written it
+(the chapter waits if the worker is computing it), or is taken back and computed in the chapter's
+process if the worker has not started it. :meth:`Ahead.finish` computes in the chapter's process
+the steps nobody has started, from the last, while the worker goes on from the first, so both
+cores work to the end; after it the chapter's own calls read every result from the cache.
 
 The results are those of the chapter's process: the same code on the same pickled inputs. What
 the worker computed counts as computed in the page's provenance, and its recommender runs as
 made or read (``analyses.ANALYSIS_COUNTS``, ``recommenders.RUN_COUNTS``). Nothing runs ahead
-with one job (``RECMETA_TRAIN_JOBS=1``, as when the book executes two chapters side by side):
-everything is computed in the chapter's process, when it is asked for.
+with the analysis cache off (``RECMETA_ANALYSES=off``: there would be nowhere to leave the
+results) or with one job (``RECMETA_TRAIN_JOBS=1``, as when the book executes two chapters side
+by side): every step is then computed in the chapter's process, when it is asked for.
+
+Only statistical biases uses it: its experiments are Python and numpy passes on one core. The
+robustness and assessing chapters' analyses already compute on both cores (matrix products), and
+their runs train two at a time: a worker beside them did not shorten their pages
+(``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +39,7 @@ from typing import Any
 
 from .. import analyses
 
-__all__ = ["Ahead", "Later", "call", "start"]
+__all__ = ["Ahead", "start"]
 
 #: in a worker: the studies it holds, by content, so a study's steps share what it keeps
 _STUDIES: dict[bytes, Any] = {}
@@ -196,43 +201,6 @@ class Ahead:
         return here
 
 
-class Later:
-    """A function's value computed in a worker while the chapter goes on (see :func:`call`)."""
-
-    def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict, jobs: int) -> None:
-        self.fn, self.args, self.kwargs = fn, args, kwargs
-        self.value: tuple[Any] | None = None  # once known
-        self.pool: ProcessPoolExecutor | None = None
-        self.future: Future[tuple[Any, dict, dict]] | None = None
-        if jobs >= 2:
-            self.pool = _pool()
-            self.future = self.pool.submit(_call, fn, args, kwargs)
-
-    @property
-    def active(self) -> bool:
-        """Whether a worker computes the value (else :meth:`result` computes it here)."""
-        return self.future is not None
-
-    def result(self) -> Any:
-        """The value: the worker's (its runs and analyses counted here), else computed here."""
-        if self.value is not None:
-            return self.value[0]
-        if self.future is None:
-            self.value = (self.fn(*self.args, **self.kwargs),)
-            return self.value[0]
-        assert self.pool is not None
-        try:
-            value, runs, counted = self.future.result()
-        except Exception as err:
-            name = getattr(self.fn, "__qualname__", self.fn)
-            raise RuntimeError(f"{name}, computed in a worker, failed: {err}") from err
-        finally:
-            self.pool.shutdown()
-        _count(runs, counted)
-        self.value = (value,)
-        return value
-
-
 def start(*parts: Any, jobs: int | None = None) -> Ahead:
     """Hand studies' analysis methods to a spawned worker, which takes them in order; call
     :meth:`Ahead.finish` before reading the results of the last part. A part is a study (its
@@ -257,13 +225,6 @@ def start(*parts: Any, jobs: int | None = None) -> Ahead:
         kind = type(study).__name__ + (f" ({data})" if data is not None else "")
         tasks += [_Task(f"the step {n!r} of {kind}", study, n) for n in names]
     return Ahead(tasks, _jobs() if jobs is None else int(jobs))
-
-
-def call(fn: Callable[..., Any], *args: Any, jobs: int | None = None, **kwargs: Any) -> Later:
-    """Start ``fn(*args, **kwargs)`` in a spawned worker; :meth:`Later.result` returns its
-    value. ``fn`` and its arguments must pickle; with one job (default ``$RECMETA_TRAIN_JOBS``,
-    else one per core) the value is computed by :meth:`Later.result`, here."""
-    return Later(fn, args, dict(kwargs), _jobs() if jobs is None else int(jobs))
 
 
 def _one_job() -> None:
@@ -295,10 +256,3 @@ def _compute(task: _Task) -> tuple[dict[str, int], dict[str, int], bool]:
     computed = not task.entry().exists()
     getattr(study, task.name)()
     return (*_deltas(runs, counts), computed)
-
-
-def _call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, dict, dict]:
-    """In a worker: ``fn``'s value, and the runs and analyses it counted."""
-    runs, counts = dict(_run_counts()), dict(analyses.ANALYSIS_COUNTS)
-    value = fn(*args, **kwargs)
-    return (value, *_deltas(runs, counts))

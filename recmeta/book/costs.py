@@ -159,12 +159,13 @@ def runs_at_once(jobs: int) -> float:
     return 1.0 if jobs < 2 else TWO_AT_ONCE
 
 
-def side_by_side(first: float, second: float) -> float:
+def side_by_side(first: float, second: float, share: float = TWO_AT_ONCE) -> float:
     """The time of two parts run in two processes, the second's unstarted work taken over by the
     first's process once it is done (:mod:`recmeta.book.background`): with each process at
-    1/(2w) of its speed alone while both run (w = :data:`TWO_AT_ONCE`),
+    1/(2w) of its speed alone while both run (w = ``share``; :data:`TWO_AT_ONCE` for training,
+    0.5 for analyses, which ran side by side as fast as alone),
     max(w·(a + b), a + (2w − 1)·b) for the first part's a seconds and the second's b."""
-    w = TWO_AT_ONCE
+    w = share
     return max(w * (first + second), first + (2 * w - 1) * second)
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pandas as pd
 
-from ...book import background
 from ...book.costs import Plan, Size
 from ...ledger import PROFILES
 from ...metaeval import incompleteness
@@ -130,12 +129,6 @@ class Settings:
     def study(self, ratings: pd.DataFrame, dataset: str) -> dict[str, Any]:
         """:func:`~recmeta.papers.valcarce2018.study.study` of ``ratings`` with these settings."""
         return study(ratings, list(self.systems), dataset=str(dataset), **self.study_kwargs())
-
-    def study_later(self, ratings: pd.DataFrame, dataset: str) -> background.Later:
-        """:meth:`study` started in a worker process beside the chapter's
-        (:func:`recmeta.book.background.call`); its ``result()`` is the study's results."""
-        kwargs = self.study_kwargs()
-        return background.call(study, ratings, list(self.systems), dataset=str(dataset), **kwargs)
 
     def cost(self, size: Size) -> Plan:
         """The expensive steps of the study on a dataset of ``size`` (:func:`cost_plan`)."""
