@@ -117,6 +117,19 @@ def test_score_table_keeps_float32_scores_exactly_and_others_as_they_are() -> No
         np.testing.assert_array_equal(got, [score[5], score[1], score[3], np.nan])
 
 
+def test_score_table_of_a_whole_grid_equals_the_table_of_its_pairs_in_any_order() -> None:
+    rng = np.random.default_rng(4)
+    users, items = np.array([3, 5, 8, 13]), np.array([2, 4, 6, 8, 10])
+    grid = pd.DataFrame({"user": np.repeat(users, 5), "item": np.tile(items, 4)})
+    run = grid.assign(score=rng.random(20).astype(np.float32).astype(np.float64))
+    whole = _ScoreTable.of(run, users, items)  # in grid order: reshaped
+    shuffled = _ScoreTable.of(run.sample(frac=1.0, random_state=1), users, items)
+    np.testing.assert_array_equal(whole.table, shuffled.table)
+    part = _ScoreTable.of(run.iloc[1:], users, items)  # one pair short: placed pair by pair
+    assert np.isnan(part.table[0, 0]) and np.isnan(part.table).sum() == 1
+    np.testing.assert_array_equal(part.table.ravel()[1:], whole.table.ravel()[1:])
+
+
 def test_random_scorer_draws_a_new_system_per_split_and_remove_test_ratings() -> None:
     s = build("AI", "AR", "AN")
     per_split, fixed = random_scorer(3), random_scorer(3, per_split=False)

@@ -245,12 +245,20 @@ class _ScoreTable:
         dtype = score.dtype if score.dtype.kind == "f" else np.dtype(np.float64)
         narrow = score.astype(np.float32)
         exact = np.array_equal(narrow, score, equal_nan=True)
-        table = np.full((len(users), len(items)), np.nan, dtype=np.float32 if exact else dtype)
-        u = positions(users, run["user"].to_numpy())
-        i = positions(items, run["item"].to_numpy())
+        values = narrow if exact else score
+        shape = (len(users), len(items))
+        ru, ri = run["user"].to_numpy(), run["item"].to_numpy()
+        if (
+            len(run) == shape[0] * shape[1]
+            and np.array_equal(ru, np.repeat(users, shape[1]))
+            and np.array_equal(ri, np.tile(items, shape[0]))
+        ):  # the whole grid, user by user in order (as the runs of a grid are stored)
+            return cls(users, items, values.reshape(shape).copy(), dtype)
+        table = np.full(shape, np.nan, dtype=np.float32 if exact else dtype)
+        u, i = positions(users, ru), positions(items, ri)
         if (u < 0).any() or (i < 0).any():
             raise ValueError(f"the run of {len(run)} scores holds pairs outside its grid")
-        table[u, i] = narrow if exact else score
+        table[u, i] = values
         return cls(users, items, table, dtype)
 
     def lookup(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
