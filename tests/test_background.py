@@ -61,7 +61,7 @@ def _values() -> np.ndarray:
 
 def test_steps_in_a_worker_equal_steps_here_and_count_once(cache):
     before = dict(analyses.ANALYSIS_COUNTS)
-    study = Toy(_values(), pause=2.0)
+    study = Toy(_values(), pause=1.0)
     ahead = background.start(study, jobs=2)
     assert ahead.active
     here = ahead.finish()
@@ -82,7 +82,7 @@ def test_steps_in_a_worker_equal_steps_here_and_count_once(cache):
 
 def test_a_step_asked_for_meanwhile_waits_for_the_worker_or_is_taken_back(cache):
     before = dict(analyses.ANALYSIS_COUNTS)
-    study = Toy(_values(), pause=2.0)
+    study = Toy(_values(), pause=1.0)
     ahead = background.start(study, jobs=2)
     time.sleep(0.5)  # the worker has taken "total" (it sleeps), the others wait
     assert study.largest() == _values().max()  # not started: computed here
@@ -185,7 +185,8 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc (Linux)")
-def test_a_worker_ends_with_the_process_that_started_it(tmp_path):
+@pytest.mark.parametrize("wait", [0.0, 3.0])  # the parent ends before the worker starts, after
+def test_a_worker_ends_with_the_process_that_started_it(tmp_path, wait):
     import subprocess
     import sys
     from pathlib import Path
@@ -197,7 +198,9 @@ def test_a_worker_ends_with_the_process_that_started_it(tmp_path):
         "from recmeta.book import background\n"
         "from tests.test_background import Toy\n"
         "ahead = background.start(Toy(np.arange(3.0), pause=120.0), jobs=2)\n"
-        "time.sleep(2)\n"
+        "while not ahead.pool._processes:\n"  # spawned, perhaps not yet started
+        "    time.sleep(0.01)\n"
+        f"time.sleep({wait})\n"
         "print(*ahead.pool._processes, flush=True)\n"
         "os._exit(0)\n"
     )

@@ -100,6 +100,8 @@ def test_x_top100_is_an_equivalence_decided_by_the_data(users, share, verdict):
     out = claim.outcome(_fake_x(_top100(users, share)))
     assert out.verdict == verdict, out.reason
     assert out.rule == "value" and out.margin == pytest.approx(75.5)
+    if users > 6_040:  # the rows below bootstrap the same users again: checked on fewer
+        return
     # on the paper's data it is graded; on other data the magnitude is shown, not graded
     graded = kr.LEDGER.row(
         claim.id, _fake_x(_top100(users, share)), dataset="ml-1m", profile="quick"

@@ -75,7 +75,7 @@ class _Task:
 
 def _pool() -> ProcessPoolExecutor:
     context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(1, mp_context=context, initializer=_one_job)
+    return ProcessPoolExecutor(1, mp_context=context, initializer=_one_job, initargs=(os.getpid(),))
 
 
 def _count(runs: Mapping[str, int], counted: Mapping[str, int]) -> None:
@@ -227,11 +227,11 @@ def start(*parts: Any, jobs: int | None = None) -> Ahead:
     return Ahead(tasks, _jobs() if jobs is None else int(jobs))
 
 
-def _one_job() -> None:
+def _one_job(parent: int) -> None:
     """A worker makes its own runs one at a time (the chapter's process uses the other core),
-    and ends when the chapter's process has ended (an interrupted kernel leaves no worker)."""
+    and ends when the chapter's process ``parent`` has ended (an interrupted kernel leaves no
+    worker), even before the worker started."""
     os.environ["RECMETA_TRAIN_JOBS"] = "1"
-    parent = os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:
