@@ -100,16 +100,19 @@ class Ahead:
         self.pool: ProcessPoolExecutor | None = None
         self.feeder: threading.Thread | None = None
         self.claims: list[str] = []
+        self.paths: dict[int, str] = {}
         if not tasks or jobs < 2 or analyses.cache_dir() is None:
             return
         # what the cache holds is read, not handed over (a re-run starts no worker)
-        self.pending = [t for t in tasks if not t.entry().exists()]
+        # each task's cache entry, keyed once (the key hashes the study's data)
+        entries = {id(t): t.entry() for t in tasks}
+        self.pending = [t for t in tasks if not entries[id(t)].exists()]
         if not self.pending:
             return
-        self.claims = [str(t.entry()) for t in self.pending]
-        for task, key in zip(self.pending, self.claims, strict=True):
-            # this process's call of the step waits for the worker's entry
-            analyses.CLAIMED[key] = functools.partial(self._claim, task)
+        self.paths = {id(t): str(entries[id(t)]) for t in self.pending}
+        self.claims = list(self.paths.values())
+        for task in self.pending:  # this process's call of the step waits for the worker's
+            analyses.CLAIMED[self.paths[id(task)]] = functools.partial(self._claim, task)
         self.pool = _pool()
         self.feeder = threading.Thread(target=self._feed, daemon=True)
         self.feeder.start()
@@ -119,7 +122,7 @@ class Ahead:
             if not self.pending:
                 return None
             task = self.pending.pop(-1 if last else 0)
-            analyses.CLAIMED.pop(str(task.entry()), None)
+            analyses.CLAIMED.pop(self.paths[id(task)], None)
             return task
 
     def _feed(self) -> None:
@@ -159,7 +162,7 @@ class Ahead:
             self.folded.add(task.label)
         _count(runs, counted)
         if computed:  # the worker counted it: reading it here counts nothing
-            analyses.COMPUTED_AHEAD.add(str(task.entry()))
+            analyses.COMPUTED_AHEAD.add(self.paths[id(task)])
 
     def _failed(self) -> bool:
         with self.lock:
@@ -182,10 +185,11 @@ class Ahead:
         here = []
         try:
             while not self._failed() and (task := self._take(last=True)) is not None:
-                fresh = not task.entry().exists()
+                path = self.paths[id(task)]
+                fresh = not os.path.exists(path)
                 getattr(task.study, task.name)()
                 if fresh:  # computed ahead of the chapter's own call, as in the worker
-                    analyses.COMPUTED_AHEAD.add(str(task.entry()))
+                    analyses.COMPUTED_AHEAD.add(path)
                 here.append(task.name)
             assert self.feeder is not None
             self.feeder.join()
