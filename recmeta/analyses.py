@@ -223,6 +223,11 @@ def _entry(root: Path, name: str, key: tuple[Any, ...]) -> Path:
     return root / name / f"{digest(name, *key)}.pkl"
 
 
+def _method_key(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The key of ``obj.<method>(*args, **kwargs)``: its ``analysis_key()``, else the object."""
+    return (obj.analysis_key() if hasattr(obj, "analysis_key") else obj, args, kwargs)
+
+
 def method_entry(obj: Any, method: str) -> Path | None:
     """Where the cache keeps ``obj.<method>()`` (an :func:`analysis_method` called without
     arguments); None when the cache is off."""
@@ -233,8 +238,7 @@ def method_entry(obj: Any, method: str) -> Path | None:
     inner = getattr(fn, "__wrapped__", None)
     if inner is None:
         raise ValueError(f"{type(obj).__name__}.{method} is not an analysis method")
-    key: tuple[Any, ...] = (obj.analysis_key() if hasattr(obj, "analysis_key") else obj, (), {})
-    return _entry(root, _name(inner), key)
+    return _entry(root, _name(inner), _method_key(obj, (), {}))
 
 
 def cached_call(
@@ -308,8 +312,7 @@ def analysis_method[F: Callable[..., Any]](fn: F) -> F:
             }
             return value, written
 
-        key = (self.analysis_key() if hasattr(self, "analysis_key") else self, args, kwargs)
-        value, written = cached_call(_name(fn), key, compute)
+        value, written = cached_call(_name(fn), _method_key(self, args, kwargs), compute)
         if results is not None:
             results.update(written)
         return value
