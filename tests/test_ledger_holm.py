@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
@@ -10,11 +12,13 @@ from statsmodels.stats.multitest import multipletests
 from recmeta.ledger.every import holm_reject
 
 
-def test_holm_matches_statsmodels_on_random_and_tied_p_values():
-    # few cases: statsmodels runs a full garbage collection on every call
+def test_holm_matches_statsmodels_on_random_and_tied_p_values(monkeypatch):
+    # statsmodels runs a full garbage collection on every call: about a second each in a
+    # process that has run other tests; the collection changes no value, so it is skipped here
+    monkeypatch.setattr(gc, "collect", lambda *args: 0)
     rng = np.random.default_rng(0)
     mixed = 0
-    for i in range(24):
+    for i in range(200):
         m = int(rng.integers(1, 40))
         p = rng.beta(0.3, 1.0, m)
         if i % 2:  # ties, including at the thresholds
@@ -23,7 +27,7 @@ def test_holm_matches_statsmodels_on_random_and_tied_p_values():
         ours = holm_reject(p, alpha)
         assert (ours == multipletests(p, alpha, "holm")[0]).all(), (p, alpha)
         mixed += 0 < ours.sum() < m
-    assert mixed >= 5  # the cases reject some parts and not others
+    assert mixed >= 40  # the cases reject some parts and not others
 
 
 def test_holm_steps_down_and_stops_at_the_first_failure():
