@@ -48,6 +48,8 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
         counts = np.bincount(inv)
         width = int(counts.max())
         if width > depth and len(counts) * width <= 4 * len(s) + 4096:
+            if not np.isnan(score).any():
+                return _grouped_top_ranks(np.r_[0, np.cumsum(counts)], score, depth)
             starts = np.r_[0, np.cumsum(counts)[:-1]]
             table = np.full((len(counts), width), -np.inf)
             table[inv, rows - starts[inv]] = score
@@ -83,6 +85,65 @@ def _grouped_ranks(starts, score):  # pragma: no cover - compiled
         order = np.argsort(-score[a:b], kind="mergesort")
         for k in range(b - a):
             rank[a + order[k]] = k
+    return rank
+
+
+@njit(cache=True, nogil=True)
+def _grouped_top_ranks(starts, score, depth):  # pragma: no cover - compiled
+    """Ranks within the consecutive sets rows starts[g]:starts[g + 1], exact for the rows
+    scoring at least their set's depth-th largest score (every row of a set of at most
+    ``depth``), ``depth`` for the others: the same ranks as the partition of a padded table in
+    :func:`rank_in_sets`. A min-heap of the ``depth`` largest scores gives each set's floor in
+    one pass; the rows at or above it get a stable sort of their negated scores."""
+    rank = np.full(len(score), depth, dtype=np.int64)
+    heap = np.empty(depth, dtype=np.float64)
+    for g in range(len(starts) - 1):
+        a, b = starts[g], starts[g + 1]
+        if b - a <= depth:
+            order = np.argsort(-score[a:b], kind="mergesort")
+            for k in range(b - a):
+                rank[a + order[k]] = k
+            continue
+        for k in range(depth):  # heapify the first depth scores, the smallest at 0
+            v = score[a + k]
+            i = k
+            while i > 0:
+                p = (i - 1) >> 1
+                if heap[p] <= v:
+                    break
+                heap[i] = heap[p]
+                i = p
+            heap[i] = v
+        for r in range(a + depth, b):
+            v = score[r]
+            if v <= heap[0]:
+                continue
+            i = 0  # replace the smallest, sifting down
+            while True:
+                c = 2 * i + 1
+                if c >= depth:
+                    break
+                if c + 1 < depth and heap[c + 1] < heap[c]:
+                    c += 1
+                if heap[c] >= v:
+                    break
+                heap[i] = heap[c]
+                i = c
+            heap[i] = v
+        floor = heap[0]
+        m = 0
+        for r in range(a, b):
+            if score[r] >= floor:
+                m += 1
+        picked = np.empty(m, dtype=np.int64)
+        m = 0
+        for r in range(a, b):
+            if score[r] >= floor:
+                picked[m] = r
+                m += 1
+        order = np.argsort(-score[picked], kind="mergesort")
+        for k in range(m):
+            rank[picked[order[k]]] = k
     return rank
 
 
