@@ -596,3 +596,30 @@ def test_rank_in_sets_is_the_lexsort_reading_on_ties_infinities_and_uneven_sets(
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="depth"):
         rank_in_sets(frame, depth=0)
+
+
+@pytest.mark.parametrize("kind", ["grouped", "ties", "unordered", "nan-item", "one-row"])
+def test_set_codes_compiled_pass_equals_the_numpy_reading(kind) -> None:
+    """Numeric columns take a compiled pass; object columns the numpy comparisons: the same
+    set ids, codes and verdict on grouped rows, equal items, rows out of order and NaN items."""
+    from recmeta.protocols import set_codes
+
+    rng = np.random.default_rng(len(kind))
+    sizes = rng.integers(1, 9, size=400)
+    s = np.repeat(np.sort(rng.choice(5000, 400, replace=False)), sizes)
+    item = np.concatenate([np.sort(rng.integers(0, 50, k)) for k in sizes]).astype(float)
+    if kind == "ties":
+        item = np.round(item / 10)
+    elif kind == "unordered":
+        s[[100, 900]] = s[[900, 100]]
+    elif kind == "nan-item":
+        item[500] = np.nan
+    elif kind == "one-row":
+        s, item = s[:1], item[:1]
+    fast = set_codes(s, item)
+    slow = set_codes(s.astype(object), item.astype(object))
+    assert fast[2] == slow[2] == (kind in ("grouped", "ties", "one-row"))
+    np.testing.assert_array_equal(fast[0], slow[0].astype(s.dtype))
+    np.testing.assert_array_equal(fast[1], slow[1].astype(np.int64))
+    # the codes number the sets in their order of appearance, from 0
+    np.testing.assert_array_equal(fast[0][fast[1]], s)

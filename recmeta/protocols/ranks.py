@@ -16,7 +16,16 @@ __all__ = ["rank_in_sets", "rank_within", "set_codes"]
 
 def set_codes(s: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     """(set ids, code of each row's set, whether rows are grouped by set and sorted by item
-    within)."""
+    within).
+
+    Numeric columns take one compiled pass, which stops at the first row out of that order;
+    others (and rows out of order) the same test and codes by numpy."""
+    if len(s) > 1 and s.dtype.kind in "iu" and item.dtype.kind in "iuf":
+        grouped, code, firsts = _grouped_codes(s, item)
+        if grouped:
+            return s[firsts], code, True
+        sets, inverse = np.unique(s, return_inverse=True)
+        return sets, inverse, False
     same = s[1:] == s[:-1]
     grouped = (
         bool(np.all((s[1:] > s[:-1]) | (same & (item[1:] >= item[:-1])))) if len(s) > 1 else True
@@ -73,6 +82,26 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
     rank = np.empty(len(s), dtype=np.int64)
     rank[order] = rows - np.searchsorted(so, so, side="left")
     return rank
+
+
+@njit(cache=True, nogil=True)
+def _grouped_codes(s, item):  # pragma: no cover - compiled
+    """(whether every row's set is above its predecessor's, or the same with an item at least
+    as large; the 0-based code of each row's set in that order; the first row of each set)."""
+    n = len(s)
+    code = np.empty(n, dtype=np.int64)
+    firsts = np.empty(n, dtype=np.int64)
+    k = 0
+    code[0] = 0
+    firsts[0] = 0
+    for r in range(1, n):
+        if s[r] > s[r - 1]:
+            k += 1
+            firsts[k] = r
+        elif not (s[r] == s[r - 1] and item[r] >= item[r - 1]):
+            return False, code, firsts[:0]
+        code[r] = k
+    return True, code, firsts[: k + 1]
 
 
 @njit(cache=True, nogil=True)

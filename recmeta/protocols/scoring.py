@@ -35,16 +35,13 @@ def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
     u, i = sets["user"].to_numpy(), sets["item"].to_numpy()
     if _strictly_sorted(u, i):  # AR sets come out of target_sets this way: nothing to do
         return pd.DataFrame({"user": u, "item": i})
-    coded = pair_codes([u], [i])
-    if coded is not None:
-        # the distinct pair codes, sorted: users first, items within (1R repeats pairs)
-        (key,), m = coded
-        key = sorted_unique(key)
-        return pd.DataFrame({"user": (key // m).astype(u.dtype), "item": (key % m).astype(i.dtype)})
     if _numeric(sets["user"]) and _numeric(sets["item"]):
-        users, uc = np.unique(u, return_inverse=True)
-        items, ic = np.unique(i, return_inverse=True)
-        key = sorted_unique(uc.astype(np.int64) * len(items) + ic)
+        # the distinct codes of the pairs over the distinct users and items, sorted: users
+        # first, items within (1R repeats pairs); dense codes keep the range of the pair
+        # codes near the number of pairs, which sorted_unique marks in a table instead of
+        # sorting
+        users, items = sorted_unique(u), sorted_unique(i)
+        key = sorted_unique(positions(users, u) * len(items) + positions(items, i))
         return pd.DataFrame({"user": users[key // len(items)], "item": items[key % len(items)]})
     return (
         sets[["user", "item"]]
