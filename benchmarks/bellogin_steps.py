@@ -45,9 +45,11 @@ STEPS = [
 
 
 def measure(args: argparse.Namespace) -> None:
+    from recmeta import arrays
     from recmeta.book import chapters
     from recmeta.papers import bellogin2017 as b17
 
+    arrays.keep_freed_memory()  # as a chapter's process (recmeta.book.execution.start)
     ratings = chapters.ratings(args.dataset, needs="graded")
     settings = b17.Settings.resolve(args.profile)
     study = b17.Study(ratings, settings, dataset=args.dataset)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from recmeta.arrays import keep_freed_memory
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -44,6 +46,8 @@ def _one_thread_per_worker() -> None:
 
 
 _one_thread_per_worker()
+# the allocator as the chapters' processes set it (recmeta.book.execution.start)
+keep_freed_memory()
 os.environ.setdefault("RECMETA_DATA", str(ROOT / "data"))
 # chapters run by the tests store their ledgers apart from the project's own store
 os.environ["RECMETA_RESULTS"] = tempfile.mkdtemp(prefix="recmeta-test-results-")

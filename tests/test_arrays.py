@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -268,3 +274,37 @@ def test_frame_hashes_are_pandas_row_hashes():
         frame_hashes(empty), pd.util.hash_pandas_object(empty, index=False).to_numpy()
     )
     assert row_hashes([]) is None
+
+
+
+_RSS_AFTER_FREE = """
+import sys
+import numpy as np
+from recmeta.arrays import keep_freed_memory
+
+if sys.argv[1] == "keep":
+    assert keep_freed_memory()
+a = np.ones(2**27 // 8)  # 128 MiB, every page touched
+del a
+with open("/proc/self/statm") as fh:
+    print(int(fh.read().split()[1]))  # resident pages
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt thresholds")
+def test_freed_large_arrays_stay_in_the_heap_for_the_next(tmp_path):
+    # by default a freed 128 MiB array goes back to the system at once; with the thresholds
+    # raised the process keeps it, resident, for the next allocation
+    def resident(mode: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", _RSS_AFTER_FREE, mode],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        )
+        return int(done.stdout)
+
+    kept = (resident("keep") - resident("default")) * os.sysconf("SC_PAGE_SIZE")
+    assert 0.9 * 2**27 < kept < 1.2 * 2**27

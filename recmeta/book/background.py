@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import analyses
+from .. import analyses, arrays
 
 __all__ = ["Ahead", "start"]
 
@@ -236,6 +236,7 @@ def _one_job(parent: int) -> None:
     and ends when the chapter's process ``parent`` has ended (an interrupted kernel leaves no
     worker), even before the worker started."""
     os.environ["RECMETA_TRAIN_JOBS"] = "1"
+    arrays.keep_freed_memory()  # as the chapter's process (execution.start)
 
     def watch() -> None:
         while os.getppid() == parent:

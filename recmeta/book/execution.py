@@ -13,7 +13,7 @@ from typing import TypedDict
 
 import pandas as pd
 
-from .. import analyses, data
+from .. import analyses, arrays, data
 from . import costs
 from .costs import duration
 
@@ -269,6 +269,7 @@ def start(
     from lenskit.parallel import ensure_parallel_init
 
     ensure_parallel_init()
+    arrays.keep_freed_memory()
 
     name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
     os.environ["RECMETA_CHAPTER"] = chapter
