@@ -42,9 +42,11 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
     the metric engine's ``ties="item_id"`` order, computed without building runs.
 
     With ``depth`` only the ranks below ``depth`` are exact: the rows that cannot reach the first
-    ``depth`` places of their set are found by a partition instead of a sort and get ``depth``.
-    A full sort of rows grouped by set (sorted by item within, no NaN score) is one compiled
-    stable sort per set; of other rows, one lexsort.
+    ``depth`` places of their set are found without a sort and get ``depth``: for rows grouped
+    by set without a NaN score by one compiled pass per set (a heap of its ``depth`` largest
+    scores), else by a partition of a padded sets × rows table. A full sort of rows grouped by
+    set (sorted by item within, no NaN score) is one compiled stable sort per set; of other
+    rows, one lexsort.
     """
     s = scored["set"].to_numpy()
     item = scored["item"].to_numpy()
