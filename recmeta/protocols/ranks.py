@@ -19,20 +19,17 @@ def set_codes(s: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     within).
 
     Numeric columns take one compiled pass, which stops at the first row out of that order;
-    others (and rows out of order) the same test and codes by numpy."""
+    others the same test by numpy. Rows out of that order are coded by ``np.unique``."""
     if len(s) > 1 and s.dtype.kind in "iu" and item.dtype.kind in "iuf":
         grouped, code, firsts = _grouped_codes(s, item)
         if grouped:
             return s[firsts], code, True
-        sets, inverse = np.unique(s, return_inverse=True)
-        return sets, inverse, False
-    same = s[1:] == s[:-1]
-    grouped = (
-        bool(np.all((s[1:] > s[:-1]) | (same & (item[1:] >= item[:-1])))) if len(s) > 1 else True
-    )
-    if grouped:
-        start = np.r_[True, ~same] if len(s) else np.zeros(0, bool)
-        return s[start], np.cumsum(start) - 1, True
+    else:
+        same = s[1:] == s[:-1]
+        grouped = len(s) < 2 or bool(np.all((s[1:] > s[:-1]) | (same & (item[1:] >= item[:-1]))))
+        if grouped:
+            start = np.r_[True, ~same] if len(s) else np.zeros(0, bool)
+            return s[start], np.cumsum(start) - 1, True
     sets, inverse = np.unique(s, return_inverse=True)
     return sets, inverse, False
 
@@ -162,16 +159,13 @@ def _grouped_top_ranks(starts, score, depth):  # pragma: no cover - compiled
                 i = c
             heap[i] = v
         floor = heap[0]
-        m = 0
-        for r in range(a, b):
-            if score[r] >= floor:
-                m += 1
-        picked = np.empty(m, dtype=np.int64)
+        picked = np.empty(b - a, dtype=np.int64)
         m = 0
         for r in range(a, b):
             if score[r] >= floor:
                 picked[m] = r
                 m += 1
+        picked = picked[:m]
         order = np.argsort(-score[picked], kind="mergesort")
         for k in range(m):
             rank[picked[order[k]]] = k

@@ -1,8 +1,8 @@
 """The lighter study on the chapter's second dataset, whole: folds, scores, ledger inputs.
 
 The chapter computes it in its own process: the main study's analysis already computes on both
-cores (matrix products), so a worker beside it (:func:`recmeta.book.background.call`) did not
-shorten the page (``benchmarks/README.md``).
+cores (matrix products), so a worker process beside it did not shorten the page
+(``benchmarks/README.md``).
 """
 
 from __future__ import annotations
