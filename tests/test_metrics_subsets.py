@@ -13,18 +13,42 @@ import pandas as pd
 import pytest
 
 from recmeta.metaeval import incompleteness
-from recmeta.metrics import Judgments, Runs, Subsets, aggregate, score_matrices
+from recmeta.metrics import GMEAN_FLOOR, Judgments, Runs, Subsets, aggregate, score_matrices
+from recmeta.metrics import _kernel as K
+from recmeta.metrics._plan import by_request
 
-NAMES = ["P@5", "R@10", "F1@5", "AP@20", "nDCG@10", "nDCG", "RR", "ERR@10", "bpref@10",
-         "infAP@10", "Success@3", "Rprec", "NumRet@10", "NumRelRet@10", "NumRel", "AUC",
-         "muAP@10", "NDCNG@10", "IPrec(recall=0.3)@10"]
+NAMES = [
+    "P@5",
+    "R@10",
+    "F1@5",
+    "AP@20",
+    "nDCG@10",
+    "nDCG",
+    "RR",
+    "ERR@10",
+    "bpref@10",
+    "infAP@10",
+    "Success@3",
+    "Rprec",
+    "NumRet@10",
+    "NumRelRet@10",
+    "NumRel",
+    "AUC",
+    "muAP@10",
+    "NDCNG@10",
+    "IPrec(recall=0.3)@10",
+]
 EXPECTED = ["P@5", "R@10", "F1@5", "AP@20", "nDCG@10", "RR", "Success@3", "Rprec", "NDCNG@10"]
 
 
 def _case(seed: int, n_users: int = 25, n_items: int = 40):
     rng = np.random.default_rng(seed)
-    rows = [(u, i, float(rng.integers(1, 6))) for u in range(n_users) for i in range(n_items)
-            if rng.random() < 0.3]
+    rows = [
+        (u, i, float(rng.integers(1, 6)))
+        for u in range(n_users)
+        for i in range(n_items)
+        if rng.random() < 0.3
+    ]
     j = Judgments.from_frame(pd.DataFrame(rows, columns=["user", "item", "rating"]), threshold=4)
     recs = []
     for s in range(3):
@@ -37,8 +61,9 @@ def _case(seed: int, n_users: int = 25, n_items: int = 40):
 
 def _rebuilt(j: Judgments, keep: np.ndarray) -> Judgments:
     frame = j.to_frame()[keep]
-    return Judgments.from_frame(frame, j.threshold, users=j.users, items=j.items,
-                                max_grade=j.max_grade)
+    return Judgments.from_frame(
+        frame, j.threshold, users=j.users, items=j.items, max_grade=j.max_grade
+    )
 
 
 def _masks(j: Judgments, rng, n: int = 6) -> np.ndarray:
@@ -56,9 +81,18 @@ def _same(a: np.ndarray, b: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("opts", [{}, {"infap": "pooled"}, {"ties": "pessimistic"},
-                                  {"ties": "optimistic"}, {"gain": "exponential"},
-                                  {"users": "all"}, {"ties": "item_id"}])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {},
+        {"infap": "pooled"},
+        {"ties": "pessimistic"},
+        {"ties": "optimistic"},
+        {"gain": "exponential"},
+        {"users": "all"},
+        {"ties": "item_id"},
+    ],
+)
 def test_scores_on_random_masks_equal_rebuilt_judgments(seed, opts):
     j, runs, rng = _case(seed)
     names = NAMES if opts.get("users") != "all" else [n for n in NAMES if n != "AUC"]
@@ -97,8 +131,45 @@ def test_means_equal_the_engine_aggregates():
         mats = score_matrices(_rebuilt(j, keep[k]), runs, names, infap="pooled")
         for m, n in enumerate(names):
             np.testing.assert_allclose(means["mean"][k, m], aggregate(mats[n], "mean"), atol=1e-12)
-            np.testing.assert_allclose(means["gmean"][k, m], aggregate(mats[n], "gmean"),
-                                       rtol=1e-12)
+            np.testing.assert_allclose(
+                means["gmean"][k, m], aggregate(mats[n], "gmean"), rtol=1e-12
+            )
+
+
+@pytest.mark.parametrize("opts", [{}, {"users": "all"}, {"ties": "pessimistic"}])
+def test_masks_of_whole_users_equal_the_pass_and_the_rebuilt_judgments(opts):
+    # users sampled whole: their means are read from the full evaluation, and must be the
+    # pass's floats exactly (the kernel run on every mask) and the rebuilt judgments' values
+    j, runs, rng = _case(11, n_users=40)
+    names = ["P@5", "AP@20", "nDCG@10", "RR", "ERR@10", "infAP@10", "R@10"]
+    sub = Subsets(j, runs, names, infap="pooled", **opts)
+    users = incompleteness.random_users(j.to_frame(), [1.0, 0.6, 0.3], 3, seed=4).keep
+    users = np.vstack([users, np.zeros(j.n_entries, dtype=bool)])  # the last keeps none
+    keep = np.vstack([users, _masks(j, rng, 3)])  # whole users, then random rows
+    whole, kept = K.whole_users(keep, sub._indptr)
+    assert whole.tolist() == [True] * len(users) + [False] * 3
+    assert kept[0].all() and not kept[len(users) - 1].any()
+    got = sub.means(keep, aggregates=("mean", "gmean"))
+    n_req = sub._plan.codes.shape[0]
+    mean = np.full((len(keep), n_req, 3), np.nan)
+    gmean = np.full_like(mean, np.nan)
+    every = np.arange(len(keep))
+    K.subset_means(keep, every, mean, gmean, *sub._args(), GMEAN_FLOOR, True, 2)
+    per = by_request(sub.specs, sub._unique, sub._plan, np.moveaxis(mean, 0, -1))
+    gper = by_request(sub.specs, sub._unique, sub._plan, np.moveaxis(gmean, 0, -1))
+    for m, n in enumerate(names):
+        np.testing.assert_array_equal(got["mean"][:, m], per[m].T)
+        np.testing.assert_array_equal(got["gmean"][:, m], gper[m].T)
+    assert np.isnan(got["mean"][len(users) - 1]).all()  # no user left: no mean
+    for k in range(len(users)):
+        if not keep[k].any():
+            continue
+        mats = score_matrices(_rebuilt(j, keep[k]), runs, names, infap="pooled", **opts)
+        scores = sub.score(keep[k])
+        for m, n in enumerate(names):
+            _same(scores[n], mats[n])
+            np.testing.assert_allclose(got["mean"][k, m], aggregate(mats[n], "mean"), atol=1e-12)
+            np.testing.assert_allclose(got["gmean"][k, m], aggregate(mats[n], "gmean"), rtol=1e-12)
 
 
 def test_score_without_a_mask_is_the_full_evaluation_and_masks_objects_are_read():
@@ -111,8 +182,7 @@ def test_score_without_a_mask_is_the_full_evaluation_and_masks_objects_are_read(
     masks = incompleteness.random_ratings(j.to_frame(), [1.0, 0.5], 2, seed=0)
     means = sub.means(masks)["mean"]
     assert means.shape == (len(masks), len(NAMES), 3)
-    np.testing.assert_allclose(means[0], np.stack([aggregate(full[n]) for n in NAMES]),
-                               atol=1e-12)
+    np.testing.assert_allclose(means[0], np.stack([aggregate(full[n]) for n in NAMES]), atol=1e-12)
 
 
 def test_judgments_that_are_a_subset_already():
@@ -128,10 +198,14 @@ def test_judgments_that_are_a_subset_already():
 
 def test_precision_by_hand():
     # one user: relevant 1, 2, 3 (grade 5), judged 4 (grade 1); the list 1 4 2 9 3
-    j = Judgments.from_frame(pd.DataFrame({"user": 0, "item": [1, 2, 3, 4],
-                                           "rating": [5.0, 5.0, 5.0, 1.0]}), threshold=4)
-    runs = Runs.from_frame(pd.DataFrame({"user": 0, "item": [1, 4, 2, 9, 3],
-                                         "score": [5.0, 4, 3, 2, 1]}), j, system="s")
+    j = Judgments.from_frame(
+        pd.DataFrame({"user": 0, "item": [1, 2, 3, 4], "rating": [5.0, 5.0, 5.0, 1.0]}), threshold=4
+    )
+    runs = Runs.from_frame(
+        pd.DataFrame({"user": 0, "item": [1, 4, 2, 9, 3], "score": [5.0, 4, 3, 2, 1]}),
+        j,
+        system="s",
+    )
     sub = Subsets(j, runs, ["P@5", "R@5", "AP@5"])
     keep = np.array([False, True, True, True])  # item 1 loses its judgment
     got = sub.score(keep)

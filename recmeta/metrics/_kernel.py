@@ -1530,9 +1530,120 @@ def subset_scores(
     return out
 
 
+@njit(cache=True, nogil=True)
+def floored_logs(values, floor, with_gmean, out):
+    """``log(max(v, floor))`` of every value into ``out`` (same shape; NaN stays NaN), the
+    terms of a geometric mean; nothing when not ``with_gmean``."""
+    if not with_gmean:
+        return
+    log_floor = np.log(floor)
+    flat, logs = values.reshape(values.size), out.reshape(out.size)  # views: both contiguous
+    for i in range(flat.size):
+        v = flat[i]
+        logs[i] = log_floor if v <= floor else np.log(v)  # a NaN fails v <= floor
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _neumaier(total, comp, v):
+    """``total + v`` with its rounding error added to ``comp`` (Neumaier 1974): the compensated
+    sum is ``total + comp``."""
+    t = total + v
+    if abs(total) >= abs(v):
+        comp += (total - t) + v
+    else:
+        comp += (v - t) + total
+    return t, comp
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _user_means(values, logs, users, mean, gmean, with_gmean):
+    """Means over the ``users`` (a flag per user) of ``values`` (requests × systems × users)
+    into ``mean`` (requests × systems), and of ``logs`` (:func:`floored_logs`) into ``gmean``
+    as ``exp`` of their mean. NaN values are left out.
+
+    Sums are compensated (Neumaier 1974), so two systems whose means are equal get equal
+    floats and rank correlations see their tie.
+    """
+    n_req, n_sys, n_users = values.shape
+    for req in range(n_req):
+        for s in range(n_sys):
+            total = comp = 0.0
+            lsum = lcomp = 0.0
+            count = 0
+            for u in range(n_users):
+                v = values[req, s, u]
+                if users[u] and v == v:
+                    total, comp = _neumaier(total, comp, v)
+                    if with_gmean:
+                        lsum, lcomp = _neumaier(lsum, lcomp, logs[req, s, u])
+                    count += 1
+            if count > 0:
+                mean[req, s] = (total + comp) / count
+                gmean[req, s] = np.exp((lsum + lcomp) / count)
+
+
+@njit(cache=True, nogil=True)
+def whole_users(keep: np.ndarray, indptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which masks keep every user's judgment rows whole (all of them or none), and for those
+    the users they keep (masks × users).
+
+    ``indptr`` delimits each user's rows. A user without rows counts as left out.
+    """
+    n_masks = keep.shape[0]
+    n_users = indptr.size - 1
+    whole = np.ones(n_masks, dtype=np.bool_)
+    users = np.zeros((n_masks, n_users), dtype=np.bool_)
+    for k in range(n_masks):
+        for u in range(n_users):
+            lo, hi = indptr[u], indptr[u + 1]
+            if lo == hi:
+                continue
+            first = keep[k, lo]
+            for e in range(lo + 1, hi):
+                if keep[k, e] != first:
+                    whole[k] = False
+                    break
+            if not whole[k]:
+                break
+            users[k, u] = first
+    return whole, users
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def user_subset_means(
+    full: np.ndarray,
+    users: np.ndarray,
+    which: np.ndarray,
+    mean: np.ndarray,
+    gmean: np.ndarray,
+    floor: float,
+    with_gmean: bool,
+    n_chunks: int,
+) -> None:
+    """:func:`subset_means` of masks that keep whole users: mask ``which[i]`` keeps the users
+    ``users[which[i]]``, whose values are those of the full judgments ``full`` (requests ×
+    systems × users); the rest are left out. Writes ``mean`` and ``gmean`` (masks × requests ×
+    systems) at the masks ``which``.
+
+    A user keeping all its judgment rows scores as on the full judgments, and one keeping none
+    is left out (:func:`_subset_pass`), so these are the values of :func:`subset_means`.
+    """
+    n = which.size
+    logs = np.empty_like(full)
+    floored_logs(full, floor, with_gmean, logs)
+    per = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        for i in range(c * per, min(n, (c + 1) * per)):
+            k = which[i]
+            _user_means(full, logs, users[k], mean[k], gmean[k], with_gmean)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def subset_means(
     keep: np.ndarray,
+    which: np.ndarray,
+    mean: np.ndarray,
+    gmean: np.ndarray,
     n_sys: int,
     n_users: int,
     list_ptr: np.ndarray,
@@ -1565,22 +1676,23 @@ def subset_means(
     floor: float,
     with_gmean: bool,
     n_chunks: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Arithmetic and geometric means over users (masks × requests × systems) for every mask.
+) -> None:
+    """Arithmetic and geometric means over users (requests × systems) of the masks ``which``,
+    written into ``mean`` and ``gmean`` (masks × requests × systems) at those masks.
 
     Users left out on a mask (NaN) are left out of its means; the geometric mean (computed
-    when ``with_gmean``) floors values at ``floor``. Sums are compensated, so means that are
-    equal come out equal (rank correlations between systems read such ties). Masks are shared
+    when ``with_gmean``) floors values at ``floor`` (:func:`_user_means`). Masks are shared
     among ``n_chunks`` threads.
     """
-    n_masks = keep.shape[0]
+    n = which.size
     n_req = codes.shape[0]
-    mean = np.full((n_masks, n_req, n_sys), np.nan)
-    gmean = np.full((n_masks, n_req, n_sys), np.nan)
-    per = (n_masks + n_chunks - 1) // n_chunks
+    per = (n + n_chunks - 1) // n_chunks
+    every = np.ones(n_users, dtype=np.bool_)
     for c in prange(n_chunks):
         out = np.empty((n_req, n_sys, n_users))
-        for k in range(c * per, min(n_masks, (c + 1) * per)):
+        logs = np.empty_like(out)
+        for i in range(c * per, min(n, (c + 1) * per)):
+            k = which[i]
             _subset_pass(
                 keep[k],
                 n_sys,
@@ -1614,32 +1726,5 @@ def subset_means(
                 all_users,
                 out,
             )
-            for req in range(n_req):
-                for s in range(n_sys):
-                    # compensated sums (Neumaier 1974): two systems whose means are equal get
-                    # equal floats, so that rank correlations see their tie
-                    total = comp = 0.0
-                    logs = lcomp = 0.0
-                    count = 0
-                    for u in range(n_users):
-                        v = out[req, s, u]
-                        if v == v:
-                            t = total + v
-                            if abs(total) >= abs(v):
-                                comp += (total - t) + v
-                            else:
-                                comp += (v - t) + total
-                            total = t
-                            if with_gmean:
-                                x = np.log(max(v, floor))
-                                t = logs + x
-                                if abs(logs) >= abs(x):
-                                    lcomp += (logs - t) + x
-                                else:
-                                    lcomp += (x - t) + logs
-                                logs = t
-                            count += 1
-                    if count > 0:
-                        mean[k, req, s] = (total + comp) / count
-                        gmean[k, req, s] = np.exp((logs + lcomp) / count)
-    return mean, gmean
+            floored_logs(out, floor, with_gmean, logs)
+            _user_means(out, logs, every, mean[k], gmean[k], with_gmean)

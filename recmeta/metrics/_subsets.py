@@ -8,7 +8,10 @@ is a ``keep`` mask over the judgment rows (those of ``judgments.to_frame()``); e
 one compiled pass that reads the kept hits and the kept judgments of each user
 (:func:`recmeta.metrics._kernel.subset_means`), every metric at every cut-off at once. The
 values are those of :func:`recmeta.metrics.score_matrices` on ``judgments.subset(keep)`` —
-definitions in :mod:`recmeta.metrics._plan`, options in :mod:`recmeta.metrics._options`.
+definitions in :mod:`recmeta.metrics._plan`, options in :mod:`recmeta.metrics._options`. A mask
+that keeps each user's rows whole (all or none, as when users are sampled) changes no kept user's
+values, so its means are read from the full evaluation without a pass
+(:func:`~recmeta.metrics._kernel.user_subset_means`).
 
 >>> sub = Subsets(
 ...     judgments, runs, ["P@10", "nDCG@100", "infAP@100"], infap="pooled"
@@ -174,6 +177,7 @@ class Subsets:
             np.minimum((ranks >= 0).sum(axis=2), max_cut), dtype=np.int64
         )
         self._shape = (n_sys, n_users)
+        self._full: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return (
@@ -239,13 +243,25 @@ class Subsets:
             )
         return np.ascontiguousarray(keep)
 
+    def _full_values(self) -> np.ndarray:
+        """Per-user values on the full judgments (requests × systems × users), computed once."""
+        if self._full is None:
+            keep = np.ones(self.n_rows, dtype=bool)
+            self._full = K.subset_scores(keep, *self._args())
+        return self._full
+
     def score(self, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Per-user scores (systems × users) of every metric on the judgments ``keep`` leaves.
 
         ``None`` keeps every row: the values of :func:`recmeta.metrics.score_matrices`.
         """
         keep = self._check_keep(keep, 1)
-        out = K.subset_scores(keep, *self._args())
+        whole, users = K.whole_users(keep[None, :], self._indptr)
+        if whole[0]:  # whole users kept: the full values, the users left out NaN
+            out = self._full_values().copy()
+            out[:, :, ~users[0]] = np.nan
+        else:
+            out = K.subset_scores(keep, *self._args())
         values = by_request(self.specs, self._unique, self._plan, out)
         return dict(zip(self.metrics, values, strict=True))
 
@@ -270,9 +286,26 @@ class Subsets:
                 "over users is not computed here (ask for the IPrec levels)"
             )
         keep = self._check_keep(keep, 2)
-        threads = max(1, min(keep.shape[0], numba.get_num_threads()))
-        args = (keep, *self._args(), GMEAN_FLOOR, "gmean" in aggregates, threads)
-        mean, gmean = K.subset_means(*args)
+        n_masks, with_gmean = keep.shape[0], "gmean" in aggregates
+        n_req = self._plan.codes.shape[0]
+        mean = np.full((n_masks, n_req, self._shape[0]), np.nan)
+        gmean = np.full_like(mean, np.nan)
+        # a mask that keeps each user's rows whole (all or none) leaves the kept users' values
+        # as on the full judgments: their means need no pass over the lists
+        whole, users = K.whole_users(keep, self._indptr)
+        for fast, which in ((True, np.flatnonzero(whole)), (False, np.flatnonzero(~whole))):
+            if not which.size:
+                continue
+            threads = max(1, min(which.size, numba.get_num_threads()))
+            if fast:
+                full = self._full_values()
+                K.user_subset_means(
+                    full, users, which, mean, gmean, GMEAN_FLOOR, with_gmean, threads
+                )
+            else:
+                K.subset_means(
+                    keep, which, mean, gmean, *self._args(), GMEAN_FLOOR, with_gmean, threads
+                )
         out = {}
         for agg, values in (("mean", mean), ("gmean", gmean)):
             if agg in aggregates:
