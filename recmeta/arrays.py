@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from numba import njit
+from numba import njit, prange
 from numpy.typing import ArrayLike
 
 __all__ = [
@@ -257,6 +257,39 @@ def _first_in_table(code, size):  # pragma: no cover - compiled
             head[c] = r
         first[r] = head[c]
     return first
+
+
+def group_sums(values: ArrayLike, codes: ArrayLike, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``values`` (rows × columns), the sum of its finite values in each group of
+    columns (column ``j`` in group ``codes[j]``) and how many there are: two (rows × groups)
+    arrays.
+
+    One compiled pass, rows shared among numba's threads. Each group's values are added in
+    column order, as ``np.bincount(codes, weights=row)`` adds them, so the sums are a
+    bincount's to the last digit.
+    """
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    c = np.ascontiguousarray(codes, dtype=np.int64)
+    if x.ndim != 2 or c.ndim != 1 or c.size != x.shape[1]:
+        raise ValueError(
+            f"need values (rows × columns) and one code per column, got {x.shape} and {c.shape}"
+        )
+    if c.size and (c.min() < 0 or c.max() >= n_groups):
+        raise ValueError(f"codes must lie in [0, {n_groups}), got {c.min()} to {c.max()}")
+    sums = np.zeros((x.shape[0], int(n_groups)))
+    nums = np.zeros_like(sums)
+    _group_sums(x, c, sums, nums)
+    return sums, nums
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _group_sums(x, codes, sums, nums):  # pragma: no cover - compiled
+    for r in prange(x.shape[0]):
+        for j in range(x.shape[1]):
+            v = x[r, j]
+            if np.isfinite(v):
+                sums[r, codes[j]] += v
+                nums[r, codes[j]] += 1.0
 
 
 def lexsort(keys: Sequence[np.ndarray]) -> np.ndarray:

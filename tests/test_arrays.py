@@ -14,6 +14,7 @@ import pytest
 
 from recmeta.arrays import (
     first_rows,
+    group_sums,
     frame_hashes,
     has_duplicates,
     lexsort,
@@ -276,7 +277,6 @@ def test_frame_hashes_are_pandas_row_hashes():
     assert row_hashes([]) is None
 
 
-
 _RSS_AFTER_FREE = """
 import sys
 import numpy as np
@@ -308,3 +308,22 @@ def test_freed_large_arrays_stay_in_the_heap_for_the_next(tmp_path):
 
     kept = (resident("keep") - resident("default")) * os.sysconf("SC_PAGE_SIZE")
     assert 0.9 * 2**27 < kept < 1.2 * 2**27
+
+
+def test_group_sums_are_a_bincount_per_row_to_the_last_digit() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(7, 300)) * 1e3
+    x[rng.random(x.shape) < 0.1] = np.nan
+    x[0, 3] = np.inf  # not finite: left out like NaN
+    codes = rng.integers(0, 11, size=300)
+    sums, nums = group_sums(x, codes, 11)
+    for r in range(7):
+        seen = np.isfinite(x[r])
+        np.testing.assert_array_equal(
+            sums[r], np.bincount(codes[seen], weights=x[r][seen], minlength=11)
+        )
+        np.testing.assert_array_equal(nums[r], np.bincount(codes[seen], minlength=11))
+    with pytest.raises(ValueError, match="one code per column"):
+        group_sums(x, codes[:-1], 11)
+    with pytest.raises(ValueError, match=r"codes must lie in \[0, 11\)"):
+        group_sums(x, np.r_[codes[:-1], 11], 11)

@@ -10,7 +10,7 @@ the metrics of each cut-off as the pass crosses it. Two passes find the hits:
 * :func:`evaluate_lists` (and its one-thread twin) spreads each user's judged grades into a dense
   item table shared by every system's list for that user, and reads each list position by
   position (``Judgments`` and ``Runs`` as they are);
-* :func:`subset_means` / :func:`subset_scores` read hits found once by
+* :func:`subset_means` / :func:`subset_scores_many` read hits found once by
   :class:`recmeta.metrics.Subsets` (each a judgment row) and skip those whose row a ``keep`` mask
   switches off, so one pass per incomplete test set serves every metric.
 
@@ -1459,9 +1459,10 @@ def _subset_pass(
         )
 
 
-@njit(cache=True, nogil=True)
-def subset_scores(
+@njit(cache=True, nogil=True, parallel=True)
+def subset_scores_many(
     keep: np.ndarray,
+    out: np.ndarray,
     n_sys: int,
     n_users: int,
     list_ptr: np.ndarray,
@@ -1491,43 +1492,44 @@ def subset_scores(
     max_hits: int,
     max_cut: int,
     all_users: bool,
-) -> np.ndarray:
-    """Per-user values (requests × systems × users) on the judgments one ``keep`` mask leaves."""
-    out = np.full((codes.shape[0], n_sys, n_users), np.nan)
-    _subset_pass(
-        keep,
-        n_sys,
-        n_users,
-        list_ptr,
-        hit_pos,
-        hit_entry,
-        hit_lo,
-        hit_hi,
-        list_len,
-        tie_mode,
-        indptr,
-        ent_items,
-        ent_grades,
-        threshold,
-        infap_pooled,
-        codes,
-        cuts,
-        kdivs,
-        slots,
-        need,
-        rmax,
-        weights,
-        recall_levels,
-        gain_keys,
-        gain_vals,
-        ideal_len,
-        max_entries,
-        max_hits,
-        max_cut,
-        all_users,
-        out,
-    )
-    return out
+) -> None:
+    """Per-user values on the judgments each mask of ``keep`` (masks × rows) leaves, into
+    ``out`` (masks × requests × systems × users; NaN = excluded), the masks shared among
+    numba's threads."""
+    for k in prange(keep.shape[0]):
+        _subset_pass(
+            keep[k],
+            n_sys,
+            n_users,
+            list_ptr,
+            hit_pos,
+            hit_entry,
+            hit_lo,
+            hit_hi,
+            list_len,
+            tie_mode,
+            indptr,
+            ent_items,
+            ent_grades,
+            threshold,
+            infap_pooled,
+            codes,
+            cuts,
+            kdivs,
+            slots,
+            need,
+            rmax,
+            weights,
+            recall_levels,
+            gain_keys,
+            gain_vals,
+            ideal_len,
+            max_entries,
+            max_hits,
+            max_cut,
+            all_users,
+            out[k],
+        )
 
 
 @njit(cache=True, nogil=True)

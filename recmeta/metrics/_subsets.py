@@ -246,8 +246,9 @@ class Subsets:
     def _full_values(self) -> np.ndarray:
         """Per-user values on the full judgments (requests × systems × users), computed once."""
         if self._full is None:
-            keep = np.ones(self.n_rows, dtype=bool)
-            self._full = K.subset_scores(keep, *self._args())
+            self._full = np.full((self._plan.codes.shape[0], *self._shape), np.nan)
+            every = np.ones((1, self.n_rows), dtype=bool)
+            K.subset_scores_many(every, self._full[None], *self._args())
         return self._full
 
     def score(self, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -255,15 +256,32 @@ class Subsets:
 
         ``None`` keeps every row: the values of :func:`recmeta.metrics.score_matrices`.
         """
-        keep = self._check_keep(keep, 1)
-        whole, users = K.whole_users(keep[None, :], self._indptr)
-        if whole[0]:  # whole users kept: the full values, the users left out NaN
-            out = self._full_values().copy()
-            out[:, :, ~users[0]] = np.nan
-        else:
-            out = K.subset_scores(keep, *self._args())
-        values = by_request(self.specs, self._unique, self._plan, out)
-        return dict(zip(self.metrics, values, strict=True))
+        return self.scores(self._check_keep(keep, 1)[None, :])[0]
+
+    def scores(self, keep: npt.ArrayLike | _HasKeep) -> list[dict[str, np.ndarray]]:
+        """:meth:`score` of every mask of ``keep`` (masks × judgment rows, or a
+        :class:`recmeta.metaeval.incompleteness.Masks`), the masks shared among numba's threads.
+        Holds every mask's per-user values at once: give it a few masks at a time."""
+        keep = self._check_keep(keep, 2)
+        n_req = self._plan.codes.shape[0]
+        out = np.full((keep.shape[0], n_req, *self._shape), np.nan)
+        whole, users = K.whole_users(keep, self._indptr)
+        for k in np.flatnonzero(whole):
+            out[k] = self._full_values()
+            out[k][:, :, ~users[k]] = np.nan
+        rest = np.flatnonzero(~whole)
+        if rest.size == len(keep):
+            K.subset_scores_many(keep, out, *self._args())
+        elif rest.size:
+            part = np.full((rest.size, *out.shape[1:]), np.nan)
+            K.subset_scores_many(np.ascontiguousarray(keep[rest]), part, *self._args())
+            out[rest] = part
+        return [
+            dict(
+                zip(self.metrics, by_request(self.specs, self._unique, self._plan, o), strict=True)
+            )
+            for o in out
+        ]
 
     def means(
         self, keep: npt.ArrayLike | _HasKeep, aggregates: Sequence[str] = ("mean",)

@@ -32,6 +32,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from ...arrays import group_sums
 from ...metaeval import agreement
 from ...metaeval.incompleteness import Masks
 from ...metaeval.two_level import TwoLevel
@@ -93,8 +94,8 @@ def user_sums(
     The mean over the users drawn in a bootstrap replicate with counts ``c`` is then
     ``(c @ sums.T) / (c @ numbers.T)``: the NaN-skipping mean over their topics, as
     :func:`recmeta.metrics.aggregate` and :func:`~.replicates.cluster_means` compute it. One
-    ``np.bincount`` over every row at once (row ``r``'s user ``u`` is bin ``r · n_users + u``),
-    which adds each bin's topics in their order, as a count row by row does.
+    compiled pass over every row (:func:`recmeta.arrays.group_sums`), which adds each user's
+    topics in their order, as a count row by row does.
     """
     x = np.asarray(matrix, dtype=np.float64)
     if how == "gmean":
@@ -102,12 +103,7 @@ def user_sums(
     elif how != "mean":
         raise ValueError(f"how must be one of {AGGREGATES}, got {how!r}")
     lead = x.shape[:-1]
-    flat = x.reshape(-1, x.shape[-1])
-    seen = np.isfinite(flat)
-    bins = (np.arange(flat.shape[0])[:, None] * n_users + codes[None, :]).ravel()
-    size = flat.shape[0] * n_users
-    sums = np.bincount(bins, weights=np.where(seen, flat, 0.0).ravel(), minlength=size)
-    nums = np.bincount(bins, weights=seen.ravel().astype(np.float64), minlength=size)
+    sums, nums = group_sums(x.reshape(-1, x.shape[-1]), codes, n_users)
     return sums.reshape(*lead, n_users), nums.reshape(*lead, n_users)
 
 
@@ -176,11 +172,17 @@ def curve_replicates(
     #: the statistics of a mask, stacked on a last axis: τ and level, each under both means
     keys = [(what, agg) for what in ("tau", "level") for agg in AGGREGATES]
 
-    def per_mask(stack: np.ndarray, j: int) -> np.ndarray:
+    scored: dict[int, dict[str, np.ndarray]] = {}  # the scores of the masks of one share
+
+    def per_mask(stack: np.ndarray, share_of: dict[int, np.ndarray], j: int) -> np.ndarray:
         """τ with the full test set and each metric's level on mask ``j`` of ``stack``:
-        B × metrics × keys."""
+        B × metrics × keys. The masks of ``j``'s share (``share_of[j]``) are scored together."""
         keep = stack[j]
-        boot = full if keep.all() else _boot_means(subsets.score(keep), names, codes, counts)
+        if j not in scored and not keep.all():
+            scored.clear()
+            group = share_of[j]
+            scored.update(zip(group.tolist(), subsets.scores(stack[group]), strict=True))
+        boot = full if keep.all() else _boot_means(scored[j], names, codes, counts)
         out = np.empty((int(n_boot), len(names), len(keys)))
         for k, (what, agg) in enumerate(keys):
             if what == "tau":
@@ -202,7 +204,8 @@ def curve_replicates(
         if len(sizes) != 1:
             raise ValueError(f"scheme {scheme!r}: the shares hold different numbers of masks")
         shares[scheme], n_masks[scheme] = np.asarray(grid, dtype=float), sizes.pop()
-        reps = draws.over_groups(partial(per_mask, m.keep), per_share)
+        share_of = {int(j): g for g in per_share for j in g}
+        reps = draws.over_groups(partial(per_mask, m.keep, share_of), per_share)
         for k, (what, agg) in enumerate(keys):  # reps: B × shares × metrics × keys
             part = np.ascontiguousarray(reps[..., k])
             (tau if what == "tau" else level)[(scheme, agg)] = part
