@@ -130,6 +130,26 @@ def test_nan_kendall_tau_skips_missing_and_matches_scipy():
         ag.nan_kendall_tau([1.0], [2.0])
 
 
+def test_tau_against_a_reference_is_nan_kendall_tau_to_the_last_digit():
+    rng = np.random.default_rng(9)
+    ref = rng.integers(0, 4, size=(50, 3, 12)).astype(float)  # ties within the reference
+    ref[4, 1] = 2.0  # a reference ordering that ties every system
+    ref[9, 0, 5] = np.nan  # and one with a missing score
+    against = ag.TauAgainst(ref)
+    for k in range(3):
+        x = rng.integers(0, 5, size=ref.shape).astype(float)
+        x[rng.random(ref.shape[:-1]) < 0.05, 3] = np.nan
+        x[11, 2] = 7.0  # an ordering that ties every system
+        got = against(x)
+        assert got.shape == (50, 3)
+        np.testing.assert_array_equal(got, ag.nan_kendall_tau(x, ref))
+        assert np.isnan(got[4, 1]) and np.isnan(got[9, 0]) and np.isnan(got[11, 2])
+    with pytest.raises(ValueError, match="reference's shape"):
+        against(ref[0])
+    with pytest.raises(ValueError, match="at least two systems"):
+        ag.TauAgainst(np.ones((3, 1)))
+
+
 def test_tau_matrices_against_tau_matrix_and_by_resample():
     rng = np.random.default_rng(8)
     scores = rng.random((4, 10))

@@ -71,6 +71,21 @@ def test_mask_level_draws_among_the_masks_of_each_group():
     assert np.unique(reps[:, 0]).size > 3
 
 
+def test_a_group_at_once_draws_as_a_mask_at_a_time():
+    per = np.random.default_rng(4).normal(size=(7, 60, 2))  # 7 masks × B × 2 statistics
+    groups = [[0, 1, 2], [3, 4, 5, 6], [2]]
+    one = TwoLevel(12, 60, seed=5).over_groups(lambda j: per[j], groups)
+    asked = []
+
+    def batch(idx):
+        asked.append(idx.tolist())
+        return per[idx]
+
+    both = TwoLevel(12, 60, seed=5).over_group_batches(batch, groups)
+    np.testing.assert_array_equal(both, one)
+    assert asked == groups and both.shape == (60, 3, 2)
+
+
 def test_users_are_those_of_resample_counts_and_nan_is_skipped():
     draws = TwoLevel(25, 40, seed=9)
     np.testing.assert_array_equal(draws.counts, bootstrap.resample_counts(25, 40, 9))

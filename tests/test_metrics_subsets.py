@@ -161,6 +161,11 @@ def test_masks_of_whole_users_equal_the_pass_and_the_rebuilt_judgments(opts):
         np.testing.assert_array_equal(got["mean"][:, m], per[m].T)
         np.testing.assert_array_equal(got["gmean"][:, m], gper[m].T)
     assert np.isnan(got["mean"][len(users) - 1]).all()  # no user left: no mean
+    # scored a few masks at a time (whole users and random rows mixed in a chunk): score's
+    for k, scores in enumerate(sub.scores(keep, chunk=3)):
+        one = sub.score(keep[k])
+        for n in names:
+            np.testing.assert_array_equal(scores[n], one[n])
     for k in range(len(users)):
         if not keep[k].any():
             continue

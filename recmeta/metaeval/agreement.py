@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 __all__ = [
+    "TauAgainst",
     "kendall_tau",
     "mean_band",
     "mean_with_others",
@@ -115,6 +116,82 @@ def _nan_tau_rows(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:  # pra
                 nx += int(sx * sx)
                 ny += int(sy * sy)
         den = np.sqrt(float(nx) * float(ny))
+        out[r] = min(1.0, max(-1.0, num / den)) if den > 0 else np.nan
+
+
+class TauAgainst:
+    """:func:`nan_kendall_tau` of many orderings against one ``reference`` (..., systems).
+
+    The reference's sign of every pair of systems is found once, so each call compares only the
+    orderings given (the bootstrap replicates of a mask against those of the full test set);
+    the counts of signs are the same integers, so the values are :func:`nan_kendall_tau`'s.
+    """
+
+    def __init__(self, reference: ArrayLike) -> None:
+        y = np.asarray(reference, dtype=np.float64)
+        if y.ndim == 0 or y.shape[-1] < 2:
+            raise ValueError("the reference must hold at least two systems on its last axis")
+        self.shape = y.shape
+        rows = np.ascontiguousarray(y.reshape(-1, y.shape[-1]))
+        n = rows.shape[1]
+        self._signs = np.empty((rows.shape[0], n * (n - 1) // 2), dtype=np.int8)
+        self._ny = np.empty(rows.shape[0], dtype=np.int64)
+        _pair_signs(rows, self._signs, self._ny)
+
+    def __call__(self, x: ArrayLike) -> np.ndarray:
+        """τ-b of each ordering of ``x`` (the reference's shape) with the reference's."""
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != self.shape:
+            raise ValueError(f"x must have the reference's shape {self.shape}, got {x.shape}")
+        out = np.empty(self._ny.size)
+        _tau_against(np.ascontiguousarray(x.reshape(self._ny.size, -1)), self._signs, self._ny, out)
+        return out.reshape(self.shape[:-1])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _pair_signs(y: np.ndarray, signs: np.ndarray, ny: np.ndarray) -> None:  # pragma: no cover
+    """Each row's sign of y_i − y_j for i < j (row-major pairs), and their count of non-ties;
+    ny = −1 marks a row with a non-finite score."""
+    m, n = y.shape
+    for r in prange(m):
+        finite = True
+        for i in range(n):
+            if not np.isfinite(y[r, i]):
+                finite = False
+        p = 0
+        count = 0
+        for i in range(n - 1):
+            for j in range(i + 1, n):
+                sy = np.sign(y[r, i] - y[r, j]) if finite else 0.0
+                signs[r, p] = int(sy)
+                count += int(sy * sy)
+                p += 1
+        ny[r] = count if finite else -1
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _tau_against(x, signs, ny, out):  # pragma: no cover - compiled
+    """τ-b of each row of ``x`` against the reference row whose signs are ``signs``: the sums
+    of :func:`_nan_tau_rows`, NaN where either side is not finite or ties every system."""
+    m, n = x.shape
+    for r in prange(m):
+        finite = ny[r] >= 0
+        for i in range(n):
+            if not np.isfinite(x[r, i]):
+                finite = False
+        if not finite:
+            out[r] = np.nan
+            continue
+        num = 0
+        nx = 0
+        p = 0
+        for i in range(n - 1):
+            for j in range(i + 1, n):
+                sx = int(np.sign(x[r, i] - x[r, j]))
+                num += sx * signs[r, p]
+                nx += sx * sx
+                p += 1
+        den = np.sqrt(float(nx) * float(ny[r]))
         out[r] = min(1.0, max(-1.0, num / den)) if den > 0 else np.nan
 
 

@@ -9,7 +9,7 @@ incomplete are random. The two-level bootstrap resamples both, in ``B`` replicat
    counts ``c_b`` (:func:`recmeta.metaeval.bootstrap.resample_counts` with the given seed, so
    the users are those of every other bootstrap over users with that seed). The statistic of
    every mask ``j`` is recomputed on those users: ``θ_jb`` (the caller computes it from
-   :attr:`TwoLevel.counts`, one mask at a time);
+   :attr:`TwoLevel.counts`, one mask or one group of masks at a time);
 2. **masks** (second level): within each group of exchangeable masks (the random masks of one
    share), replicate ``b`` draws as many masks as the group holds, with replacement
    (a generator seeded with ``seed + 1``), and its value is the mean of ``θ_jb`` over the drawn
@@ -76,6 +76,16 @@ class TwoLevel:
         """Both levels over several groups of masks: ``statistic(j)`` is mask ``j``'s statistic
         in every replicate of the users (B × …, computed from :attr:`counts`); ``groups`` lists
         the mask indices of each group. Returns (B × groups × …)."""
+        return self.over_group_batches(
+            lambda idx: np.stack([np.asarray(statistic(int(j))) for j in idx]), groups
+        )
+
+    def over_group_batches(
+        self, statistics: Callable[[np.ndarray], ArrayLike], groups: Sequence[ArrayLike]
+    ) -> np.ndarray:
+        """:meth:`over_groups` with the statistics of a whole group at once: ``statistics(idx)``
+        is (masks × B × …) for the masks ``idx`` of one group, so a caller can score them
+        together. Returns (B × groups × …)."""
         if len(groups) == 0:
             raise ValueError("over_groups needs at least one group of masks")
         out = []
@@ -83,5 +93,5 @@ class TwoLevel:
             idx = np.asarray(g, dtype=np.int64).ravel()
             if idx.size == 0:
                 raise ValueError("a group of masks is empty")
-            out.append(self.average(np.stack([np.asarray(statistic(int(j))) for j in idx])))
+            out.append(self.average(statistics(idx)))
         return np.stack(out, axis=1)

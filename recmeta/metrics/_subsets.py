@@ -22,7 +22,7 @@ values, so its means are read from the full evaluation without a pass
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
 import numba
@@ -256,32 +256,34 @@ class Subsets:
 
         ``None`` keeps every row: the values of :func:`recmeta.metrics.score_matrices`.
         """
-        return self.scores(self._check_keep(keep, 1)[None, :])[0]
+        return next(self.scores(self._check_keep(keep, 1)[None, :]))
 
-    def scores(self, keep: npt.ArrayLike | _HasKeep) -> list[dict[str, np.ndarray]]:
+    def scores(
+        self, keep: npt.ArrayLike | _HasKeep, chunk: int | None = None
+    ) -> Iterator[dict[str, np.ndarray]]:
         """:meth:`score` of every mask of ``keep`` (masks × judgment rows, or a
-        :class:`recmeta.metaeval.incompleteness.Masks`), the masks shared among numba's threads.
-        Holds every mask's per-user values at once: give it a few masks at a time."""
+        :class:`recmeta.metaeval.incompleteness.Masks`), in order. ``chunk`` masks (default:
+        two per numba thread) are scored at a time, shared among numba's threads."""
         keep = self._check_keep(keep, 2)
+        step = chunk or 2 * numba.get_num_threads()
         n_req = self._plan.codes.shape[0]
-        out = np.full((keep.shape[0], n_req, *self._shape), np.nan)
-        whole, users = K.whole_users(keep, self._indptr)
-        for k in np.flatnonzero(whole):
-            out[k] = self._full_values()
-            out[k][:, :, ~users[k]] = np.nan
-        rest = np.flatnonzero(~whole)
-        if rest.size == len(keep):
-            K.subset_scores_many(keep, out, *self._args())
-        elif rest.size:
-            part = np.full((rest.size, *out.shape[1:]), np.nan)
-            K.subset_scores_many(np.ascontiguousarray(keep[rest]), part, *self._args())
-            out[rest] = part
-        return [
-            dict(
-                zip(self.metrics, by_request(self.specs, self._unique, self._plan, o), strict=True)
-            )
-            for o in out
-        ]
+        for at in range(0, keep.shape[0], step):
+            part = keep[at : at + step]
+            out = np.full((part.shape[0], n_req, *self._shape), np.nan)
+            whole, users = K.whole_users(part, self._indptr)
+            for k in np.flatnonzero(whole):
+                out[k] = self._full_values()
+                out[k][:, :, ~users[k]] = np.nan
+            rest = np.flatnonzero(~whole)
+            if rest.size == part.shape[0]:
+                K.subset_scores_many(part, out, *self._args())
+            elif rest.size:
+                some = np.full((rest.size, *out.shape[1:]), np.nan)
+                K.subset_scores_many(np.ascontiguousarray(part[rest]), some, *self._args())
+                out[rest] = some
+            for o in out:
+                values = by_request(self.specs, self._unique, self._plan, o)
+                yield dict(zip(self.metrics, values, strict=True))
 
     def means(
         self, keep: npt.ArrayLike | _HasKeep, aggregates: Sequence[str] = ("mean",)

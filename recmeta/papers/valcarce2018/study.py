@@ -152,7 +152,12 @@ def _measures(metrics: Sequence[str], cutoffs: Sequence[int]) -> list[str]:
 def _per_user(subsets: Subsets, keep: np.ndarray | None) -> np.ndarray:
     """Per-user scores (measures × systems × users) on the test rows ``keep`` leaves, measures
     metric-major as :func:`_measures`."""
-    return np.stack(list(subsets.score(keep).values()))
+    return _stacked(subsets.score(keep))
+
+
+def _stacked(scores: dict[str, np.ndarray]) -> np.ndarray:
+    """Per-user scores of every measure stacked (measures × systems × users)."""
+    return np.stack(list(scores.values()))
 
 
 def nanmean(x: np.ndarray) -> np.ndarray:
@@ -317,20 +322,27 @@ def analyse(
     rows = [agreement.kendall_tau(m_j, means) for m_j in sparse_means]
     sparsity = _tidy(np.array(rows), measures, sparse.frame())
 
+    against = agreement.TauAgainst(boot_means)  # nan_kendall_tau(·, boot_means)
+
     def boot_tau(pu: np.ndarray | None) -> np.ndarray:
         """τ with the full test set in every bootstrap resample of the users (B × measures),
         from the per-user scores of an incomplete test set (None: the full one)."""
         if pu is None:
-            return agreement.nan_kendall_tau(boot_means, boot_means)
-        bm = bootstrap.weighted_means(pu[:, :, evaluated], counts)
-        return agreement.nan_kendall_tau(bm, boot_means)
+            return against(boot_means)
+        return against(bootstrap.weighted_means(pu[:, :, evaluated], counts))
 
-    def sparse_boot(j: int) -> np.ndarray:
-        keep = sparse.keep[j]
-        return boot_tau(None if keep.all() else _per_user(subsets, keep))
+    def sparse_boot(idx: np.ndarray) -> np.ndarray:
+        """:func:`boot_tau` of the sparse masks ``idx`` (one share's), scored together."""
+        keep = sparse.keep[idx]
+        return np.stack(
+            [
+                boot_tau(None if k.all() else _stacked(s))
+                for k, s in zip(keep, subsets.scores(keep), strict=True)
+            ]
+        )
 
     groups = [np.flatnonzero(sparse.share == s)[:boot_masks] for s in pd.unique(sparse.share)]
-    sparsity_boot = draws.over_groups(sparse_boot, groups)  # B × shares × measures
+    sparsity_boot = draws.over_group_batches(sparse_boot, groups)  # B × shares × measures
     rows, boot_rows = [], []
     for j in range(len(popular)):
         if popular.keep[j].all():

@@ -151,9 +151,10 @@ def curve_replicates(
     ``topics`` gives each topic's user (:attr:`~.folds.Study.topics`). Each mask is scored once
     per topic; replicate ``b`` draws the users with counts ``resample_counts(users, n_boot,
     seed)[b]`` and, at each share, as many masks as there are, with replacement (generator
-    seeded with ``seed + 1``). τ is :func:`recmeta.metaeval.agreement.nan_kendall_tau` (NaN
+    seeded with ``seed + 1``). τ is :func:`recmeta.metaeval.agreement.nan_kendall_tau`, against
+    the full test set's replicates (:class:`~recmeta.metaeval.agreement.TauAgainst`): NaN
     where a replicate leaves a system without a scored user; such points are averaged over
-    the masks that have one).
+    the masks that have one.
 
     ``max_masks`` bounds the cost (each mask scored costs a pass and ``n_boot`` means): only the
     first ``max_masks`` masks of each share enter the bootstrap, drawn ``max_masks`` at a time.
@@ -169,29 +170,28 @@ def curve_replicates(
     draws = TwoLevel(len(users), int(n_boot), seed)
     counts = draws.counts.astype(np.float64)
     full = _boot_means(subsets.score(), names, codes, counts)
+    against = {agg: agreement.TauAgainst(full[agg]) for agg in AGGREGATES}
     #: the statistics of a mask, stacked on a last axis: τ and level, each under both means
     keys = [(what, agg) for what in ("tau", "level") for agg in AGGREGATES]
 
-    scored: dict[int, dict[str, np.ndarray]] = {}  # the scores of the masks of one share
-
-    def per_mask(stack: np.ndarray, share_of: dict[int, np.ndarray], j: int) -> np.ndarray:
-        """τ with the full test set and each metric's level on mask ``j`` of ``stack``:
-        B × metrics × keys. The masks of ``j``'s share (``share_of[j]``) are scored together."""
-        keep = stack[j]
-        if j not in scored and not keep.all():
-            scored.clear()
-            group = share_of[j]
-            scored.update(zip(group.tolist(), subsets.scores(stack[group]), strict=True))
-        boot = full if keep.all() else _boot_means(scored[j], names, codes, counts)
+    def per_mask(keep: np.ndarray, scores: dict[str, np.ndarray]) -> np.ndarray:
+        """τ with the full test set and each metric's level on one mask with these per-topic
+        ``scores``: B × metrics × keys."""
+        boot = full if keep.all() else _boot_means(scores, names, codes, counts)
         out = np.empty((int(n_boot), len(names), len(keys)))
         for k, (what, agg) in enumerate(keys):
             if what == "tau":
-                out[..., k] = agreement.nan_kendall_tau(boot[agg], full[agg])
+                out[..., k] = against[agg](boot[agg])
             else:
                 with warnings.catch_warnings():  # a resample may leave no scored user
                     warnings.simplefilter("ignore", RuntimeWarning)
                     out[..., k] = np.nanmean(boot[agg], axis=-1)
         return out
+
+    def share_stats(stack: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """:func:`per_mask` of the masks ``idx`` of one share, scored together."""
+        keep = stack[idx]
+        return np.stack([per_mask(k, s) for k, s in zip(keep, subsets.scores(keep), strict=True)])
 
     shares: dict[str, np.ndarray] = {}
     n_masks: dict[str, int] = {}
@@ -204,8 +204,7 @@ def curve_replicates(
         if len(sizes) != 1:
             raise ValueError(f"scheme {scheme!r}: the shares hold different numbers of masks")
         shares[scheme], n_masks[scheme] = np.asarray(grid, dtype=float), sizes.pop()
-        share_of = {int(j): g for g in per_share for j in g}
-        reps = draws.over_groups(partial(per_mask, m.keep, share_of), per_share)
+        reps = draws.over_group_batches(partial(share_stats, m.keep), per_share)
         for k, (what, agg) in enumerate(keys):  # reps: B × shares × metrics × keys
             part = np.ascontiguousarray(reps[..., k])
             (tau if what == "tau" else level)[(scheme, agg)] = part
