@@ -75,48 +75,14 @@ def nan_kendall_tau(x: ArrayLike, y: ArrayLike) -> np.ndarray:
 
     Bootstrap resamples of users can leave a system without a scored user (its mean is NaN);
     those orderings get τ = NaN instead of an error, every other one its τ-b. The leading axes
-    broadcast; one compiled pass over the orderings (thousands of resamples × measures) counts
-    each one's signs in integers, so the values are those of :func:`kendall_tau` to the last digit.
+    broadcast. Compiled passes over the orderings (thousands of resamples × measures,
+    :class:`TauAgainst`) count each one's signs in integers, so the values are those of
+    :func:`kendall_tau` to the last digit.
     """
     x, y = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
-    if x.ndim == 0:
-        raise ValueError("x and y must hold one score per system on their last axis")
-    lead, n = x.shape[:-1], x.shape[-1]
-    if n < 2:
+    if x.ndim == 0 or x.shape[-1] < 2:
         raise ValueError("Kendall's tau needs at least two systems")
-    out = np.empty(int(np.prod(lead, dtype=np.int64)))
-    xr, yr = (np.ascontiguousarray(a.reshape(-1, n)) for a in (x, y))  # broadcasts as copies
-    _nan_tau_rows(xr, yr, out)
-    return out.reshape(lead)
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _nan_tau_rows(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
-    """τ-b of each row pair of ``x`` and ``y`` (rows × systems) into ``out``; NaN where a row
-    holds a non-finite score or one side ties every system. The sums of signs are integers,
-    the ratio is that of :func:`kendall_tau`."""
-    m, n = x.shape
-    for r in prange(m):
-        finite = True
-        for i in range(n):
-            if not (np.isfinite(x[r, i]) and np.isfinite(y[r, i])):
-                finite = False
-                break
-        if not finite:
-            out[r] = np.nan
-            continue
-        num = 0
-        nx = 0
-        ny = 0
-        for i in range(n - 1):
-            for j in range(i + 1, n):
-                sx = np.sign(x[r, i] - x[r, j])
-                sy = np.sign(y[r, i] - y[r, j])
-                num += int(sx * sy)
-                nx += int(sx * sx)
-                ny += int(sy * sy)
-        den = np.sqrt(float(nx) * float(ny))
-        out[r] = min(1.0, max(-1.0, num / den)) if den > 0 else np.nan
+    return TauAgainst(y)(x)
 
 
 class TauAgainst:
@@ -171,8 +137,9 @@ def _pair_signs(y: np.ndarray, signs: np.ndarray, ny: np.ndarray) -> None:  # pr
 
 @njit(cache=True, nogil=True, parallel=True)
 def _tau_against(x, signs, ny, out):  # pragma: no cover - compiled
-    """τ-b of each row of ``x`` against the reference row whose signs are ``signs``: the sums
-    of :func:`_nan_tau_rows`, NaN where either side is not finite or ties every system."""
+    """τ-b of each row of ``x`` against the reference row whose pair signs are ``signs``
+    (Σ sign·sign over √(non-ties of x · non-ties of y)), NaN where either side is not finite
+    or ties every system."""
     m, n = x.shape
     for r in prange(m):
         finite = ny[r] >= 0
