@@ -95,7 +95,23 @@ def test_shipped_fits_are_the_benchmark_records():
     scale = _scale_module()
     names = ["scale-real-and-small.json", "scale-large.json", "scale-ml20m.json"]
     files = [str(ROOT / "benchmarks" / "results" / n) for n in names]
-    assert (ROOT / "recmeta" / "book" / "cost_fits.py").read_text() == scale.fits_module(files)
+    shipped = (ROOT / "recmeta" / "book" / "cost_fits.py").read_text()
+    refit = scale.fits_module(files)
+    # the same text but for the last digits of the least-squares floats, which differ between
+    # CPUs (the BLAS's kernels): every key, count and label equal, every float to 1e-9
+    assert shipped.split("FITS")[0] == refit.split("FITS")[0]
+    ours, theirs = ({}, {})
+    exec(shipped, ours)
+    exec(refit, theirs)
+    assert ours["FITS"].keys() == theirs["FITS"].keys()
+    for name, fit in ours["FITS"].items():
+        other = theirs["FITS"][name]
+        assert fit.keys() == other.keys(), name
+        for key, value in fit.items():
+            if isinstance(value, float):
+                assert value == pytest.approx(other[key], rel=1e-9, abs=1e-12), (name, key)
+            else:
+                assert value == other[key], (name, key)
 
 
 def test_every_roster_system_has_a_growth_and_an_unknown_one_is_refused():
@@ -189,7 +205,7 @@ def test_assessing_plan_counts_folds():
     two = valcarce2020.cost_plan(
         size, ["pop", "bias"], folds=[0, 3], shares=shares, n_samples=4, n_permutations=100
     ).frame()
-    sets = 3 * 2 * 4 + 3 + 2
+    sets = 2 * 2 * 4 + 3  # ratings and items, 4 masks a share; popular; users cost no pass
     curve = costs.growth("curve").seconds(size)
     assert one.loc[one["group"] == "incomplete judgments", "seconds"].iat[0] == pytest.approx(
         curve * sets * 2 / 22_000 * (9 / 7) ** 0.41
@@ -313,13 +329,24 @@ def test_runs_made_ahead_are_estimated_at_their_measured_share(monkeypatch):
         assert got == pytest.approx(one_at_a_time * share)
         # the chapters that make their runs ahead say so in their plans
         plan = valcarce2018.cost_plan(
-            size, systems, metrics=["P"], cutoffs=[10], sparsity_shares=[1.0], n_samples=1,
-            popularity_shares=[1.0], n_permutations=10, threshold=4,
+            size,
+            systems,
+            metrics=["P"],
+            cutoffs=[10],
+            sparsity_shares=[1.0],
+            n_samples=1,
+            popularity_shares=[1.0],
+            n_permutations=10,
+            threshold=4,
         ).frame()
         runs = plan.loc[plan["group"] == "recommender runs", "seconds"].sum()
         assert runs == pytest.approx(one_at_a_time * share)
         folds = valcarce2020.cost_plan(
-            size, systems, folds=[0, 1], shares={"ratings": [1.0]}, n_samples=1,
+            size,
+            systems,
+            folds=[0, 1],
+            shares={"ratings": [1.0]},
+            n_samples=1,
             n_permutations=10,
         ).frame()
         runs = folds.loc[folds["group"] == "recommender runs", "seconds"].sum()

@@ -215,13 +215,14 @@ def cost_plan(
 ) -> Plan:
     """The expensive steps of :func:`run` on a dataset of ``size`` (:mod:`recmeta.book.costs`): the
     runs of ``systems`` on each of ``folds``; one compiled pass per incomplete test set of the
-    five schemes (``n_samples`` masks per share for the random schemes, one per share for the
-    deterministic ones); and the permutation tests of every pair for every metric, on users and
-    on (fold, user) topics."""
+    schemes that remove ratings or items (``n_samples`` masks per share for the random ones, one
+    per share for popular items; the users schemes keep whole users and need none); and the
+    permutation tests of every pair for every metric, on users and on (fold, user) topics."""
     metrics = list(metrics or METRICS)
     n_sys, n_m = len(systems), len(metrics)
-    deterministic = {"popular", "large-users"}
-    sets = sum(len(v) * (1 if k in deterministic else n_samples) for k, v in shares.items())
+    # the users schemes keep whole users: their masks' means need no pass (Subsets.means)
+    passes = {"ratings": n_samples, "items": n_samples, "popular": 1}
+    sets = sum(len(v) * passes[k] for k, v in shares.items() if k in passes)
     pairs = n_sys * (n_sys - 1) // 2 * n_m
     # each fold adds its own lists (users × systems) and test rows: as many incomplete test
     # sets and topics as one holdout per fold
