@@ -323,9 +323,8 @@ class Subsets:
                     full, users, which, mean, gmean, GMEAN_FLOOR, with_gmean, threads
                 )
             else:
-                K.subset_means(
-                    keep, which, mean, gmean, *self._args(), GMEAN_FLOOR, with_gmean, threads
-                )
+                args = (keep, which, mean, gmean, *self._args(), GMEAN_FLOOR, with_gmean, threads)
+                K.subset_means(*args)
         out = {}
         for agg, values in (("mean", mean), ("gmean", gmean)):
             if agg in aggregates:
