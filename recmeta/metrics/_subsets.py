@@ -313,18 +313,15 @@ class Subsets:
         # a mask that keeps each user's rows whole (all or none) leaves the kept users' values
         # as on the full judgments: their means need no pass over the lists
         whole, users = K.whole_users(keep, self._indptr)
-        for fast, which in ((True, np.flatnonzero(whole)), (False, np.flatnonzero(~whole))):
-            if not which.size:
-                continue
-            threads = max(1, min(which.size, numba.get_num_threads()))
-            if fast:
-                full = self._full_values()
-                K.user_subset_means(
-                    full, users, which, mean, gmean, GMEAN_FLOOR, with_gmean, threads
-                )
-            else:
-                args = (keep, which, mean, gmean, *self._args(), GMEAN_FLOOR, with_gmean, threads)
-                K.subset_means(*args)
+        fast, slow = np.flatnonzero(whole), np.flatnonzero(~whole)
+        if fast.size:
+            full = self._full_values()
+            threads = max(1, min(fast.size, numba.get_num_threads()))
+            K.user_subset_means(full, users, fast, mean, gmean, GMEAN_FLOOR, with_gmean, threads)
+        if slow.size:
+            threads = max(1, min(slow.size, numba.get_num_threads()))
+            args = (keep, slow, mean, gmean, *self._args(), GMEAN_FLOOR, with_gmean, threads)
+            K.subset_means(*args)
         out = {}
         for agg, values in (("mean", mean), ("gmean", gmean)):
             if agg in aggregates:
