@@ -154,7 +154,7 @@ def test_masks_of_whole_users_equal_the_pass_and_the_rebuilt_judgments(opts):
     mean = np.full((len(keep), n_req, 3), np.nan)
     gmean = np.full_like(mean, np.nan)
     every = np.arange(len(keep))
-    K.subset_means(keep, every, mean, gmean, *sub._args(), GMEAN_FLOOR, True, 2)
+    K.subset_means(keep, every, mean, gmean, sub._args(), GMEAN_FLOOR, True, 2)
     per = by_request(sub.specs, sub._unique, sub._plan, np.moveaxis(mean, 0, -1))
     gper = by_request(sub.specs, sub._unique, sub._plan, np.moveaxis(gmean, 0, -1))
     for m, n in enumerate(names):

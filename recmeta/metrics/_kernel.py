@@ -1460,76 +1460,13 @@ def _subset_pass(
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def subset_scores_many(
-    keep: np.ndarray,
-    out: np.ndarray,
-    n_sys: int,
-    n_users: int,
-    list_ptr: np.ndarray,
-    hit_pos: np.ndarray,
-    hit_entry: np.ndarray,
-    hit_lo: np.ndarray,
-    hit_hi: np.ndarray,
-    list_len: np.ndarray,
-    tie_mode: int,
-    indptr: np.ndarray,
-    ent_items: np.ndarray,
-    ent_grades: np.ndarray,
-    threshold: float,
-    infap_pooled: bool,
-    codes: np.ndarray,
-    cuts: np.ndarray,
-    kdivs: np.ndarray,
-    slots: np.ndarray,
-    need: np.ndarray,
-    rmax: np.ndarray,
-    weights: np.ndarray,
-    recall_levels: np.ndarray,
-    gain_keys: np.ndarray,
-    gain_vals: np.ndarray,
-    ideal_len: int,
-    max_entries: int,
-    max_hits: int,
-    max_cut: int,
-    all_users: bool,
-) -> None:
+def subset_scores_many(keep: np.ndarray, out: np.ndarray, hits: tuple) -> None:
     """Per-user values on the judgments each mask of ``keep`` (masks × rows) leaves, into
     ``out`` (masks × requests × systems × users; NaN = excluded), the masks shared among
-    numba's threads."""
+    numba's threads. ``hits`` are :func:`_subset_pass`'s arguments after the mask, up to
+    ``out`` (``Subsets._args``)."""
     for k in prange(keep.shape[0]):
-        _subset_pass(
-            keep[k],
-            n_sys,
-            n_users,
-            list_ptr,
-            hit_pos,
-            hit_entry,
-            hit_lo,
-            hit_hi,
-            list_len,
-            tie_mode,
-            indptr,
-            ent_items,
-            ent_grades,
-            threshold,
-            infap_pooled,
-            codes,
-            cuts,
-            kdivs,
-            slots,
-            need,
-            rmax,
-            weights,
-            recall_levels,
-            gain_keys,
-            gain_vals,
-            ideal_len,
-            max_entries,
-            max_hits,
-            max_cut,
-            all_users,
-            out[k],
-        )
+        _subset_pass(keep[k], *(hits + (out[k],)))
 
 
 @njit(cache=True, nogil=True)
@@ -1646,48 +1583,21 @@ def subset_means(
     which: np.ndarray,
     mean: np.ndarray,
     gmean: np.ndarray,
-    n_sys: int,
-    n_users: int,
-    list_ptr: np.ndarray,
-    hit_pos: np.ndarray,
-    hit_entry: np.ndarray,
-    hit_lo: np.ndarray,
-    hit_hi: np.ndarray,
-    list_len: np.ndarray,
-    tie_mode: int,
-    indptr: np.ndarray,
-    ent_items: np.ndarray,
-    ent_grades: np.ndarray,
-    threshold: float,
-    infap_pooled: bool,
-    codes: np.ndarray,
-    cuts: np.ndarray,
-    kdivs: np.ndarray,
-    slots: np.ndarray,
-    need: np.ndarray,
-    rmax: np.ndarray,
-    weights: np.ndarray,
-    recall_levels: np.ndarray,
-    gain_keys: np.ndarray,
-    gain_vals: np.ndarray,
-    ideal_len: int,
-    max_entries: int,
-    max_hits: int,
-    max_cut: int,
-    all_users: bool,
+    hits: tuple,
     floor: float,
     with_gmean: bool,
     n_chunks: int,
 ) -> None:
     """Arithmetic and geometric means over users (requests × systems) of the masks ``which``,
-    written into ``mean`` and ``gmean`` (masks × requests × systems) at those masks.
+    written into ``mean`` and ``gmean`` (masks × requests × systems) at those masks; ``hits``
+    as for :func:`subset_scores_many`.
 
     Users left out on a mask (NaN) are left out of its means; the geometric mean (computed
     when ``with_gmean``) floors values at ``floor`` (:func:`_user_means`). Masks are shared
     among ``n_chunks`` threads.
     """
+    n_req, n_sys, n_users = mean.shape[1], mean.shape[2], hits[1]  # hits: n_sys, n_users, ...
     n = which.size
-    n_req = codes.shape[0]
     per = (n + n_chunks - 1) // n_chunks
     every = np.ones(n_users, dtype=np.bool_)
     for c in prange(n_chunks):
@@ -1695,38 +1605,6 @@ def subset_means(
         logs = np.empty_like(out)
         for i in range(c * per, min(n, (c + 1) * per)):
             k = which[i]
-            _subset_pass(
-                keep[k],
-                n_sys,
-                n_users,
-                list_ptr,
-                hit_pos,
-                hit_entry,
-                hit_lo,
-                hit_hi,
-                list_len,
-                tie_mode,
-                indptr,
-                ent_items,
-                ent_grades,
-                threshold,
-                infap_pooled,
-                codes,
-                cuts,
-                kdivs,
-                slots,
-                need,
-                rmax,
-                weights,
-                recall_levels,
-                gain_keys,
-                gain_vals,
-                ideal_len,
-                max_entries,
-                max_hits,
-                max_cut,
-                all_users,
-                out,
-            )
+            _subset_pass(keep[k], *(hits + (out,)))
             floored_logs(out, floor, with_gmean, logs)
             _user_means(out, logs, every, mean[k], gmean[k], with_gmean)

@@ -248,7 +248,7 @@ class Subsets:
         if self._full is None:
             self._full = np.full((self._plan.codes.shape[0], *self._shape), np.nan)
             every = np.ones((1, self.n_rows), dtype=bool)
-            K.subset_scores_many(every, self._full[None], *self._args())
+            K.subset_scores_many(every, self._full[None], self._args())
         return self._full
 
     def score(self, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -276,10 +276,10 @@ class Subsets:
                 out[k][:, :, ~users[k]] = np.nan
             rest = np.flatnonzero(~whole)
             if rest.size == part.shape[0]:
-                K.subset_scores_many(part, out, *self._args())
+                K.subset_scores_many(part, out, self._args())
             elif rest.size:
                 some = np.full((rest.size, *out.shape[1:]), np.nan)
-                K.subset_scores_many(np.ascontiguousarray(part[rest]), some, *self._args())
+                K.subset_scores_many(np.ascontiguousarray(part[rest]), some, self._args())
                 out[rest] = some
             for o in out:
                 values = by_request(self.specs, self._unique, self._plan, o)
@@ -320,8 +320,8 @@ class Subsets:
             K.user_subset_means(full, users, fast, mean, gmean, GMEAN_FLOOR, with_gmean, threads)
         if slow.size:
             threads = max(1, min(slow.size, numba.get_num_threads()))
-            args = (keep, slow, mean, gmean, *self._args(), GMEAN_FLOOR, with_gmean, threads)
-            K.subset_means(*args)
+            hits = self._args()
+            K.subset_means(keep, slow, mean, gmean, hits, GMEAN_FLOOR, with_gmean, threads)
         out = {}
         for agg, values in (("mean", mean), ("gmean", gmean)):
             if agg in aggregates:
