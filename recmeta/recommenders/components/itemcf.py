@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from lenskit.data import Dataset, ItemList, QueryInput, Vocabulary
 from lenskit.pipeline import Component
 from lenskit.training import Trainable, TrainingOptions
+from numba import njit, prange
 from pydantic import BaseModel, PositiveFloat, PositiveInt
 
 from ._common import history_numbers, scored, training_matrix
@@ -52,15 +53,98 @@ class ItemCFConfig(BaseModel, extra="forbid"):
     "Keep s_ij only if j is among the k' nearest items of i (eq. 28, row neighbourhood)."
 
 
-def _top_per_row(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, k: int) -> np.ndarray:
-    """Mask of the entries among the k largest of their row (ties: smaller column first)."""
-    order = np.lexsort((cols, -vals, rows))
-    r = rows[order]
-    start = np.r_[True, r[1:] != r[:-1]] if len(r) else np.zeros(0, bool)
-    first = np.maximum.accumulate(np.where(start, np.arange(len(r)), 0))
-    keep = np.empty(len(r), dtype=bool)
-    keep[order] = (np.arange(len(r)) - first) < k
-    return keep
+# ----------------------------------------------------------------------------- kernels
+@njit(cache=True, nogil=True, parallel=True)
+def _compact(ptr, idx, keep, vals, scale):  # pragma: no cover - compiled
+    """The CSR arrays (row pointers, columns, values) of the entries ``keep`` marks, each
+    row's values divided by its ``scale``."""
+    n = ptr.shape[0] - 1
+    size = np.zeros(n + 1, dtype=np.int64)
+    for r in prange(n):
+        for p in range(ptr[r], ptr[r + 1]):
+            if keep[p]:
+                size[r + 1] += 1
+    out_ptr = np.cumsum(size)
+    out_idx = np.empty(out_ptr[n], dtype=np.int32)
+    out_vals = np.empty(out_ptr[n])
+    for r in prange(n):
+        o = out_ptr[r]
+        for p in range(ptr[r], ptr[r + 1]):
+            if keep[p]:
+                out_idx[o] = idx[p]
+                out_vals[o] = vals[p] / scale[r]
+                o += 1
+    return out_ptr, out_idx, out_vals
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _cosines(ptr, idx, co, counts):  # pragma: no cover - compiled
+    """Eq. 27's base :math:`|U_i \\cap U_j| / \\sqrt{|U_i|\\,|U_j|}` for the stored
+    off-diagonal entries of the co-occurrence ``(ptr, idx, co)`` (CSR, sorted columns), as
+    CSR arrays."""
+    keep = np.empty(co.shape[0], dtype=np.bool_)
+    base = np.zeros(co.shape[0])
+    for r in prange(ptr.shape[0] - 1):
+        for p in range(ptr[r], ptr[r + 1]):
+            c = idx[p]
+            keep[p] = c != r and co[p] > 0
+            if keep[p]:
+                base[p] = co[p] / np.sqrt(counts[r] * counts[c])
+    return _compact(ptr, idx, keep, base, np.ones(ptr.shape[0] - 1))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _kth(ptr, cols, vals, k):  # pragma: no cover - compiled
+    """Each row's k-th entry by value descending, then column ascending: (value, column);
+    (-inf, n) for a row of k entries or fewer, which keeps them all."""
+    n = ptr.shape[0] - 1
+    kv = np.full(n, -np.inf)
+    kc = np.full(n, n, dtype=np.int64)
+    for r in prange(n):
+        a, b = ptr[r], ptr[r + 1]
+        if b - a <= k:
+            continue
+        if k > 32:  # a stable sort: columns ascend within the row
+            e = a + np.argsort(-vals[a:b], kind="mergesort")[k - 1]
+            kv[r], kc[r] = vals[e], cols[e]
+            continue
+        bv = np.empty(k)  # the best k so far, best first; columns arrive ascending, so an
+        bc = np.empty(k, dtype=np.int64)  # equal value ranks after those already held
+        m = 0
+        for p in range(a, b):
+            v = vals[p]
+            if m == k and v <= bv[k - 1]:
+                continue
+            j = min(m, k - 1)
+            while j > 0 and bv[j - 1] < v:
+                bv[j], bc[j] = bv[j - 1], bc[j - 1]
+                j -= 1
+            bv[j], bc[j] = v, cols[p]
+            m = min(m + 1, k)
+        kv[r], kc[r] = bv[k - 1], bc[k - 1]
+    return kv, kc
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _sparsify_normalise(ptr, cols, vals, row_v, row_c, col_v, col_c):  # pragma: no cover
+    """Eqs. 28–29: keep s_ij when j is among row i's kept (``row_*``, :func:`_kth`) and i among
+    column j's (``col_*``: by symmetry, row j's), then divide each row by its L2 norm, summed in
+    column order. Returns the CSR arrays of :math:`s''`."""
+    n = ptr.shape[0] - 1
+    keep = np.empty(cols.shape[0], dtype=np.bool_)
+    norms = np.zeros(n)
+    for r in prange(n):
+        sq = 0.0
+        for p in range(ptr[r], ptr[r + 1]):
+            c, v = cols[p], vals[p]
+            ok = (v > row_v[r] or (v == row_v[r] and c <= row_c[r])) and (
+                v > col_v[c] or (v == col_v[c] and r <= col_c[c])
+            )
+            keep[p] = ok
+            if ok:
+                sq += v * v
+        norms[r] = np.sqrt(sq)
+    return _compact(ptr, cols, keep, vals, norms)
 
 
 def similarity(
@@ -68,25 +152,26 @@ def similarity(
 ) -> sp.csr_array:
     """The row-normalised, sparsified similarity :math:`s''` (eqs. 27–29) of a users × items matrix.
 
-    ``ui`` is read as binary (any stored non-zero is an interaction).
+    ``ui`` is read as binary (any stored non-zero is an interaction). The co-occurrence
+    :math:`X^\\top X` is symmetric (its entries are exact integer counts), and so is eq. 27;
+    the compiled passes read column neighbourhoods (eq. 28's :math:`N_k`) from the rows. The
+    power of eq. 27 is numpy's, on the same values as an element-wise evaluation.
     """
     x = sp.csr_array(ui, dtype=np.float64, copy=True)
     x.data[:] = 1.0
     n_items = x.shape[1]
     counts = np.asarray(x.sum(axis=0)).ravel()
-    co = sp.coo_array(x.T @ x)
-    off = (co.row != co.col) & (co.data > 0)
-    rows, cols = co.row[off].astype(np.int64), co.col[off].astype(np.int64)
-    vals = (co.data[off] / np.sqrt(counts[rows] * counts[cols])) ** q  # eq. 27
-    keep = np.ones(len(vals), dtype=bool)
-    if k_prime is not None:  # j in N_k'(i): row neighbourhood
-        keep &= _top_per_row(rows, cols, vals, k_prime)
-    if k is not None:  # i in N_k(j): column neighbourhood
-        keep &= _top_per_row(cols, rows, vals, k)
-    rows, cols, vals = rows[keep], cols[keep], vals[keep]
-    norms = np.sqrt(np.bincount(rows, weights=vals**2, minlength=n_items))
-    vals = vals / norms[rows]  # eq. 29
-    return sp.csr_array((vals, (rows, cols)), shape=(n_items, n_items))
+    co = x.T @ x  # symmetric: its CSR and CSC arrays describe the same matrix
+    co.sort_indices()
+    ptr, cols, base = _cosines(
+        co.indptr.astype(np.int64), co.indices.astype(np.int64), co.data, counts
+    )
+    vals = base**q  # eq. 27
+    none = np.full(n_items, -np.inf), np.full(n_items, n_items, dtype=np.int64)
+    row = _kth(ptr, cols, vals, k_prime) if k_prime is not None else none  # j in N_k'(i)
+    col = _kth(ptr, cols, vals, k) if k is not None else none  # i in N_k(j)
+    out_ptr, out_cols, out_vals = _sparsify_normalise(ptr, cols, vals, *row, *col)
+    return sp.csr_array((out_vals, out_cols, out_ptr.astype(np.int32)), shape=(n_items, n_items))
 
 
 class ItemCFScorer(Component[ItemList], Trainable):
