@@ -129,8 +129,9 @@ def test_paths_are_make_keys_one_fingerprint_per_split(tmp_path, train, monkeypa
     systems = roster.systems(SYSTEMS[:3])
     other = train.iloc[1:]
     a, b = _options(tmp_path), _options(tmp_path, split="another")
-    tasks = [recommenders.Task(s, f, o) for f, o in ((train, a), (other, a), (train, b))
-             for s in systems]
+    tasks = [
+        recommenders.Task(s, f, o) for f, o in ((train, a), (other, a), (train, b)) for s in systems
+    ]
     want = []
     for t in tasks:
         (key,) = recommenders.cached.run_keys(
@@ -142,3 +143,39 @@ def test_paths_are_make_keys_one_fingerprint_per_split(tmp_path, train, monkeypa
     monkeypatch.setattr(recommenders.cache, "fingerprint", lambda *f: hashed.append(1) or real(*f))
     assert ahead._paths(tasks) == want and len(set(want)) == len(tasks)
     assert len(hashed) == 3  # once per (frame, options), not once per system
+
+
+def test_pairs_scored_beside_the_lists_equal_pairs_scored_alone_and_train_once(
+    tmp_path, train, monkeypatch
+):
+    """``make(also_pairs=...)``: one training per model for its lists and its candidate
+    scores, which equal those of a model trained for them alone (seeded systems included)."""
+    from recmeta.recommenders import cached
+
+    systems = roster.systems(SYSTEMS + ["ease-250", "biasedmf-50", "flexmf-bpr", "plsa-50"])
+    users = train["user"].unique()[::3]
+    pairs = pd.DataFrame({"user": users.repeat(2), "item": [1, 50] * len(users)}).merge(
+        train[["user", "item"]], how="left", indicator=True
+    )
+    pairs = pairs.loc[pairs["_merge"] == "left_only", ["user", "item"]].reset_index(drop=True)
+    alone_opts = _options(tmp_path / "alone")
+    alone = recommenders.make(systems, train, pairs=pairs, progress=False, **alone_opts)
+    lists_alone = recommenders.make(systems, train, progress=False, **alone_opts)
+
+    trained = []
+    real_train = cached.train
+    monkeypatch.setattr(
+        cached, "train", lambda s, *a, **k: trained.append(s.name) or real_train(s, *a, **k)
+    )
+    opts = _options(tmp_path / "beside")
+    lists = recommenders.make(systems, train, also_pairs=pairs, progress=False, **opts)
+    assert trained == [s.name for s in systems]
+    before = dict(recommenders.RUN_COUNTS)
+    scores = recommenders.make(systems, train, pairs=pairs, progress=False, **opts)
+    assert trained == [s.name for s in systems]  # nothing trained again
+    assert recommenders.RUN_COUNTS["made"] - before["made"] == len(systems)
+    assert recommenders.RUN_COUNTS["cached"] == before["cached"]
+    pd.testing.assert_frame_equal(scores, alone, check_exact=True)
+    pd.testing.assert_frame_equal(lists, lists_alone, check_exact=True)
+    with pytest.raises(ValueError, match="also_pairs goes with top-N lists"):
+        recommenders.make(systems, train, pairs=pairs, also_pairs=pairs, **opts)

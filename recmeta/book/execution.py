@@ -178,7 +178,7 @@ class Execution:
         else:
             runs_text = (
                 f"{total} recommender runs, {f['runs_cached']} read from the run cache "
-                f"and {f['runs_made']} trained during this execution"
+                f"and {f['runs_made']} made during this execution"
             )
         what = PROFILE_TEXT.get(str(f["profile"]))
         parts = [f"profile: **{f['profile']}**" + (f" ({what})" if what else "")]

@@ -30,8 +30,9 @@ __all__ = ["make", "make_runs", "run_keys", "RUN_COUNTS", "MADE_AHEAD"]
 
 #: how many runs :func:`make` read from the cache and how many it made, in this process
 RUN_COUNTS: dict[str, int] = {"cached": 0, "made": 0}
-#: the cache paths of runs that worker processes made for this one (:mod:`.ahead`) and that
-#: :func:`make` has not read yet: reading one counts it as made, not as cached
+#: the cache paths of runs made for this process but not by a call that returned them (by worker
+#: processes, :mod:`.ahead`, or beside another run, ``make(also_pairs=...)``) that :func:`make`
+#: has not read yet: reading one counts it as made, not as cached
 MADE_AHEAD: set[str] = set()
 
 
@@ -53,6 +54,7 @@ def make(
     block: int = 256,
     root: str | os.PathLike | None = None,
     progress: bool | None = None,
+    also_pairs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Runs of several systems on one split, from the cache where present, else made and cached.
 
@@ -61,9 +63,23 @@ def make(
     lists over ``candidates`` (``"test"`` needs ``test``); with ``pairs`` (user, item): candidate
     scores. Returns one frame with a ``system`` column first. A run interrupted part-way resumes
     at its first unfinished block of users (the model is trained again with the same seed).
+
+    ``also_pairs`` (top-N lists only): candidate pairs that a later ``make(..., pairs=...)`` on
+    the same split will ask for. Each model this call trains scores them too, under that call's
+    key, so the model is trained once for both; the later call reads them and counts them as
+    made. The scores are those of a model trained for them alone: training is seeded, and the
+    tests check that the two ways give equal frames.
     """
 
     systems = list(systems)
+    if also_pairs is not None and pairs is not None:
+        raise ValueError("also_pairs goes with top-N lists; this call already scores pairs=")
+    also: list[tuple[pd.DataFrame, RunKey, Path] | None] = [None] * len(systems)
+    if also_pairs is not None:
+        also_keys = run_keys(
+            systems, train_df, dataset=dataset, split=split, seed=seed, pairs=also_pairs
+        )
+        also = [(also_pairs, k, k.path(root)) for k in also_keys]
     keys = run_keys(
         systems,
         train_df,
@@ -76,7 +92,7 @@ def make(
         pairs=pairs,
     )
     out = []
-    for system, key in zip(systems, keys, strict=True):
+    for system, key, extra in zip(systems, keys, also, strict=True):
         path = key.path(root)
         if path.exists():
             df = cache.read_frame(path)
@@ -105,6 +121,7 @@ def make(
                         n_jobs=n_jobs,
                         block=block,
                         progress=progress,
+                        also=extra,
                     )
                     RUN_COUNTS["made"] += 1
         out.append(df.assign(system=system.name))
@@ -185,21 +202,27 @@ def _make_one(
     n_jobs: int | None,
     block: int,
     progress: bool | None,
+    also: tuple[pd.DataFrame, RunKey, Path] | None = None,
 ) -> pd.DataFrame:
 
     model = train(system, train_df, seed=seed, n=depth)
+    scoring: dict[str, Any] = {
+        "engine": engine,
+        "use_ray": use_ray,
+        "n_jobs": n_jobs,
+        "block": block,
+    }
     if pairs is not None:
-        df = score_candidates(
-            model,
-            pairs,
-            engine=engine,
-            use_ray=use_ray,
-            n_jobs=n_jobs,
-            block=block,
-            progress=progress,
-        )
+        df = score_candidates(model, pairs, progress=progress, **scoring)
         cache.write_frame(df, path, key)
         return df
+    if also is not None:
+        also_pairs, also_key, also_path = also
+        with cache.lock(also_path):  # another process may be making the same run
+            if not also_path.exists():
+                scores = score_candidates(model, also_pairs, progress=progress, **scoring)
+                cache.write_frame(scores, also_path, also_key)
+                MADE_AHEAD.add(str(also_path))
     return _resumable_top_n(
         model,
         key,

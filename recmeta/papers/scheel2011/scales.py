@@ -20,6 +20,7 @@ from ... import analyses, recommenders
 from ...data import splits
 from ...metrics import Judgments, Runs, evaluate
 from ...recommenders import roster
+from .candidates import virtual_candidates
 from .measures import PAPER_METRICS
 from .settings import Settings
 
@@ -235,6 +236,7 @@ def scale_experiment(split: splits.Split, dataset: str, settings: Settings) -> d
         split=f"holdout-{s.test_fraction}",
         seed=s.seed,
         depth=s.depth,
+        also_pairs=virtual_candidates(split, s),  # the virtual users' (trained once)
     )
     per_user = scale_study(split.test, top, SCALE_VERSIONS, REAL_METRICS, per_user=True)
     return {**ledger_inputs(settings), "scale_per_user": per_user}

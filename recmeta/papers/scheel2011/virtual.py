@@ -20,6 +20,7 @@ from ...data import splits
 from ...metaeval import bootstrap
 from ...metrics import Judgments, Runs, evaluate
 from ...recommenders import roster
+from .candidates import candidate_items, virtual_candidates
 from .measures import PAPER_METRICS
 from .scales import REAL_LABELS, REAL_METRICS
 from .settings import Settings
@@ -105,41 +106,6 @@ def virtual_judgments(
             "rating": quantise_levels(scores, n_levels, score_col=score_col, scope=scope),
         }
     )
-
-
-def candidate_items(
-    train: pd.DataFrame, n_items: int, *, users: Sequence | None = None, seed: int = 0
-) -> pd.DataFrame:
-    """``n_items`` items per user, drawn uniformly without replacement from the training items
-    the user has not rated: the candidates every system ranks for a virtual user.
-
-    ``users`` defaults to every training user. Returns a frame (user, item) sorted by user.
-    Vectorised: one random key per (user, item), the user's rated items pushed to the end.
-    """
-    missing = [c for c in ("user", "item") if c not in train.columns]
-    if missing:
-        raise KeyError(f"the training frame lacks column(s) {missing}")
-    items: np.ndarray = np.sort(pd.unique(train["item"]))
-    ids: np.ndarray = np.sort(pd.unique(train["user"])) if users is None else np.asarray(users)
-    unknown = ~np.isin(ids, train["user"].to_numpy())
-    if unknown.any():
-        raise ValueError(
-            f"{int(unknown.sum())} users have no training ratings, e.g. {ids[unknown][:3].tolist()}"
-        )
-    rated = np.zeros((ids.size, items.size), dtype=np.bool_)
-    sub = train[train["user"].isin(ids)]
-    rows = pd.Index(ids).get_indexer(sub["user"])
-    rated[rows, np.searchsorted(items, sub["item"].to_numpy())] = True
-    free = items.size - rated.sum(axis=1)
-    if n_items < 1 or (free < n_items).any():
-        raise ValueError(
-            f"n_items must be between 1 and the fewest unrated items of a user "
-            f"({free.min()}), got {n_items}"
-        )
-    keys = np.random.default_rng(seed).random(rated.shape)
-    keys[rated] = np.inf
-    pick = np.sort(np.argpartition(keys, n_items - 1, axis=1)[:, :n_items], axis=1)
-    return pd.DataFrame({"user": np.repeat(ids, n_items), "item": items[pick.ravel()]})
 
 
 def virtual_user_study(
@@ -277,8 +243,7 @@ def virtual_experiment(split: splits.Split, dataset: str, settings: Settings) ->
     settings, then the raw scores; unscored candidates last). Returns the ledger's
     ``candidate_scores`` and ``virtual_per_user``."""
     s = settings
-    test_users = np.sort(split.test["user"].unique())
-    pairs = candidate_items(split.train, s.n_candidates, users=test_users, seed=s.seed)
+    pairs = virtual_candidates(split, s)
     scores = recommenders.make(
         roster.systems(list(s.systems)),
         split.train,
