@@ -4,6 +4,8 @@ A file is written to a temporary name in its destination's folder (``.<name>.<pi
 flushed to disk, then renamed over the destination with :func:`os.replace`, which is atomic on
 one file system: a reader sees the old file or the new one, never half of one, and a write that
 fails removes its temporary file. A folder is copied the same way (:func:`copytree_atomic`).
+Two processes that would make the same file hold :func:`lock` while making it, so the second
+finds it made.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["write_atomic", "write_text_atomic", "copytree_atomic"]
+__all__ = ["write_atomic", "write_text_atomic", "copytree_atomic", "lock"]
 
 
 def write_atomic(path: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
@@ -60,3 +63,27 @@ def copytree_atomic(src: str | os.PathLike[str], dst: str | os.PathLike[str]) ->
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return dst
+
+
+@contextmanager
+def lock(final: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on the file to be made at ``final`` while making it.
+
+    Two processes making the same file at once (a recommender run, a compiled module) would
+    otherwise both do the work, and a run's blocks would be written twice. The lock is an
+    ``flock`` on ``<final>.lock``, released by the kernel even if the holder dies; where
+    ``fcntl`` is missing (Windows), files are made without a lock.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    path = Path(str(final) + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

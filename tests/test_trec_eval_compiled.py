@@ -238,3 +238,33 @@ def test_json_is_streamed_as_json_dump_writes_it(tmp_path, monkeypatch):
             assert len(chunks) >= len(result.records(query, summary)) // size
     text = "".join(result.json_chunks(True))
     assert '"value": null' in text and '"query": "t\\u00f3pico\\u2603"' in text
+
+
+def test_processes_needing_the_module_at_once_build_it_once(tmp_path, monkeypatch):
+    """The build holds a lock (``recmeta.files.lock``, an ``flock``, which two threads' own
+    opens of the lock file contend for as two processes would): the second caller waits and
+    loads the module the first built."""
+    import threading
+    import time
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_te_compiled.shutil, "which", lambda name: "/usr/bin/cc")
+    builds, loads = [], []
+
+    def build(name, folder):
+        builds.append(name)
+        time.sleep(0.5)  # long enough for the other caller to arrive meanwhile
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / (name + _te_compiled.importlib.machinery.EXTENSION_SUFFIXES[0])
+        target.write_bytes(b"built")
+        return target
+
+    monkeypatch.setattr(_te_compiled, "_build", build)
+    monkeypatch.setattr(_te_compiled, "_load", lambda name, path: loads.append(path) or path)
+    callers = [threading.Thread(target=kernel.__wrapped__) for _ in range(2)]
+    for c in callers:
+        c.start()
+    for c in callers:
+        c.join()
+    assert len(builds) == 1
+    assert len(loads) == 2 and loads[0] == loads[1] and loads[0].read_bytes() == b"built"

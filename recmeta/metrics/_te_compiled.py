@@ -9,9 +9,11 @@ the source files and numpy's version names the module), and every later process 
 module with numpy alone. The functions compiled are the JIT's own,
 with the argument types written below (:data:`SIGNATURES`), so there is one implementation.
 
-The module lives in ``$NUMBA_CACHE_DIR/recmeta`` when that is set, else in the package's
-``__pycache__`` (else ``~/.cache/recmeta``). Without a C compiler, or if the build fails (with a
-warning naming the cause), the JIT functions are used: same values, slower start-up.
+Processes that need the module at once build it once: the others wait on a lock
+(:func:`recmeta.files.lock`) and load it. The module lives in ``$NUMBA_CACHE_DIR/recmeta`` when
+that is set, else in the package's ``__pycache__`` (else ``~/.cache/recmeta``). Without a C
+compiler, or if the build fails (with a warning naming the cause), the JIT functions are used:
+same values, slower start-up.
 ``numba.pycc`` has been "pending deprecation" since numba 0.57 (a replacement is announced, not
 released); if a release drops it, the import fails and the JIT is used, with the warning. What
 it costs to keep: :data:`SIGNATURES` must follow the three functions' arguments (a change of type
@@ -126,7 +128,11 @@ def kernel() -> ModuleType:
 
         return _te_kernel
     try:
-        return _load(name, _build(name, folder))
+        from ..files import lock
+
+        with lock(path):  # another process may be building it: wait, then load its module
+            built = path if path.exists() else _build(name, folder)
+        return _load(name, built)
     except Exception as exc:  # noqa: BLE001 - any failure of the build leaves the JIT
         warnings.warn(
             f"could not compile the trec_eval pass ahead of time ({type(exc).__name__}: "

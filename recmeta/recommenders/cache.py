@@ -18,13 +18,12 @@ The root is ``$RECMETA_CACHE``, else ``_cache/runs`` in the project folder (see
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,10 +33,11 @@ import pandas as pd
 
 from ..arrays import frame_hashes
 from ..data import project_root
-from ..files import write_atomic
+from ..files import lock, write_atomic
 
 __all__ = [
     "ENV_VAR",
+    "lock",
     "RunKey",
     "Parts",
     "cache_dir",
@@ -145,30 +145,6 @@ def read_key(path: str | os.PathLike) -> dict[str, Any] | None:
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(_META)
     return json.loads(raw) if raw else None
-
-
-@contextlib.contextmanager
-def lock(final: str | os.PathLike) -> Iterator[None]:
-    """Hold an exclusive lock on the run stored at ``final`` while making it.
-
-    Two processes asked for the same run at once would otherwise write the same blocks and one
-    would remove the other's parts on finishing. The lock is an ``flock`` on ``<final>.lock``,
-    released by the kernel even if the holder dies; where ``fcntl`` is missing (Windows), runs
-    are made without a lock.
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    path = Path(str(final) + ".lock")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 class Parts:
