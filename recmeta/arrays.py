@@ -9,15 +9,21 @@ these instead. Each returns what the numpy function of its name returns for arra
 from __future__ import annotations
 
 import ctypes
+import inspect
+import os
 import platform
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
+import numba
 import numpy as np
 import pandas as pd
 from numba import njit, prange
 from numpy.typing import ArrayLike
 
 __all__ = [
+    "compile_once",
     "frame_hashes",
     "first_rows",
     "has_duplicates",
@@ -29,6 +35,35 @@ __all__ = [
     "row_smallest",
     "sorted_unique",
 ]
+
+
+def compile_once(kernel: Any, args: Sequence[Any]) -> None:
+    """Compile ``kernel`` (a numba dispatcher with ``cache=True``) for the types of ``args``,
+    or load it from numba's cache, before it is called with them.
+
+    numba compiles on a process's first call and writes its cache after; processes starting
+    together (the tests' workers, a book's chapters) would each compile a large kernel. Here
+    the compilation holds a file lock (:func:`recmeta.files.lock`), so the first process
+    compiles and the others wait and load what it wrote. The call itself takes no lock.
+    """
+    types = tuple(numba.typeof(a) for a in args)
+    if types in kernel.overloads:
+        return
+    from contextlib import AbstractContextManager, nullcontext
+
+    from .files import lock
+
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    folder = Path(root) if root else Path(inspect.getfile(kernel.py_func)).parent / "__pycache__"
+    guard: AbstractContextManager[None] = nullcontext()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if os.access(folder, os.W_OK):
+            guard = lock(folder / f"{kernel.py_func.__module__}.{kernel.__name__}.compile")
+    except OSError:  # a folder this process cannot write: compile without the lock
+        pass
+    with guard:
+        kernel.compile(types)
 
 
 def keep_freed_memory() -> bool:

@@ -327,3 +327,51 @@ def test_group_sums_are_a_bincount_per_row_to_the_last_digit() -> None:
         group_sums(x, codes[:-1], 11)
     with pytest.raises(ValueError, match=r"codes must lie in \[0, 11\)"):
         group_sums(x, np.r_[codes[:-1], 11], 11)
+
+
+def test_compile_once_compiles_for_the_call_types_under_a_lock(tmp_path, monkeypatch) -> None:
+    """The signature compiled is the one the call dispatches to (no second compilation), the
+    compilation holds the file lock, and a kernel compiled for those types takes no lock."""
+    from contextlib import contextmanager
+
+    from numba import njit
+
+    from recmeta import files
+    from recmeta.arrays import compile_once
+    from recmeta.metrics import _kernel, _plan
+
+    held = []
+
+    @contextmanager
+    def lock(path):
+        held.append(path)
+        yield
+
+    monkeypatch.setattr(files, "lock", lock)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+
+    @njit
+    def add(a, b, flag):
+        return a.sum() + b if flag else b
+
+    args = (np.arange(5.0), 3, True)
+    compile_once(add, args)
+    assert len(add.overloads) == 1 and len(held) == 1
+    assert held[0].parent == tmp_path and held[0].name.endswith("add.compile")
+    assert add(*args) == 13.0
+    assert len(add.overloads) == 1  # the call found the compiled signature
+    compile_once(add, args)
+    assert len(held) == 1  # compiled already: no lock taken
+    compile_once(add, (np.arange(5, dtype=np.int32), 3, True))
+    assert len(add.overloads) == 2 and len(held) == 2
+
+    from recmeta.metrics import score_rankings
+
+    calls = []
+    monkeypatch.setattr(_plan, "compile_once", lambda k, a: calls.append(k) or compile_once(k, a))
+    score_rankings(np.eye(4), ["AUC", "RR"])  # the engine goes through compile_once
+    kernel = _kernel.evaluate_lists_serial
+    assert calls == [kernel]
+    before = len(kernel.overloads)
+    score_rankings(np.eye(6), ["nDCG@3"])
+    assert len(kernel.overloads) == before  # the same types: nothing compiled on the call

@@ -71,6 +71,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import compile_once
 from . import _kernel as K
 from ._judgments import Judgments
 from ._names import ELEVEN_POINTS, GAIN_FROM_OPTION, MetricSpec
@@ -332,7 +333,7 @@ def run_plan(
         else ranks.shape[0] * ranks.shape[1] * int(plan.cuts.max())
     )
     kernel = K.evaluate_lists if positions >= PARALLEL_MIN_POSITIONS else K.evaluate_lists_serial
-    out, gmax = kernel(
+    args = (
         ranks,
         tied,
         plan.tie_mode,
@@ -357,6 +358,8 @@ def run_plan(
         _max_entries(judgments),
         bool(all_users),
     )
+    compile_once(kernel, args)  # the largest kernel: processes starting together compile it once
+    out, gmax = kernel(*args)
     check_err(plan, gmax.max(initial=0.0))
     return by_request(specs, unique, plan, out)
 
