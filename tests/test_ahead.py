@@ -129,9 +129,8 @@ def test_paths_are_make_keys_one_fingerprint_per_split(tmp_path, train, monkeypa
     systems = roster.systems(SYSTEMS[:3])
     other = train.iloc[1:]
     a, b = _options(tmp_path), _options(tmp_path, split="another")
-    tasks = [
-        recommenders.Task(s, f, o) for f, o in ((train, a), (other, a), (train, b)) for s in systems
-    ]
+    tasks = [recommenders.Task(s, f, o) for f, o in ((train, a), (other, a), (train, b))
+             for s in systems]
     want = []
     for t in tasks:
         (key,) = recommenders.cached.run_keys(

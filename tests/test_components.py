@@ -315,10 +315,10 @@ def _item_knn_reference(s, ds):
     ui = ds.interactions().matrix().scipy(field, layout="csr")
     out = np.full((ds.user_count, ds.item_count), np.nan)
     for u in range(ds.user_count):
-        hist = ui.indices[ui.indptr[u] : ui.indptr[u + 1]]
-        vals = ui.data[ui.indptr[u] : ui.indptr[u + 1]]
+        hist = ui.indices[ui.indptr[u]:ui.indptr[u + 1]]
+        vals = ui.data[ui.indptr[u]:ui.indptr[u + 1]]
         for i in range(ds.item_count):
-            nb = sorted((-S[j, i], j, v) for j, v in zip(hist, vals) if S[j, i] > 0)[: cfg.max_nbrs]
+            nb = sorted((-S[j, i], j, v) for j, v in zip(hist, vals) if S[j, i] > 0)[:cfg.max_nbrs]
             if not nb or len(nb) < cfg.min_nbrs:
                 continue
             w = np.array([-x[0] for x in nb])
@@ -341,16 +341,15 @@ def _user_knn_reference(s, ds):
     out = np.full((ds.user_count, ds.item_count), np.nan)
     for u in range(ds.user_count):
         q = np.zeros(ds.item_count)
-        cols = ui.indices[ui.indptr[u] : ui.indptr[u + 1]]
-        vals = np.asarray(ui.data[ui.indptr[u] : ui.indptr[u + 1]], dtype=np.float32)
+        cols = ui.indices[ui.indptr[u]:ui.indptr[u + 1]]
+        vals = np.asarray(ui.data[ui.indptr[u]:ui.indptr[u + 1]], dtype=np.float32)
         mean = np.float32(vals.mean()) if cfg.explicit else 0.0
         q[cols] = (vals - mean) if cfg.explicit else 1.0
         w = (X @ q).astype(np.float32)
         w[u] = 0
         for i in range(ds.item_count):
-            nb = sorted(
-                (-w[v], v) for v in range(ds.user_count) if w[v] >= cfg.min_sim and struct[v, i]
-            )[: cfg.max_nbrs]
+            nb = sorted((-w[v], v) for v in range(ds.user_count)
+                        if w[v] >= cfg.min_sim and struct[v, i])[:cfg.max_nbrs]
             if not nb or len(nb) < cfg.min_nbrs:
                 continue
             ww = np.array([-x[0] for x in nb], dtype=np.float64)
@@ -393,17 +392,8 @@ def test_knn_tie_keeps_the_smaller_item_number():
     b are equally similar to d (0.5, c: 0.25). With max_nbrs = 1 the tie keeps a."""
     from lenskit.data.matrix import SparseRowArray
 
-    rows = [
-        (1, 1, 3.0),
-        (1, 2, 3.0),
-        (2, 1, 5.0),
-        (2, 2, 1.0),
-        (2, 3, 3.0),
-        (3, 2, 4.0),
-        (3, 3, 2.0),
-        (4, 3, 4.0),
-        (4, 4, 2.0),
-    ]
+    rows = [(1, 1, 3.0), (1, 2, 3.0), (2, 1, 5.0), (2, 2, 1.0), (2, 3, 3.0), (3, 2, 4.0),
+            (3, 3, 2.0), (4, 3, 4.0), (4, 4, 2.0)]
     df = pd.DataFrame(rows, columns=["user", "item", "rating"])
     ds = from_interactions_df(df, user_col="user", item_col="item", rating_col="rating")
     a, b, c, d = ds.items.numbers([1, 2, 3, 4])
@@ -412,11 +402,10 @@ def test_knn_tie_keeps_the_smaller_item_number():
     S[c, d] = 0.25
     mu = {a: 4.0, b: 8 / 3, c: 3.0, d: 2.0}  # the items' training means
     u2 = ds.users.number(2)
-    for k, expect in [
-        (1, mu[d] + (5 - mu[a])),
-        (2, mu[d] + (0.5 * (5 - mu[a]) + 0.5 * (1 - mu[b])) / 1.0),
-        (3, mu[d] + (0.5 * (5 - mu[a]) + 0.5 * (1 - mu[b]) + 0.25 * (3 - mu[c])) / 1.25),
-    ]:
+    for k, expect in [(1, mu[d] + (5 - mu[a])),
+                      (2, mu[d] + (0.5 * (5 - mu[a]) + 0.5 * (1 - mu[b])) / 1.0),
+                      (3, mu[d] + (0.5 * (5 - mu[a]) + 0.5 * (1 - mu[b]) + 0.25 * (3 - mu[c]))
+                       / 1.25)]:
         s = _knn("item", ds, max_nbrs=k, feedback="explicit")
         assert np.allclose(s.item_means[[a, b, c, d]], [mu[a], mu[b], mu[c], mu[d]])
         s.sim_matrix = SparseRowArray.from_scipy(sp.csr_array(S))
@@ -434,19 +423,14 @@ def test_knn_scores_equal_lenskit_on_movielens(ml100k):
     ds = to_lenskit(ml100k.loc[ml100k["user"] <= 120])
     items = ItemList(item_ids=ds.items.ids())
     users = np.arange(0, ds.user_count, 3)
-    for kind, feedback, k in [
-        ("item", "implicit", 20),
-        ("item", "explicit", 20),
-        ("user", "implicit", 30),
-        ("user", "explicit", 30),
-    ]:
+    for kind, feedback, k in [("item", "implicit", 20), ("item", "explicit", 20),
+                              ("user", "implicit", 30), ("user", "explicit", 30)]:
         s = _knn(kind, ds, max_nbrs=k, feedback=feedback)
         pipe = topn_pipeline(s, n=10)
         pipe.train(ds)
         got = _block(kind, s, ds, users)
-        lk = np.stack(
-            [pipe.run("scorer", query=uid, items=items).scores() for uid in ds.users.ids(users)]
-        )
+        lk = np.stack([pipe.run("scorer", query=uid, items=items).scores()
+                       for uid in ds.users.ids(users)])
         assert np.array_equal(np.isnan(got), np.isnan(lk)), (kind, feedback)
         close = np.isclose(got, lk, rtol=1e-5, atol=1e-5) | np.isnan(lk)
         if feedback == "implicit" or kind == "user":
@@ -456,7 +440,7 @@ def test_knn_scores_equal_lenskit_on_movielens(ml100k):
             ui = ds.interactions().matrix().scipy(None, layout="csr")
             for r, i in zip(*np.nonzero(~close)):
                 u = users[r]
-                w = np.sort(S[ui.indices[ui.indptr[u] : ui.indptr[u + 1]], i])[::-1]
+                w = np.sort(S[ui.indices[ui.indptr[u]:ui.indptr[u + 1]], i])[::-1]
                 assert len(w) > k and w[k - 1] == w[k], (u, i)
             assert close.mean() > 0.99
 
