@@ -163,9 +163,7 @@ def similarity(
     counts = np.asarray(x.sum(axis=0)).ravel()
     co = x.T @ x  # symmetric: its CSR and CSC arrays describe the same matrix
     co.sort_indices()
-    ptr, cols, base = _cosines(
-        co.indptr.astype(np.int64), co.indices.astype(np.int64), co.data, counts
-    )
+    ptr, cols, base = _cosines(co.indptr, co.indices, co.data, counts)
     vals = base**q  # eq. 27
     none = np.full(n_items, -np.inf), np.full(n_items, n_items, dtype=np.int64)
     row = _kth(ptr, cols, vals, k_prime) if k_prime is not None else none  # j in N_k'(i)
