@@ -4,7 +4,8 @@
     .venv/bin/python benchmarks/scale.py bench --sizes s64,s16 --systems pop,bias,wrmf-50
     .venv/bin/python benchmarks/scale.py report benchmarks/results/scale-*.json > table.md
 
-Sizes (users, items, ratings): ``ml-100k``; ``half``, the half-million-rating MovieLens subset
+Sizes (users, items, ratings): ``ml-100k``; ``ml-latest-small`` (610 users, 9,724 items);
+``half``, the half-million-rating MovieLens subset
 (users 1-2,999 of ML-1M's ratings file, partial; :mod:`benchdata`); and synthetic tables shaped
 like ML-20M (:func:`benchdata.ml20m_like`) on two ladders. Ladder A (``s64``, ``s16``, ``s4``,
 ``s1``) scales users and items of ML-20M together by f = 1/64, 1/16, 1/4, 1 and the ratings by
@@ -75,7 +76,11 @@ SYNTHETIC: dict[str, tuple[int, int, int]] = {
                                                                  / round(ML20M_U / 16)))
        for d in (64, 4)},
 }
-SIZES = ["ml-100k", "half", *SYNTHETIC]
+#: the real tables: ML-100K, the half-million subset, and ml-latest-small (the book's second
+#: dataset: 16 items per user where the others have 2 to 4, so the fits see how the runs grow
+#: with the items)
+REAL = ["ml-100k", "half", "ml-latest-small"]
+SIZES = [*REAL, *SYNTHETIC]
 PHASES = ["runs", "metrics", "tests", "curve"]
 N_SYSTEMS = 22
 BOOK_METRICS = ["P@10", "P@100", "R@10", "R@100", "nDCG@10", "nDCG@100", "AP@10", "AP@100", "RR",
@@ -102,7 +107,7 @@ def prepare(work: Path, size: str) -> dict:
     t0 = time.perf_counter()
     if size in SYNTHETIC:
         df = benchdata.ml20m_like(*SYNTHETIC[size], seed=0)
-    elif size in ("ml-100k", "half"):
+    elif size in REAL:
         _, df = benchdata.load(size, work)
     else:
         raise ValueError(f"unknown size {size!r}; choose from {', '.join(SIZES)}")

@@ -93,7 +93,8 @@ def test_fit_growth_recovers_known_laws_and_borrows_exponents():
 def test_shipped_fits_are_the_benchmark_records():
     assert RESULTS, "benchmarks/results/scale-*.json missing"
     scale = _scale_module()
-    names = ["scale-real-and-small.json", "scale-large.json", "scale-ml20m.json"]
+    names = ["scale-real-and-small.json", "scale-large.json", "scale-ml20m.json",
+             "scale-ml-latest-small.json"]
     files = [str(ROOT / "benchmarks" / "results" / n) for n in names]
     shipped = (ROOT / "recmeta" / "book" / "cost_fits.py").read_text()
     refit = scale.fits_module(files)
@@ -151,7 +152,8 @@ def test_plan_scales_steps_as_documented():
 
 def test_fitted_growth_matches_a_measured_record():
     # pop at ML-20M's shape, measured by the benchmark: the fit's prediction, times the
-    # residual factor range it reports, must cover the measured CPU seconds
+    # residual factor range it reports, must cover the measured CPU seconds (to rounding: the
+    # record can be the one with the largest residual, so the bound itself)
     records = [r for f in RESULTS for r in json.loads(f.read_text())]
     rec = [
         r
@@ -163,7 +165,7 @@ def test_fitted_growth_matches_a_measured_record():
     ][-1]
     g = costs.growth("run:pop")
     t = g.seconds(costs.Size(rec["users"], rec["items"], rec["ratings"]))
-    assert g.low * t <= rec["cpu_s"] <= g.high * t
+    assert g.low * t * (1 - 1e-12) <= rec["cpu_s"] <= g.high * t * (1 + 1e-12)
 
 
 def test_robustness_plan_counts_by_hand():

@@ -49,9 +49,10 @@ def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dic
 
     Keys: ``run:<system>`` for each roster system, ``evaluate``, ``tests``, ``curve``. A phase
     measured at :data:`OWN_FIT_SIZES` sizes or more gets its own exponents of users, items and
-    ratings; any other (a system measured on the small sizes only) borrows the exponents of
-    ``family[system]`` and fits its constant on its own sizes. The last record of each (size,
-    phase, system) counts; records that did not finish are left out.
+    ratings. A system of ``family`` (measured on the small and real sizes only, not on the
+    large ones that separate the exponents) borrows the exponents of ``family[system]`` and
+    fits its constant on its own sizes; so does any other phase measured at fewer sizes. The
+    last record of each (size, phase, system) counts; records that did not finish are left out.
     """
     df = pd.DataFrame(list(records))
     df["system"] = df["system"].fillna("")
@@ -83,7 +84,7 @@ def fit_growth(records: Iterable[dict], family: dict[str, str]) -> dict[str, dic
     ]
     groups += [(names[p], df[df["phase"] == p]) for p in names if (df["phase"] == p).any()]
     for key, g in groups:
-        fitted = own(g)
+        fitted = None if key.removeprefix("run:") in family else own(g)
         if fitted:
             out[key] = fitted
     for key, g in groups:
