@@ -18,11 +18,12 @@ book:
 	RECMETA_PROFILE=full $(VENV)/bin/jupyter-book build . --warningiserror --keep-going
 
 ## run the test suite (unit tests, and every chapter executed in the quick profile), one
-## worker per core, a test file per worker: the book's tests share one build
+## worker per core, a test file per worker (the longest first: tests/conftest.py): the book's
+## tests share one build
 test:
 	scripts/bootstrap.sh book,test,bench,ray
 	scripts/install-browser.sh
-	$(VENV)/bin/python -m pytest -n auto --dist loadfile --durations=25
+	$(VENV)/bin/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=25
 
 ## build the book with every chapter in its quick profile (what the tests check)
 quick-book:
