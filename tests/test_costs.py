@@ -90,6 +90,27 @@ def test_fit_growth_recovers_known_laws_and_borrows_exponents():
         fitting.fit_growth(rep + small, {})
 
 
+def test_a_family_member_borrows_exponents_at_as_many_sizes_as_its_own_fit_needs():
+    sizes = [
+        (1_000, 500, 20_000),
+        (4_000, 500, 60_000),
+        (4_000, 2_000, 300_000),
+        (16_000, 2_000, 500_000),
+        (16_000, 8_000, 4_000_000),
+        (64_000, 8_000, 6_000_000),
+    ]
+    rep = _records(lambda u, i, r: 3e-5 * u**0.8 * i**0.5 * r**0.2, sizes, "rep")
+    # measured at as many sizes as the representative, on another law: a fit of its own would
+    # recover that law's exponents; as a member of rep's family it keeps rep's
+    member = _records(lambda u, i, r: 1e-4 * u**0.3 * i**1.5 * r**0.1, sizes, "member")
+    assert len(sizes) >= fitting.OWN_FIT_SIZES
+    alone = fitting.fit_growth(rep + member, {})["run:member"]
+    assert (alone["a"], alone["b"], alone["g"]) == pytest.approx((0.3, 1.5, 0.1), abs=1e-9)
+    borrowed = fitting.fit_growth(rep + member, {"member": "rep"})["run:member"]
+    assert borrowed["via"] == "rep" and borrowed["n"] == len(sizes)
+    assert (borrowed["a"], borrowed["b"], borrowed["g"]) == pytest.approx((0.8, 0.5, 0.2))
+
+
 def test_shipped_fits_are_the_benchmark_records():
     assert RESULTS, "benchmarks/results/scale-*.json missing"
     scale = _scale_module()
