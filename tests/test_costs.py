@@ -62,15 +62,19 @@ def _records(law, sizes, system="", phase="runs"):
     ]
 
 
+#: (users, items, ratings) of six sizes that separate the three exponents
+SIX_SIZES = [
+    (1_000, 500, 20_000),
+    (4_000, 500, 60_000),
+    (4_000, 2_000, 300_000),
+    (16_000, 2_000, 500_000),
+    (16_000, 8_000, 4_000_000),
+    (64_000, 8_000, 6_000_000),
+]
+
+
 def test_fit_growth_recovers_known_laws_and_borrows_exponents():
-    sizes = [
-        (1_000, 500, 20_000),
-        (4_000, 500, 60_000),
-        (4_000, 2_000, 300_000),
-        (16_000, 2_000, 500_000),
-        (16_000, 8_000, 4_000_000),
-        (64_000, 8_000, 6_000_000),
-    ]
+    sizes = SIX_SIZES
     rep = _records(lambda u, i, r: 3e-5 * u**0.8 * i**0.5 * r**0.2, sizes, "rep")
     # a system measured on three small sizes only, 4 times slower than its representative
     small = _records(lambda u, i, r: 1.2e-4 * u**0.8 * i**0.5 * r**0.2, sizes[:3], "small")
@@ -91,14 +95,7 @@ def test_fit_growth_recovers_known_laws_and_borrows_exponents():
 
 
 def test_a_family_member_borrows_exponents_at_as_many_sizes_as_its_own_fit_needs():
-    sizes = [
-        (1_000, 500, 20_000),
-        (4_000, 500, 60_000),
-        (4_000, 2_000, 300_000),
-        (16_000, 2_000, 500_000),
-        (16_000, 8_000, 4_000_000),
-        (64_000, 8_000, 6_000_000),
-    ]
+    sizes = SIX_SIZES
     rep = _records(lambda u, i, r: 3e-5 * u**0.8 * i**0.5 * r**0.2, sizes, "rep")
     # measured at as many sizes as the representative, on another law: a fit of its own would
     # recover that law's exponents; as a member of rep's family it keeps rep's
