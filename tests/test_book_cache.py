@@ -111,15 +111,24 @@ def test_cache_key_follows_the_package_sources(tmp_path):
     assert cache_key(pkg) != first
 
 
+#: a page that marks its start in the folder RENDEZVOUS names, then waits up to RENDEZVOUS_WAIT
+#: seconds for the other page's mark: it meets the other page only if both run at once
 TIMED = HEADER + '''
 # Page {name}
 
 ```{{code-cell}} ipython3
+import os
 import time
+from pathlib import Path
 
 start = time.time()
-time.sleep(2)
-{fail}print("ran-from-to:", start, time.time(), "on page {name}")
+marks = Path(os.environ["RENDEZVOUS"])
+(marks / "{name}").touch()
+wait = float(os.environ["RENDEZVOUS_WAIT"])
+while not (marks / "{other}").exists() and time.time() < start + wait:
+    time.sleep(0.05)
+met = (marks / "{other}").exists()
+{fail}print("ran-from-to:", start, time.time(), "met:", met, "on page {name}")
 ```
 '''
 
@@ -130,17 +139,27 @@ def _two_pages(folder: Path, fail: bool = False) -> None:
     (folder / "_toc.yml").write_text(
         "format: jb-book\nroot: a\nchapters:\n- file: b\n"
     )
-    (folder / "a.md").write_text(TIMED.format(name="a", fail=""))
-    (folder / "b.md").write_text(TIMED.format(name="b", fail="1 / 0\n" if fail else ""))
+    (folder / "a.md").write_text(TIMED.format(name="a", other="b", fail=""))
+    (folder / "b.md").write_text(
+        TIMED.format(name="b", other="a", fail="1 / 0\n" if fail else "")
+    )
 
 
-def _spans(out: Path) -> list[tuple[float, float]]:
+def _spans(out: Path) -> list[tuple[float, float, bool]]:
     spans = []
     for page in ("a", "b"):
         text = (out / "_build" / "html" / f"{page}.html").read_text()
-        start, end = re.search(r"ran-from-to: ([\d.]+) ([\d.]+)", text).groups()
-        spans.append((float(start), float(end)))
+        found = re.search(r"ran-from-to: ([\d.]+) ([\d.]+) met: (\w+)", text)
+        assert found, f"page {page} shows no span"
+        start, end, met = found.groups()
+        spans.append((float(start), float(end), met == "True"))
     return spans
+
+
+def _marks(tmp_path: Path, name: str, wait: float) -> dict[str, str]:
+    folder = tmp_path / f"marks-{name}"
+    folder.mkdir()
+    return {"RENDEZVOUS": str(folder), "RENDEZVOUS_WAIT": str(wait)}
 
 
 def test_chapters_execute_side_by_side_and_a_failure_is_reported_as_when_serial(tmp_path):
@@ -150,24 +169,30 @@ def test_chapters_execute_side_by_side_and_a_failure_is_reported_as_when_serial(
     env = {**os.environ, "RECMETA_PROFILE": "quick", "RECMETA_BOOK_JOBS": "2"}
     jb = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(jb), "build", str(src), "--path-output", str(out)]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=src)
+    # side by side, each page finds the other's mark however slowly the kernels start
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       env={**env, **_marks(tmp_path, "side", 120)}, cwd=src)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "executing 2 chapters, 2 at a time" in r.stdout
-    (a0, a1), (b0, b1) = _spans(out)
-    assert a0 < b1 and b0 < a1  # the two pages' kernels ran at the same time
-    # one at a time: the pages run one after the other
+    (a0, a1, a_met), (b0, b1, b_met) = _spans(out)
+    assert a_met and b_met  # the two pages' kernels ran at the same time
+    assert a0 < b1 and b0 < a1
+    # one at a time: the first page waits alone, and the pages run one after the other
     serial = tmp_path / "serial"
     r = subprocess.run(cmd[:-1] + [str(serial)], capture_output=True, text=True,
-                       env={**env, "RECMETA_BOOK_JOBS": "1"}, cwd=src)
+                       env={**env, "RECMETA_BOOK_JOBS": "1", **_marks(tmp_path, "one", 2)},
+                       cwd=src)
     assert r.returncode == 0 and "at a time" not in r.stdout
-    (a0, a1), (b0, b1) = _spans(serial)
+    (a0, a1, a_met), (b0, b1, b_met) = _spans(serial)
     assert a1 <= b0 or b1 <= a0
+    assert a_met != b_met  # only the page that ran second found the other's mark
     # a page that fails ahead is executed again when read, and the build fails with its error
     bad_src, bad_out = tmp_path / "bad", tmp_path / "bad-out"
     bad_src.mkdir()
     _two_pages(bad_src, fail=True)
     r = subprocess.run([str(jb), "build", str(bad_src), "--path-output", str(bad_out)],
-                       capture_output=True, text=True, env=env, cwd=bad_src)
+                       capture_output=True, text=True,
+                       env={**env, **_marks(tmp_path, "bad", 120)}, cwd=bad_src)
     assert r.returncode != 0
     assert "ZeroDivisionError" in r.stdout + r.stderr
 
