@@ -57,7 +57,7 @@ def engine() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             copy = _fresh_copy(Path(tmp))
             # this environment without numba's own settings (a cache folder of its own would
-            # serve compiled kernels) and the copy first on the path
+            # serve compiled kernels) and the copy on the path
             env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
             env["PYTHONPATH"] = str(copy)
             times = []
