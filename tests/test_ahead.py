@@ -47,6 +47,23 @@ def test_runs_made_ahead_equal_runs_made_here_and_count_as_made(tmp_path, train)
     assert (
         recommenders.make_ahead([recommenders.Task(s, train, opts) for s in systems], jobs=2) == 0
     )
+    # a second call (another split) reuses the workers, and its runs equal runs made here
+    pool = ahead._WORKERS["pool"]
+    workers = set(pool._processes)
+    assert len(workers) == 2
+    two = roster.systems(SYSTEMS[:2])
+    other = _options(tmp_path / "ahead", split="ahead-test-2")
+    assert recommenders.make_ahead([recommenders.Task(s, train, other) for s in two], jobs=2) == 2
+    assert ahead._WORKERS["pool"] is pool and set(pool._processes) == workers
+    pd.testing.assert_frame_equal(
+        recommenders.make(two, train, progress=False, **other),
+        recommenders.make(two, train, progress=False, **_options(tmp_path / "here2")),
+        check_exact=True,
+    )
+    recommenders.cached.MADE_AHEAD.clear()
+    processes = list(pool._processes.values())
+    ahead.close_workers()
+    assert ahead._WORKERS["pool"] is None and not any(p.is_alive() for p in processes)
 
 
 def test_one_job_or_one_missing_run_is_left_to_make(tmp_path, train):
@@ -72,6 +89,9 @@ class InProcessPool:
     def __exit__(self, *a):
         return False
 
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        pass
+
     def submit(self, fn, system, *args):
         InProcessPool.submitted.append(system.name)
         done: Future = Future()
@@ -92,6 +112,23 @@ def test_a_workers_error_names_the_run(tmp_path, train, monkeypatch):
     ]
     with pytest.raises(RuntimeError, match="run of bias .*ahead-test.* failed"):
         recommenders.make_ahead(tasks, jobs=2, progress=False)
+    recommenders.cached.MADE_AHEAD.clear()
+
+
+def test_workers_are_started_again_when_what_they_inherit_changed(tmp_path, train, monkeypatch):
+    monkeypatch.setattr(ahead, "ProcessPoolExecutor", InProcessPool)
+    two = roster.systems(SYSTEMS[:2])
+    pools = []
+    for split, env in (("a", None), ("b", None), ("c", "1"), ("d", "1")):
+        if env:
+            monkeypatch.setenv("RECMETA_AHEAD_TEST", env)
+        opts = _options(tmp_path, split=split)
+        tasks = [recommenders.Task(s, train, opts) for s in two]
+        assert recommenders.make_ahead(tasks, jobs=2) == 2
+        pools.append(ahead._WORKERS["pool"])
+    assert pools[0] is pools[1] and pools[2] is pools[3] and pools[1] is not pools[2]
+    ahead.close_workers()
+    assert ahead._WORKERS["pool"] is None
     recommenders.cached.MADE_AHEAD.clear()
 
 

@@ -230,6 +230,9 @@ class Execution:
         except ImportError:  # outside a book build the glue is not needed
             pass
         display(md)
+        ahead = sys.modules.get("recmeta.recommenders.ahead")
+        if ahead is not None:  # the workers kept for a chapter's next runs are done
+            ahead.close_workers()
         record = os.environ.get(RECORD_VAR)
         if record:  # the chapter benchmark collects every execution's record
             import json

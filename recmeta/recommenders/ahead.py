@@ -6,12 +6,15 @@ makes the runs a chapter is about to ask :func:`~recmeta.recommenders.make` for,
 spawned processes, the costliest first; each worker writes its run to the run cache through
 ``make`` itself (same keys, same seeds, same code), and the chapter's own ``make`` calls then
 read them. A run made ahead counts as made, not cached, in ``RUN_COUNTS`` when it is read.
+The workers stay for the process's next call (a chapter's second dataset) until
+:func:`close_workers`, which a chapter's last cell calls.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -23,7 +26,7 @@ from tqdm import tqdm
 from . import cached
 from .roster import System
 
-__all__ = ["Task", "make_ahead", "train_jobs"]
+__all__ = ["Task", "close_workers", "make_ahead", "train_jobs"]
 
 #: ``make``'s keywords a task may set; the others (engine, Ray, blocks) stay at their defaults
 _OPTIONS = frozenset(
@@ -106,27 +109,59 @@ def make_ahead(
     order = list(todo)
     if cost is not None:
         order.sort(key=lambda p: -cost(todo[p]))
-    context = multiprocessing.get_context("spawn")
-    workers = min(jobs, len(order))
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        futures = {
-            pool.submit(_make_one_run, todo[p].system, todo[p].train, dict(todo[p].options)): p
-            for p in order
-        }
-        bar = tqdm(total=len(futures), desc="runs made ahead", disable=progress is False or None)
-        for future, path in futures.items():
-            try:
-                future.result()
-            except Exception as err:
-                task = todo[path]
-                raise RuntimeError(
-                    f"making the run of {task.system.name} ({task.options['split']}) in a "
-                    f"worker failed: {err}"
-                ) from err
-            cached.MADE_AHEAD.add(path)
-            bar.update()
-        bar.close()
+    pool = _pool(jobs)
+    futures = {
+        pool.submit(_make_one_run, todo[p].system, todo[p].train, dict(todo[p].options)): p
+        for p in order
+    }
+    bar = tqdm(total=len(futures), desc="runs made ahead", disable=progress is False or None)
+    for future, path in futures.items():
+        try:
+            future.result()
+        except BaseException as err:
+            close_workers()  # the runs not started are dropped, the running ones finish
+            if not isinstance(err, Exception):
+                raise
+            task = todo[path]
+            raise RuntimeError(
+                f"making the run of {task.system.name} ({task.options['split']}) in a "
+                f"worker failed: {err}"
+            ) from err
+        cached.MADE_AHEAD.add(path)
+        bar.update()
+    bar.close()
     return len(order)
+
+
+#: the workers of the last :func:`make_ahead` call and what they were started with
+_WORKERS: dict[str, Any] = {"pool": None, "key": None}
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    """``jobs`` spawned workers, kept for the next :func:`make_ahead` call of this process.
+
+    A worker imports LensKit and torch when it starts (about 6 CPU seconds), so a chapter that
+    makes runs for two datasets starts its workers once. They are reused only while what a
+    spawned process inherits is the same (environment, import path, working folder); otherwise
+    they are stopped and new ones started. The pool starts a worker when a task needs one; a
+    worker's error stops them all (the next call starts new ones).
+    """
+    key = (ProcessPoolExecutor, jobs, sorted(os.environ.items()), list(sys.path), os.getcwd())
+    pool = _WORKERS["pool"]
+    if pool is not None and _WORKERS["key"] == key:
+        return pool
+    close_workers()
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    _WORKERS.update(pool=pool, key=key)
+    return pool
+
+
+def close_workers() -> None:
+    """Stop the workers :func:`make_ahead` keeps (a chapter's end calls it; so does exit)."""
+    pool, _WORKERS["pool"] = _WORKERS["pool"], None
+    _WORKERS["key"] = None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _make_one_run(system: System, train: pd.DataFrame, options: dict[str, Any]) -> None:
