@@ -1174,11 +1174,11 @@ def evaluate_lists_serial(
     n_sys, n_users, _ = ranks.shape
     out = np.full((codes.shape[0], n_sys, n_users), np.nan)
     gmax = np.zeros(n_users)
-    max_cut = 0
+    max_cut = np.int64(0)  # not the literal 0: a literal would compile the block twice
     for c in cuts:
         max_cut = max(max_cut, c)
     _table_block(
-        0,
+        np.int64(0),  # not the literal 0, which would compile a block of its own
         n_users,
         ranks,
         tied,
@@ -1244,7 +1244,7 @@ def evaluate_lists(
     n_sys, n_users, _ = ranks.shape
     out = np.full((codes.shape[0], n_sys, n_users), np.nan)
     gmax = np.zeros(n_users)
-    max_cut = 0
+    max_cut = np.int64(0)  # not the literal 0: a literal would compile the block twice
     for c in cuts:
         max_cut = max(max_cut, c)
     n_blocks = (n_users + USERS_PER_BLOCK - 1) // USERS_PER_BLOCK
