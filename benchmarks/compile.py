@@ -12,7 +12,10 @@ compilation once.
 * ``engine``: the metric engine's two kernels (:func:`recmeta.metrics._kernel.evaluate_lists`,
   threaded, and its one-thread twin ``evaluate_lists_serial``, which share the per-user code),
   each compiled in a fresh process on a copy of the package without compiled files, in both
-  orders. The second of each order shows what the first left in the cache for it.
+  orders. The second of each order shows what the first left in the cache for it. Each also
+  prints how many variants of the shared per-user block (``_table_block``) it holds: numba
+  compiles a called function once per argument types, and a literal constant (or a variable
+  typed first as one, as ``x = 0`` before a loop that raises it is) makes a variant of its own.
 * ``report``: the per-process records of ``benchmarks/compile_log/sitecustomize.py`` (one line
   per process that compiled anything: its seconds spent compiling, the number of top-level
   compilations, its command and its longest compilations), summed.
@@ -38,9 +41,11 @@ import numpy as np
 from recmeta.metrics import _plan, score_rankings
 if sys.argv[1] == "threaded":
     _plan.PARALLEL_MIN_POSITIONS = 0
+from recmeta.metrics import _kernel
 start = time.perf_counter()
 score_rankings(np.eye(4), ["AUC", "RR", "nDCG@10", "P@5", "infAP"])
-print(time.perf_counter() - start)
+took = time.perf_counter() - start
+print(len(_kernel._table_block.signatures), took)
 """
 
 
@@ -60,7 +65,8 @@ def engine() -> None:
             # serve compiled kernels) and the copy on the path
             env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
             env["PYTHONPATH"] = str(copy)
-            times = []
+            times: list[float] = []
+            compiled: list[int] = []
             for kind in order:
                 done = subprocess.run(
                     [sys.executable, "-c", _CALL, kind],
@@ -70,10 +76,13 @@ def engine() -> None:
                     check=True,
                     env=env,
                 )
-                times.append(float(done.stdout.strip().splitlines()[-1]))
+                blocks, took = done.stdout.strip().splitlines()[-1].split()
+                times.append(float(took))
+                compiled.append(int(blocks))
             print(
                 f"{order[0]} first: {times[0]:.1f} s, then {order[1]}: {times[1]:.1f} s "
-                f"(together {sum(times):.1f} s)"
+                f"(together {sum(times):.1f} s; the per-user block compiled "
+                f"{' and '.join(map(str, compiled))} times)"
             )
 
 
