@@ -157,7 +157,8 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 
 
 def close_workers() -> None:
-    """Stop the workers :func:`make_ahead` keeps (a chapter's end calls it; so does exit)."""
+    """Stop the workers :func:`make_ahead` keeps (a chapter's last cell calls it; at exit the
+    pool's own handler stops them)."""
     pool, _WORKERS["pool"] = _WORKERS["pool"], None
     _WORKERS["key"] = None
     if pool is not None:
