@@ -346,6 +346,8 @@ def test_settings_fill_the_profiles_defaults_and_keep_given_values():
     assert (quick.repetitions, quick.check_draws, quick.n_boot) == (10, 1000, 1999)
     assert (full.repetitions, full.check_draws, full.n_boot) == (100, 4000, 9999)
     assert len(quick.systems) == 5 and len(full.systems) == 7 and "iknn-20" in full.systems
+    # the quick profile trains no EASE (cubic in the items: seconds on ml-latest-small)
+    assert "ease-250" in full.systems and "ease-250" not in quick.systems
     # the ordinal level count is always among the virtual users' levels, sorted, once
     assert quick.virtual_levels == (2, 9, 100)
     assert sch.Settings.resolve("quick", virtual_levels=[50, 9, 3]).virtual_levels == (3, 9, 50)

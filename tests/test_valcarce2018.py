@@ -375,6 +375,10 @@ def test_settings_resolve_each_profile():
                                                                                       "random")
     second = quick.second("quick")
     assert second.n_samples == 3 and second.sparsity_shares == (1.0, 0.5, 0.05)
+    # the second dataset's quick run leaves out EASE (its solve is cubic in the items), only it
+    assert "ease-250" in quick.systems and v.QUICK_SECOND_SKIPS == ("ease-250",)
+    assert second.systems == tuple(s for s in quick.systems if s != "ease-250")
+    assert quick.second("full") == quick
     # the quick resamples let Holm's first step pass over Fig. 4's 30 pairs of cut-offs (the
     # largest graded conjunction), and over the 7 metrics; both datasets draw as many
     assert 1 / (quick.n_bootstrap + 1) <= 0.05 / 30 < 1 / quick.n_bootstrap

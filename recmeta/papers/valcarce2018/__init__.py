@@ -22,7 +22,7 @@ from .estimates import (
     sparsity_curves,
     summary,
 )
-from .settings import QUICK_SYSTEMS, Settings
+from .settings import QUICK_SECOND_SKIPS, QUICK_SYSTEMS, Settings
 from .study import analyse, cost_plan, study
 from .values import (
     CHAPTER,
@@ -84,6 +84,7 @@ __all__ = [
     "PAPER_SYSTEMS",
     "PAPER_TABLE2",
     "PAPER_TABLE3",
+    "QUICK_SECOND_SKIPS",
     "QUICK_SYSTEMS",
     "TAU_MARGIN",
     "TAU_ROUNDING",
