@@ -252,6 +252,22 @@ def run_counts() -> dict[str, int]:
     return dict(cached_module.RUN_COUNTS)
 
 
+def _no_redraw_after_cells() -> None:
+    """In a Jupyter kernel, stop pyplot redrawing every changed figure after each cell.
+
+    That hook (``_draw_all_if_interactive``) serves windows that show figures as they change. A
+    page shows only the PNG that the inline backend renders after the cell, with draws of its
+    own, so the hook's draw is wasted work: it is removed (``pyplot.uninstall_repl_displayhook``,
+    once the backend is loaded, since loading it installs the hook). Outside a kernel nothing
+    changes."""
+    if "ipykernel" not in sys.modules:
+        return
+    import matplotlib.pyplot as plt
+
+    plt.switch_backend(plt.get_backend())
+    plt.uninstall_repl_displayhook()
+
+
 def start(
     chapter: str,
     *,
@@ -273,6 +289,7 @@ def start(
 
     ensure_parallel_init()
     arrays.keep_freed_memory()
+    _no_redraw_after_cells()
 
     name = data.describe_source(dataset) if isinstance(dataset, (str, os.PathLike)) else dataset
     os.environ["RECMETA_CHAPTER"] = chapter
