@@ -111,3 +111,63 @@ def test_sample_records_split_into_compare(lenskit_run):
     pd.testing.assert_frame_equal(a.references, b.references)
     assert set(a.references["reference"]) == {"random", "popularity"}
     assert len(data.load(split.test)) == 2_000
+
+
+@pytest.mark.parametrize(
+    "kind", ["ranked", "scored", "ranked-only", "string-ids", "renamed", "nan-scores", "empty"]
+)
+def test_item_lists_equal_lenskits_from_df(kind):
+    """recmeta.compare.item_lists builds what ``ItemListCollection.from_df`` builds: the same
+    keys (with their types) in the same order, and per list the same items, scores, ranks and
+    order; only faster (one sort, not a pandas group per user)."""
+    import warnings
+
+    from lenskit.data import ItemListCollection
+
+    from recmeta.compare.inputs import item_lists
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    f = pd.DataFrame(
+        {"user": rng.integers(0, 90, n), "item": rng.integers(0, 500, n), "score": rng.random(n)}
+    )
+    f = f.sort_values(["user", "score"], ascending=[True, False])
+    f["rank"] = f.groupby("user").cumcount() + 1
+    f = f.sample(frac=1, random_state=1)  # rows of a user not together, nor in rank order
+    user, item = "user", "item"
+    if kind == "scored":
+        f = f.drop(columns="rank")
+    elif kind == "ranked-only":
+        f = f.drop(columns="score")
+    elif kind == "string-ids":
+        f = f.assign(user="u" + f["user"].astype(str), item="i" + f["item"].astype(str))
+    elif kind == "renamed":
+        f, user, item = f.rename(columns={"user": "uid", "item": "iid"}), "uid", "iid"
+    elif kind == "nan-scores":
+        f = f.assign(score=f["score"].where(rng.random(n) > 0.1))
+    elif kind == "empty":
+        f = f.iloc[:0]
+    keep = [c for c in (user, item, "rank", "score") if c in f.columns]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "ranks do not begin with 1" for shuffled rows
+        ref = ItemListCollection.from_df(
+            f[keep].rename(columns={user: "user_id", item: "item_id"}), "user_id"
+        )
+        mine = item_lists(f, user_col=user, item_col=item)
+    assert type(mine) is type(ref) and mine.key_fields == ref.key_fields
+    assert len(mine) == len(ref) == f[user].nunique()
+    for (k1, a), (k2, b) in zip(ref.items(), mine.items(), strict=True):
+        assert k1 == k2 and type(k1[0]) is type(k2[0])
+        assert a.ordered == b.ordered and np.array_equal(a.ids(), b.ids())
+        for x, y in ((a.scores(), b.scores()), (a.ranks(), b.ranks())):
+            assert (x is None) == (y is None)
+            if x is not None:
+                assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
+
+
+def test_item_lists_refuse_rows_without_a_user():
+    from recmeta.compare.inputs import item_lists
+
+    f = pd.DataFrame({"user": [1.0, np.nan], "item": [3, 4], "score": [0.5, 0.2]})
+    with pytest.raises(ValueError, match="a user for every row"):
+        item_lists(f)

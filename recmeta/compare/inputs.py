@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from recmeta import data
@@ -33,11 +34,27 @@ def item_lists(
     """
     # imported here: lenskit takes 4 s to import, which `recmeta compare` on TREC files does
     # not need
-    from lenskit.data import ItemListCollection
+    from lenskit.data import ItemList, ItemListCollection
 
     cols = {user_col: "user_id", item_col: "item_id"}
     keep = [c for c in (user_col, item_col, "rank", "score") if c in frame.columns]
-    return ItemListCollection.from_df(frame[keep].rename(columns=cols), "user_id")
+    tidy = frame[keep].rename(columns=cols)
+    # ``from_df`` on no rows gives the empty collection of the right key type; the lists are
+    # then added as ``from_df`` adds them (users in sorted order, each user's rows in the
+    # frame's order, every column but the user's a field), from one stable sort instead of a
+    # pandas group per user (ten times faster or more on a thousand users)
+    out = ItemListCollection.from_df(tidy.iloc[:0], "user_id")
+    if tidy["user_id"].isna().any():
+        raise ValueError("item lists need a user for every row; some rows have none")
+    users = tidy["user_id"].to_numpy()
+    order = np.argsort(users, kind="stable")
+    keys, starts = np.unique(users[order], return_index=True)
+    bounds = np.append(starts, len(order))
+    fields = {c: tidy[c].to_numpy()[order] for c in tidy.columns if c != "user_id"}
+    for key, a, b in zip(keys.tolist(), bounds[:-1], bounds[1:], strict=True):
+        items = ItemList(**{"item_ids" if c == "item_id" else c: v[a:b] for c, v in fields.items()})
+        out.add(items, key)
+    return out
 
 
 def is_item_lists(x: Any) -> bool:
