@@ -213,6 +213,57 @@ def test_runs_from_lenskit_item_lists():
     assert score_matrix(j, runs, "RR")[1, 1] == 1.0
 
 
+def _runs_through_to_df(collections, judgments):
+    """The runs as read through LensKit's ``to_df`` (Runs.from_lenskit's former reading)."""
+    import warnings
+
+    frames = []
+    for name, coll in collections.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = coll.to_df()
+        if df.empty:
+            continue
+        has_rank = "rank" in df.columns and df["rank"].notna().all()
+        key = "rank" if has_rank else "score"
+        frames.append(pd.DataFrame({"system": name, "user": df[coll.key_fields[0]].to_numpy(),
+                                    "item": df["item_id"].to_numpy(),
+                                    key: df[key].to_numpy(np.float64)}))
+    if len({"rank" in f.columns for f in frames}) > 1:  # some ranked, some scored
+        from recmeta.metrics._runs import _rank_within
+
+        frames = [f if "rank" in f.columns else f.assign(rank=_rank_within(f)).drop(columns="score")
+                  for f in frames]
+    return Runs.from_frame(pd.concat(frames, ignore_index=True), judgments)
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+def test_runs_from_lenskit_read_the_lists_as_lenskits_to_df_holds_them(ids):
+    """Ordered lists, scored lists (with ties), a list left empty, string or integer ids: the
+    runs equal those read through ``ItemListCollection.to_df``."""
+    from lenskit.data import ItemList, ItemListCollection
+
+    rng = np.random.default_rng(7)
+    cast = (lambda a: np.array([f"x{v}" for v in a], dtype=object)) if ids == "str" else np.asarray
+    users = cast(np.arange(1, 41))
+    pairs = pd.DataFrame({"user": np.repeat(users, 6), "item": cast(rng.integers(0, 60, 240)),
+                          "rating": rng.integers(1, 6, 240).astype(float)})
+    j = Judgments.from_frame(pairs.drop_duplicates(["user", "item"]), 4)
+    ordered, scored = ItemListCollection.empty(["user_id"]), ItemListCollection.empty(["user_id"])
+    for u in users:
+        items = cast(rng.choice(80, 25, replace=False))
+        ordered.add(ItemList(item_ids=items, ordered=True), user_id=u)
+        scored.add(ItemList(item_ids=items, scores=rng.integers(0, 5, 25) / 4), user_id=u)
+    scored.add(ItemList(item_ids=cast(np.zeros(0, dtype=int))), user_id=cast([99])[0])
+    for colls in ({"ordered": ordered}, {"scored": scored}, {"o": ordered, "s": scored}):
+        mine, ref = Runs.from_lenskit(colls, j), _runs_through_to_df(colls, j)
+        assert list(mine.systems) == list(ref.systems)
+        assert mine.items.equals(ref.items) and mine.n_judged_items == ref.n_judged_items
+        assert np.array_equal(mine.ranks, ref.ranks)
+        assert (mine.tied is None) == (ref.tied is None)
+        assert mine.tied is None or np.array_equal(mine.tied, ref.tied)
+
+
 # ------------------------------------------------------------------ trec_eval's names and rules
 @pytest.mark.parametrize(
     "trec, ours",

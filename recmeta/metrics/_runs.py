@@ -238,32 +238,33 @@ class Runs:
         Ordered lists keep their order; unordered lists are sorted by score with the tie rule
         of this module. The collection keys must carry the user id (``user_id`` field).
         """
-        import warnings
-
         frames = []
         for name, coll in collections.items():
-            user_field = coll.key_fields[0]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "rank column for unordered list"
-                df = coll.to_df()
-            if df.empty:
+            # each list read as it is (what ``coll.to_df()`` holds, without building a table
+            # through Arrow: a second per thousand lists): the first key field, the item ids,
+            # the ranks of ordered lists and the scores
+            lists = [(key[0], il) for key, il in coll.items() if len(il)]
+            if not lists:
                 continue
-            ranks = df["rank"] if "rank" in df.columns else None
-            scores = df["score"] if "score" in df.columns else None
-            if ranks is not None and ranks.notna().all():
-                key = {"rank": ranks.to_numpy(np.float64)}
-            elif scores is not None and scores.notna().all():
-                key = {"score": scores.to_numpy(np.float64)}
+            lengths = [len(il) for _, il in lists]
+            if all(il.ordered for _, il in lists):
+                ranks = np.concatenate([il.ranks() for _, il in lists])
+                key = {"rank": ranks.astype(np.float64)}
             else:
-                raise RunsError(
-                    f"system {name!r}: lists need either all ranks (ordered lists) or all scores"
-                )
+                scored = all(il.scores() is not None for _, il in lists)
+                scores = np.concatenate([il.scores() for _, il in lists]) if scored else None
+                if scores is None or np.isnan(scores).any():
+                    raise RunsError(
+                        f"system {name!r}: lists need either all ranks (ordered lists) or all "
+                        "scores"
+                    )
+                key = {"score": scores.astype(np.float64)}
             frames.append(
                 pd.DataFrame(
                     {
                         "system": name,
-                        "user": df[user_field].to_numpy(),
-                        "item": df["item_id"].to_numpy(),
+                        "user": np.repeat(pd.Series([k for k, _ in lists]).to_numpy(), lengths),
+                        "item": np.concatenate([il.ids() for _, il in lists]),
                         **key,
                     }
                 )
