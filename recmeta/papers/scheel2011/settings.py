@@ -31,8 +31,8 @@ PROFILE_DEFAULTS: dict[str, ProfileDefaults] = {
         repetitions=10,
         check_draws=1000,
         n_boot=1999,
-        # BiasedSVD where the full profile has EASE: EASE's solve is cubic in the items (about
-        # 16 s on ml-latest-small's 9,724 on one thread), a truncated SVD a fraction of a second
+        # BiasedSVD where the full profile has EASE, whose solve is cubic in the items: 16 to
+        # 25 s on ml-latest-small's 9,724 on one thread; a truncated SVD takes under a second
         systems=("pop", "bias", "biasedmf-50", "wrmf-50", "biasedsvd-50"),
         virtual_levels=(2, 100),
     ),

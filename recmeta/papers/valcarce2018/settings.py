@@ -58,7 +58,7 @@ _QUICK_SECOND: dict[str, Any] = {
     "popularity_shares": (1.0, 0.9, 0.8),
 }
 #: left out of the quick profile's second dataset: EASE inverts an items × items Gram matrix,
-#: cubic in the items (ml-latest-small's 9,724 items: about 25 s on one thread, where ML-100K's
+#: cubic in the items (ml-latest-small's 9,724 items: 16 to 25 s on one thread, where ML-100K's
 #: 1,682 take a fraction of a second); the assessing chapter's quick second dataset leaves it
 #: out too
 QUICK_SECOND_SKIPS: tuple[str, ...] = ("ease-250",)
