@@ -33,14 +33,7 @@ def _run(first_cell: str) -> tuple[dict, int]:
     client = NotebookClient(
         nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
     )
-    client.km = client.create_kernel_manager()
-    client.start_new_kernel(env=env)
-    try:
-        client.start_new_kernel_client()
-        for i, cell in enumerate(nb.cells):
-            client.execute_cell(cell, i)
-    finally:
-        client._cleanup_kernel()
+    client.execute(env=env)  # the kernel's environment: the package on its path
     pngs = sum("image/png" in o.get("data", {}) for o in nb.cells[1].outputs)
     return json.loads(nb.cells[2].outputs[0]["text"]), pngs
 

@@ -251,8 +251,8 @@ class Runs:
                 ranks = np.concatenate([il.ranks() for _, il in lists])
                 key = {"rank": ranks.astype(np.float64)}
             else:
-                scored = all(il.scores() is not None for _, il in lists)
-                scores = np.concatenate([il.scores() for _, il in lists]) if scored else None
+                parts = [s for _, il in lists if (s := il.scores()) is not None]
+                scores = np.concatenate(parts) if len(parts) == len(lists) else None
                 if scores is None or np.isnan(scores).any():
                     raise RunsError(
                         f"system {name!r}: lists need either all ranks (ordered lists) or all "
