@@ -49,10 +49,11 @@ if [ "${had_hash:-}" = "$hash" ]; then
 else
   missing=yes
 fi
-# uv installs the wheels in parallel and compiles their bytecode on every core: 44 s for the
-# test extras with its cache warm, where pip took 119 s with its own. It resolves the same
-# releases as pip when given the constraints pip is configured with. Where uv cannot be
-# installed, pip does the work.
+# uv installs the wheels in parallel: 44 s for the test extras with its cache warm (bytecode
+# included), where pip took 119 s with its own. It resolves the same releases as pip when given
+# the constraints pip is configured with. Where uv cannot be installed, pip does the work.
+# Neither compiles the bytecode of every module (all of PyTorch and Ray: a minute on two
+# cores); scripts/compile_imports.py then compiles the modules the book and the tests import.
 pip_constraints() {  # the files of pip's `constraint` setting, from any of its config files
   "$venv/bin/python" -m pip config list 2>/dev/null \
     | sed -n "s/^[^=]*\.constraint='\(.*\)'$/\1/p" | tr ' ' '\n' | sed '/^$/d'
@@ -61,15 +62,16 @@ uv_install() {
   "$venv/bin/python" -m pip install --quiet uv 2>/dev/null || return 1
   local constraints=() c
   while read -r c; do constraints+=(--constraint "$c"); done < <(pip_constraints)
-  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --compile-bytecode \
+  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" \
     "${constraints[@]}" -e ".[$extras]"
 }
 if [ -n "$missing" ]; then
   if ! uv_install; then
     echo "uv could not install the environment; pip installs it instead" >&2
     "$venv/bin/python" -m pip install --quiet --upgrade pip
-    "$venv/bin/python" -m pip install --quiet -e ".[$extras]"
+    "$venv/bin/python" -m pip install --quiet --no-compile -e ".[$extras]"
   fi
+  "$venv/bin/python" scripts/compile_imports.py "$extras"
   echo "$hash $extras" > "$stamp"
 fi
 
