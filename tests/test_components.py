@@ -12,7 +12,7 @@ from lenskit.data import ItemList, from_interactions_df
 from lenskit.pipeline import topn_pipeline
 from lenskit.training import TrainingOptions
 
-from recmeta.recommenders.components.itemcf import ItemCFScorer, similarity
+from recmeta.recommenders.components.itemcf import ItemCFScorer, cooccurrence, similarity
 from recmeta.recommenders.components.plsa import PLSAScorer, em_step, log_likelihood
 from recmeta.recommenders.components.random import RandomScorer, pair_uniform
 
@@ -154,6 +154,60 @@ def test_itemcf_similarity_is_the_elementwise_definition_to_the_last_digit(q, k,
     assert np.array_equal(dense, expect)
     assert got.nnz == np.count_nonzero(expect)
     assert len(np.unique(s[s > 0])) < np.count_nonzero(s) / 4  # ties were there to break
+
+
+def _binary(rng, shape, density):
+    return sp.csr_array((rng.random(shape) < density).astype(float))
+
+
+@pytest.mark.parametrize(
+    ("shape", "density"), [((120, 70), 0.25), ((40, 500), 0.02), ((300, 30), 0.6), ((5, 8), 0.0)]
+)
+def test_cooccurrence_is_scipys_product_with_sorted_columns(shape, density):
+    """The compiled co-occurrence against scipy's ``x.T @ x`` then ``sort_indices``: the same
+    row pointers, columns and counts. The second case takes the sorting path (few columns a
+    row), the third the reading-off path; the last has no entry; an empty column and an empty
+    row are in every case."""
+    x = _binary(np.random.default_rng(3), shape, density).toarray()
+    x[:, 1] = 0.0
+    x[2, :] = 0.0
+    x = sp.csr_array(x)
+    ref = x.T @ x
+    ref.sort_indices()
+    got = cooccurrence(x)
+    assert got.has_sorted_indices
+    for a, b in ((got.indptr, ref.indptr), (got.indices, ref.indices), (got.data, ref.data)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_cooccurrence_counts_every_stored_entry_as_scipy_does():
+    # a matrix with an entry stored twice: scipy's product counts it twice, and so does this
+    x = sp.csr_array((np.ones(4), np.array([0, 0, 1, 1]), np.array([0, 3, 4])), shape=(2, 3))
+    assert not x.has_canonical_format
+    ref = x.T @ x
+    ref.sort_indices()
+    got = cooccurrence(x)
+    assert np.array_equal(got.toarray(), ref.toarray())
+    assert got.toarray()[0, 0] == 4.0
+
+
+@pytest.mark.parametrize(("q", "k", "kp"), [(3.0, None, None), (1.0, None, 10), (1.0, 3, 7)])
+def test_itemcf_scores_are_scipys_sums_to_the_last_digit(q, k, kp):
+    """score_matrix sums each row as scipy's sparse product ``h @ s''.T`` does (over the
+    user's items in order), so the scores equal that product's, divided as eq. 30 says."""
+    rng = np.random.default_rng(7)
+    dense = (rng.random((60, 90)) < 0.15).astype(float)
+    u, i = np.nonzero(dense)
+    ds = _ds(list(zip(u + 1, i + 1, strict=True)))
+    s = ItemCFScorer(q=q, k=k, k_prime=kp)
+    s.train(ds)
+    users = np.array([0, 7, 3, ds.user_count - 1, 7])
+    h = s.ui_[users]
+    num = (h @ s.similarity_.T).toarray()
+    den = s.row_sums_
+    expect = np.divide(num, den, out=np.zeros(num.shape), where=den > 0)
+    expect[np.diff(h.indptr) == 0] = np.nan
+    assert np.array_equal(s.score_matrix(users), expect, equal_nan=True)
 
 
 def test_itemcf_call_matches_matrix(tiny):

@@ -39,7 +39,7 @@ from pydantic import BaseModel, PositiveFloat, PositiveInt
 
 from ._common import history_numbers, scored, training_matrix
 
-__all__ = ["ItemCFConfig", "ItemCFScorer", "similarity"]
+__all__ = ["ItemCFConfig", "ItemCFScorer", "cooccurrence", "similarity"]
 
 
 class ItemCFConfig(BaseModel, extra="forbid"):
@@ -75,6 +75,93 @@ def _compact(ptr, idx, keep, vals, scale):  # pragma: no cover - compiled
                 out_vals[o] = vals[p] / scale[r]
                 o += 1
     return out_ptr, out_idx, out_vals
+
+
+@njit(cache=True, nogil=True)
+def _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched):  # pragma: no cover - compiled
+    """Row *i* of :math:`X^\\top X` into ``acc`` (counts, zero elsewhere); its columns, in
+    the order first met, into ``touched``; returns how many."""
+    m = 0
+    for p in range(t_ptr[i], t_ptr[i + 1]):
+        u = t_idx[p]
+        for q in range(ptr[u], ptr[u + 1]):
+            j = idx[q]
+            if acc[j] == 0.0:
+                touched[m] = j
+                m += 1
+            acc[j] += 1.0
+    return m
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _co_sizes(ptr, idx, t_ptr, t_idx, n_items):  # pragma: no cover - compiled
+    """The number of columns of each row of :math:`X^\\top X` (row *i* at *i* + 1)."""
+    n_chunks = min(n_items, 256)
+    sizes = np.zeros(n_items + 1, dtype=np.int64)
+    for c in prange(n_chunks):
+        acc = np.zeros(n_items)
+        touched = np.empty(n_items, dtype=np.int64)
+        for i in range(c * n_items // n_chunks, (c + 1) * n_items // n_chunks):
+            m = _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched)
+            sizes[i + 1] = m
+            acc[touched[:m]] = 0.0
+    return sizes
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _co_fill(ptr, idx, t_ptr, t_idx, out_ptr, out_idx, out_co):  # pragma: no cover - compiled
+    """The columns (ascending) and counts of each row of :math:`X^\\top X` into ``out_idx``
+    and ``out_co`` at the row pointers ``out_ptr``."""
+    n_items = out_ptr.shape[0] - 1
+    n_chunks = min(n_items, 256)
+    for c in prange(n_chunks):
+        acc = np.zeros(n_items)
+        touched = np.empty(n_items, dtype=np.int64)
+        for i in range(c * n_items // n_chunks, (c + 1) * n_items // n_chunks):
+            m = _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched)
+            o = out_ptr[i]
+            if 16 * m < n_items:  # few columns: sort them; else read them off in order
+                cols = np.sort(touched[:m])
+                for t in range(m):
+                    out_idx[o + t], out_co[o + t] = cols[t], acc[cols[t]]
+                acc[cols] = 0.0
+            else:
+                for j in range(n_items):
+                    if acc[j] != 0.0:
+                        out_idx[o], out_co[o] = j, acc[j]
+                        acc[j] = 0.0
+                        o += 1
+
+
+def cooccurrence(x: sp.csr_array) -> sp.csr_array:
+    """:math:`X^\\top X` of a CSR users × items matrix read as binary, with sorted columns:
+    the same arrays as scipy's ``x.T @ x`` followed by ``sort_indices`` on a matrix of ones,
+    in two compiled passes (row sizes, then columns and counts) instead of scipy's product,
+    its unsorted rows and their sort."""
+    n_items = x.shape[1]
+    ptr, idx = x.indptr, x.indices
+    xt = sp.csr_array((np.ones(x.nnz), idx, ptr), shape=x.shape).T.tocsr()  # items × users
+    out_ptr = np.cumsum(_co_sizes(ptr, idx, xt.indptr, xt.indices, n_items))
+    kind = np.int32 if out_ptr[-1] <= np.iinfo(np.int32).max else np.int64  # as scipy's
+    out_ptr = out_ptr.astype(kind)
+    out_idx = np.empty(out_ptr[-1], dtype=kind)
+    out_co = np.empty(out_ptr[-1])
+    _co_fill(ptr, idx, xt.indptr, xt.indices, out_ptr, out_idx, out_co)
+    return sp.csr_array((out_co, out_idx, out_ptr), shape=(n_items, n_items))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _rows_times(h_ptr, h_idx, h_vals, b_ptr, b_idx, b_vals, n_cols):  # pragma: no cover
+    """The dense product of CSR ``h`` and CSR ``b``, each row summed as scipy's sparse product
+    sums it: over ``h``'s stored entries in order, then over ``b``'s row."""
+    out = np.zeros((h_ptr.shape[0] - 1, n_cols))
+    for r in prange(h_ptr.shape[0] - 1):
+        row = out[r]
+        for p in range(h_ptr[r], h_ptr[r + 1]):
+            j, v = h_idx[p], h_vals[p]
+            for q in range(b_ptr[j], b_ptr[j + 1]):
+                row[b_idx[q]] += v * b_vals[q]
+    return out
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -161,8 +248,7 @@ def similarity(
     x.data[:] = 1.0
     n_items = x.shape[1]
     counts = np.asarray(x.sum(axis=0)).ravel()
-    co = x.T @ x  # symmetric: its CSR and CSC arrays describe the same matrix
-    co.sort_indices()
+    co = cooccurrence(x)  # symmetric: its CSR and CSC arrays describe the same matrix
     ptr, cols, base = _cosines(co.indptr, co.indices, co.data, counts)
     vals = base**q  # eq. 27
     none = np.full(n_items, -np.inf), np.full(n_items, n_items, dtype=np.int64)
@@ -212,7 +298,9 @@ class ItemCFScorer(Component[ItemList], Trainable):
         """Eq. 30 for the training users numbered ``users`` and every item:
         (len(users), n_items)."""
         h = self.ui_[np.asarray(users)]
-        out = self._finish(h @ self.similarity_.T)
+        st = self.similarity_.T.tocsr()  # row j: the items i with s''_ij, ascending
+        num = _rows_times(h.indptr, h.indices, h.data, st.indptr, st.indices, st.data, h.shape[1])
+        out = self._finish(num)  # the sums of ``h @ s''.T``, as scipy's product adds them
         out[np.diff(h.indptr) == 0] = np.nan
         return out
 
