@@ -93,44 +93,43 @@ def _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched):  # pragma: no cover - comp
     return m
 
 
-@njit(cache=True, nogil=True, parallel=True)
+# The co-occurrence and score passes run on one thread: written for numba's threads they took
+# about 3.5 s longer to compile (a fresh clone's first item CF), more than threads save in a
+# chapter, whose two cores are busy with other work.
+@njit(cache=True, nogil=True)
 def _co_sizes(ptr, idx, t_ptr, t_idx, n_items):  # pragma: no cover - compiled
     """The number of columns of each row of :math:`X^\\top X` (row *i* at *i* + 1)."""
-    n_chunks = min(n_items, 256)
     sizes = np.zeros(n_items + 1, dtype=np.int64)
-    for c in prange(n_chunks):
-        acc = np.zeros(n_items)
-        touched = np.empty(n_items, dtype=np.int64)
-        for i in range(c * n_items // n_chunks, (c + 1) * n_items // n_chunks):
-            m = _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched)
-            sizes[i + 1] = m
-            acc[touched[:m]] = 0.0
+    acc = np.zeros(n_items)
+    touched = np.empty(n_items, dtype=np.int64)
+    for i in range(n_items):
+        m = _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched)
+        sizes[i + 1] = m
+        acc[touched[:m]] = 0.0
     return sizes
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _co_fill(ptr, idx, t_ptr, t_idx, out_ptr, out_idx, out_co):  # pragma: no cover - compiled
     """The columns (ascending) and counts of each row of :math:`X^\\top X` into ``out_idx``
     and ``out_co`` at the row pointers ``out_ptr``."""
     n_items = out_ptr.shape[0] - 1
-    n_chunks = min(n_items, 256)
-    for c in prange(n_chunks):
-        acc = np.zeros(n_items)
-        touched = np.empty(n_items, dtype=np.int64)
-        for i in range(c * n_items // n_chunks, (c + 1) * n_items // n_chunks):
-            m = _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched)
-            o = out_ptr[i]
-            if 16 * m < n_items:  # few columns: sort them; else read them off in order
-                cols = np.sort(touched[:m])
-                for t in range(m):
-                    out_idx[o + t], out_co[o + t] = cols[t], acc[cols[t]]
-                acc[cols] = 0.0
-            else:
-                for j in range(n_items):
-                    if acc[j] != 0.0:
-                        out_idx[o], out_co[o] = j, acc[j]
-                        acc[j] = 0.0
-                        o += 1
+    acc = np.zeros(n_items)
+    touched = np.empty(n_items, dtype=np.int64)
+    for i in range(n_items):
+        m = _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched)
+        o = out_ptr[i]
+        if 16 * m < n_items:  # few columns: sort them; else read them off in order
+            cols = np.sort(touched[:m])
+            for t in range(m):
+                out_idx[o + t], out_co[o + t] = cols[t], acc[cols[t]]
+            acc[cols] = 0.0
+        else:
+            for j in range(n_items):
+                if acc[j] != 0.0:
+                    out_idx[o], out_co[o] = j, acc[j]
+                    acc[j] = 0.0
+                    o += 1
 
 
 def cooccurrence(x: sp.csr_array) -> sp.csr_array:
@@ -150,12 +149,12 @@ def cooccurrence(x: sp.csr_array) -> sp.csr_array:
     return sp.csr_array((out_co, out_idx, out_ptr), shape=(n_items, n_items))
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _rows_times(h_ptr, h_idx, h_vals, b_ptr, b_idx, b_vals, n_cols):  # pragma: no cover
     """The dense product of CSR ``h`` and CSR ``b``, each row summed as scipy's sparse product
     sums it: over ``h``'s stored entries in order, then over ``b``'s row."""
     out = np.zeros((h_ptr.shape[0] - 1, n_cols))
-    for r in prange(h_ptr.shape[0] - 1):
+    for r in range(h_ptr.shape[0] - 1):
         row = out[r]
         for p in range(h_ptr[r], h_ptr[r + 1]):
             j, v = h_idx[p], h_vals[p]
