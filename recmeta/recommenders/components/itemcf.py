@@ -86,10 +86,10 @@ def _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched):  # pragma: no cover - comp
         u = t_idx[p]
         for q in range(ptr[u], ptr[u + 1]):
             j = idx[q]
-            if acc[j] == 0.0:
+            if acc[j] == 0:
                 touched[m] = j
                 m += 1
-            acc[j] += 1.0
+            acc[j] += 1
     return m
 
 
@@ -100,12 +100,12 @@ def _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched):  # pragma: no cover - comp
 def _co_sizes(ptr, idx, t_ptr, t_idx, n_items):  # pragma: no cover - compiled
     """The number of columns of each row of :math:`X^\\top X` (row *i* at *i* + 1)."""
     sizes = np.zeros(n_items + 1, dtype=np.int64)
-    acc = np.zeros(n_items)
+    acc = np.zeros(n_items, dtype=np.int32)
     touched = np.empty(n_items, dtype=np.int64)
     for i in range(n_items):
         m = _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched)
         sizes[i + 1] = m
-        acc[touched[:m]] = 0.0
+        acc[touched[:m]] = 0
     return sizes
 
 
@@ -114,7 +114,7 @@ def _co_fill(ptr, idx, t_ptr, t_idx, out_ptr, out_idx, out_co):  # pragma: no co
     """The columns (ascending) and counts of each row of :math:`X^\\top X` into ``out_idx``
     and ``out_co`` at the row pointers ``out_ptr``."""
     n_items = out_ptr.shape[0] - 1
-    acc = np.zeros(n_items)
+    acc = np.zeros(n_items, dtype=np.int32)
     touched = np.empty(n_items, dtype=np.int64)
     for i in range(n_items):
         m = _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched)
@@ -123,12 +123,12 @@ def _co_fill(ptr, idx, t_ptr, t_idx, out_ptr, out_idx, out_co):  # pragma: no co
             cols = np.sort(touched[:m])
             for t in range(m):
                 out_idx[o + t], out_co[o + t] = cols[t], acc[cols[t]]
-            acc[cols] = 0.0
+            acc[cols] = 0
         else:
             for j in range(n_items):
-                if acc[j] != 0.0:
+                if acc[j] != 0:
                     out_idx[o], out_co[o] = j, acc[j]
-                    acc[j] = 0.0
+                    acc[j] = 0
                     o += 1
 
 
