@@ -49,11 +49,11 @@ if [ "${had_hash:-}" = "$hash" ]; then
 else
   missing=yes
 fi
-# uv installs the wheels in parallel: 44 s for the test extras with its cache warm (bytecode
-# included), where pip took 119 s with its own. It resolves the same releases as pip when given
-# the constraints pip is configured with. Where uv cannot be installed, pip does the work.
-# Neither compiles the bytecode of every module (all of PyTorch and Ray: a minute on two
-# cores); scripts/compile_imports.py then compiles the modules the book and the tests import.
+# uv installs the wheels in parallel: the test extras in about 16 s with its cache warm, where
+# pip took 119 s with its own. It resolves the same releases as pip when given the constraints
+# pip is configured with. Where uv cannot be installed, pip does the work. Neither compiles the
+# bytecode of every module (all of PyTorch and Ray: about a minute on two cores);
+# scripts/compile_imports.py then compiles the modules the book and the tests import (18 s).
 pip_constraints() {  # the files of pip's `constraint` setting, from any of its config files
   "$venv/bin/python" -m pip config list 2>/dev/null \
     | sed -n "s/^[^=]*\.constraint='\(.*\)'$/\1/p" | tr ' ' '\n' | sed '/^$/d'

@@ -6,7 +6,8 @@ Installing with every module compiled (``uv pip install --compile-bytecode``, ``
 default) compiles all of PyTorch, Ray and the rest: about a minute of a fresh clone's set-up on
 two cores. Importing what the project uses, with ``PYTHONDONTWRITEBYTECODE`` unset, compiles only
 those modules, and every later process loads them, whether or not it may write bytecode itself.
-The groups are imported in parallel, one process each; an extra that is not installed is skipped.
+The extras asked for choose the groups, imported in parallel, one process each; a listed package
+that is not installed is passed over (nothing to compile).
 """
 
 from __future__ import annotations
