@@ -210,6 +210,26 @@ def test_itemcf_scores_are_scipys_sums_to_the_last_digit(q, k, kp):
     assert np.array_equal(s.score_matrix(users), expect, equal_nan=True)
 
 
+def test_itemcf_scores_by_blocks_and_after_retraining():
+    """The transposed similarity kept between blocks of users belongs to the last training:
+    blocks scored one after the other equal one call, and a model trained again on other data
+    scores as a model trained on that data alone."""
+    rng = np.random.default_rng(8)
+    a, b = (_ds(list(zip(*np.nonzero(rng.random((40, 30)) < p), strict=True))) for p in (0.2, 0.3))
+    s = ItemCFScorer(q=2.0)
+    s.train(a)
+    users = np.arange(a.user_count)
+    whole = s.score_matrix(users)
+    blocks = [s.score_matrix(users[:15]), s.score_matrix(users[15:])]
+    assert np.array_equal(np.vstack(blocks), whole)
+    s.train(b)
+    fresh = ItemCFScorer(q=2.0)
+    fresh.train(b)
+    users = np.arange(b.user_count)
+    assert np.array_equal(s.score_matrix(users), fresh.score_matrix(users), equal_nan=True)
+    assert not np.array_equal(s.score_matrix(users[:5]), whole[:5], equal_nan=True)
+
+
 def test_itemcf_call_matches_matrix(tiny):
     s = ItemCFScorer(q=3, k_prime=2)
     s.train(tiny)

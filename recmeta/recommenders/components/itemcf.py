@@ -27,7 +27,7 @@ items × items matrix would not fit.
 
 from __future__ import annotations
 
-from typing import Any, cast, override
+from typing import override
 
 import numpy as np
 import scipy.sparse as sp
@@ -273,6 +273,7 @@ class ItemCFScorer(Component[ItemList], Trainable):
     "Denominator of eq. 30 for each item."
     ui_: sp.csr_array
     "Binary training matrix (users × items)."
+    _transposed: sp.csr_array | None = None
 
     @override
     def is_trained(self) -> bool:
@@ -286,18 +287,24 @@ class ItemCFScorer(Component[ItemList], Trainable):
         self.similarity_ = similarity(ui, c.q, c.k, c.k_prime)
         self.row_sums_ = np.asarray(self.similarity_.sum(axis=1)).ravel()
         self.items, self.users, self.ui_ = data.items, data.users, ui
+        self._transposed = None
 
-    def _finish(self, num: np.ndarray | sp.sparray) -> np.ndarray:
-        # scipy ships no types: `sp.sparray` is Any to the checker, so the union needs a cast
-        num = cast(Any, num).toarray() if sp.issparse(num) else np.asarray(num)
+    def _finish(self, num: np.ndarray) -> np.ndarray:
         den = self.row_sums_
         return np.divide(num, den, out=np.zeros(num.shape), where=den > 0)  # eq. 30
+
+    def _neighbours(self) -> sp.csr_array:
+        """:math:`s''^\\top` as CSR (row *j*: the items *i* with :math:`s''_{ij}`, ascending),
+        made at the first block of users scored and kept for the next ones."""
+        if self._transposed is None:
+            self._transposed = self.similarity_.T.tocsr()
+        return self._transposed
 
     def score_matrix(self, users: np.ndarray) -> np.ndarray:
         """Eq. 30 for the training users numbered ``users`` and every item:
         (len(users), n_items)."""
         h = self.ui_[np.asarray(users)]
-        st = self.similarity_.T.tocsr()  # row j: the items i with s''_ij, ascending
+        st = self._neighbours()
         num = _rows_times(h.indptr, h.indices, h.data, st.indptr, st.indices, st.data, h.shape[1])
         out = self._finish(num)  # the sums of ``h @ s''.T``, as scipy's product adds them
         out[np.diff(h.indptr) == 0] = np.nan
