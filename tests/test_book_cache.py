@@ -174,9 +174,12 @@ def test_chapters_execute_side_by_side_and_a_failure_is_reported_as_when_serial(
                        env={**env, **_marks(tmp_path, "side", 120)}, cwd=src)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "executing 2 chapters, 2 at a time" in r.stdout
+    assert "a: executed" in r.stdout and "b: executed" in r.stdout, r.stdout[-4000:]
     (a0, a1, a_met), (b0, b1, b_met) = _spans(out)
     assert a_met and b_met  # the two pages' kernels ran at the same time
-    assert a0 < b1 and b0 < a1
+    # and Sphinx read both from the cache: the spans shown are those of the runs side by side
+    assert a0 < b1 and b0 < a1, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "Executing notebook" not in r.stdout, r.stdout[-4000:]
     # one at a time: the first page waits alone, and the pages run one after the other
     serial = tmp_path / "serial"
     r = subprocess.run(cmd[:-1] + [str(serial)], capture_output=True, text=True,
@@ -237,3 +240,54 @@ def test_the_longest_chapters_run_first_by_the_recorded_times(tmp_path):
     assert _recorded_seconds(ROOT, "full")["statistical-biases"] == max(
         _recorded_seconds(ROOT, "full").values()
     )
+
+
+def test_a_kernel_that_dies_before_its_first_cell_is_started_again(monkeypatch, tmp_path):
+    import nbformat
+    from jupyter_cache.executors import utils
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        from execution_cache import _execute_one
+    finally:
+        sys.path.pop(0)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    uri = str(tmp_path / "page.md")
+    real = utils.single_nb_execution
+    calls: list[str] = []
+
+    def flaky(fails: int, after_a_cell: bool = False):
+        def run(run_nb, **kwargs):
+            calls.append("run")
+            if len(calls) <= fails:
+                if after_a_cell:  # the kernel ran the first cell, then died
+                    run_nb.cells[0]["execution_count"] = 1
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            return real(run_nb, **kwargs)
+        return run
+
+    # two deaths at start (a port taken by another process's kernel), then a run
+    monkeypatch.setattr(utils, "single_nb_execution", flaky(2))
+    got, done, took, failure, restarts = _execute_one((uri, nb, 60, False))
+    assert (got, failure, len(calls), restarts) == (uri, "", 3, 2) and took > 0
+    assert done.cells[0].outputs[0]["text"] == "42\n"
+    assert "outputs" not in nb.cells[0] or not nb.cells[0].outputs  # the job's copy untouched
+    # three deaths at start: the chapter is left to Sphinx, with the reason
+    calls.clear()
+    monkeypatch.setattr(utils, "single_nb_execution", flaky(3))
+    _, done, _, failure, _ = _execute_one((uri, nb, 60, False))
+    assert done is None and len(calls) == 3 and "Kernel died" in failure
+    # a kernel that dies after running a cell is not started again: a chapter runs once
+    calls.clear()
+    monkeypatch.setattr(utils, "single_nb_execution", flaky(1, after_a_cell=True))
+    _, done, _, failure, restarts = _execute_one((uri, nb, 60, False))
+    assert done is None and len(calls) == 1 and restarts == 0 and "Kernel died" in failure
+    # a cell's error is the chapter's failure, reported once
+    calls.clear()
+    monkeypatch.setattr(utils, "single_nb_execution", real)
+    bad = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 / 0")],
+                                   metadata=nb.metadata)
+    _, done, _, failure, _ = _execute_one((uri, bad, 60, False))
+    assert done is None and "ZeroDivisionError" in failure

@@ -10,11 +10,17 @@ package re-executes the chapters. Older folders of the same profile are removed.
 
 MyST-NB executes a chapter when Sphinx reads it, one at a time, and a chapter spends most of its
 time in one Python thread. Before reading, :func:`_execute_ahead` therefore executes the chapters
-the cache lacks in ``$RECMETA_BOOK_JOBS`` processes (default: one per core), through
-jupyter-cache's own worker, the longest first (by the times recorded in
+the cache lacks in ``$RECMETA_BOOK_JOBS`` processes (default: one per core), with
+jupyter-cache's execution function, the longest first (by the times recorded in
 ``benchmarks/results/chapter-costs.jsonl``); Sphinx then reads each from the cache, in its usual
 order, so the ledger page still sees every chapter's ledger. A chapter that fails here is
 executed again when Sphinx reads it, which reports its error as a serial build does.
+
+The worker processes only execute; this process alone writes the cache, one chapter as each
+finishes. jupyter-cache prunes its oldest records after each write by two queries that are not
+one transaction, so two processes writing at once can each take the other's new record for an
+old one and delete it (the chapter is then executed a second time when read). A worker starts
+a kernel again when it died before running a cell (:func:`_execute_one`).
 """
 
 from __future__ import annotations
@@ -81,14 +87,47 @@ def _recorded_seconds(root: Path, profile: str) -> dict[str, float]:
     return seconds
 
 
+def _execute_one(
+    job: tuple[str, dict, int, bool],
+) -> tuple[str, dict | None, float, str, int]:
+    """Execute one notebook in the folder of its source, in a worker process: ``(uri, executed
+    notebook or None when it failed, seconds, the failure's traceback or "", kernel restarts)``.
+
+    A kernel that fails to start before it runs a cell is started again, up to three times:
+    kernels started at once by separate processes can pick the same free port (jupyter_client
+    reserves ports within one process only), and the loser dies with "Address already in use".
+    """
+    import copy
+    import traceback
+
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    uri, nb, timeout, allow_errors = job
+    for attempt in range(3):
+        run = copy.deepcopy(nb)
+        try:
+            result = single_nb_execution(
+                run, cwd=str(Path(uri).parent), timeout=timeout, allow_errors=allow_errors
+            )
+        except Exception:  # a kernel that dies: Sphinx executes the chapter again when read
+            started = any(c.get("execution_count") or c.get("outputs") for c in run.cells)
+            if started or attempt == 2:
+                return uri, None, 0.0, traceback.format_exc(), attempt
+            continue
+        if result.err is not None:
+            return uri, None, result.time, result.exc_string or repr(result.err), attempt
+        return uri, result.nb, result.time, "", attempt
+    raise AssertionError("unreachable")
+
+
 def _execute_ahead(app, env, docnames) -> None:
     """Execute the notebooks among ``docnames`` that the execution cache lacks, ``jobs()`` at a
-    time, into the cache MyST-NB reads."""
+    time, and store each in the cache MyST-NB reads as it finishes."""
     n = jobs()
     if n < 2 or app.config.nb_execution_mode != "cache":
         return
     from jupyter_cache import get_cache
-    from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+    from jupyter_cache.base import CacheBundleIn
     from myst_nb.core.read import is_myst_markdown_notebook
     from sphinx.util import logging
 
@@ -107,19 +146,29 @@ def _execute_ahead(app, env, docnames) -> None:
     seconds = _recorded_seconds(Path(app.srcdir), chapters.profile())
     todo.sort(key=lambda r: -seconds.get(Path(r.uri).stem, 0.0))
     log = logging.getLogger(__name__)
-    log.info(f"executing {len(todo)} chapters, {n} at a time: " + ", ".join(
-        Path(r.uri).stem for r in todo))
+    log.info(
+        f"executing {len(todo)} chapters, {n} at a time: "
+        + ", ".join(Path(r.uri).stem for r in todo)
+    )
     import multiprocessing
 
     # the chapters share the cores, so each makes its recommender runs on its share of them
     # (recmeta.recommenders.ahead); the kernels inherit this process's environment
     os.environ.setdefault("RECMETA_TRAIN_JOBS", str(max(1, (os.cpu_count() or 1) // n)))
     timeout, errors = app.config.nb_execution_timeout, app.config.nb_execution_allow_errors
+    work = [(r.uri, cache.get_project_notebook(r.pk).nb, timeout, errors) for r in todo]
     with multiprocessing.get_context("spawn").Pool(min(n, len(todo))) as pool:
-        work = [ProcessData(r.pk, r.uri, cache, timeout, errors) for r in todo]
-        for code, uri in pool.imap_unordered(ExecutionWorkerLocalMProc(), work, chunksize=1):
-            state = "executed" if code == 0 else "failed (executed again when read)"
-            log.info(f"{Path(uri).stem}: {state}")
+        for uri, nb, took, failure, restarts in pool.imap_unordered(_execute_one, work):
+            name = Path(uri).stem
+            if restarts:
+                log.info(f"{name}: its kernel died before its first cell, started again")
+            if nb is None:
+                last = failure.strip().splitlines()[-1] if failure.strip() else "no message"
+                log.info(f"{name}: failed (executed again when read): {last}")
+                continue
+            bundle = CacheBundleIn(nb, uri, data={"execution_seconds": took})
+            cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+            log.info(f"{name}: executed")
 
 
 def setup(app):
