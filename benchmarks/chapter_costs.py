@@ -11,7 +11,9 @@ of the whole notebook (kernel start to last cell), the load average, and, with `
 the time spent in each step of :data:`recmeta.book.step_costs.STEPS` (the
 functions named there are wrapped in the kernel; a step's time excludes the steps it calls).
 ``--steps`` executes the chapter in one process (``RECMETA_TRAIN_JOBS=1``: no runs made ahead,
-no second dataset beside the first), so that every step is timed, alone.
+no second dataset beside the first), so that every step is timed, alone; a chapter's second
+dataset then runs in the same process after the first, and its steps add to theirs (the fits'
+units count both).
 
     # measure (appends to the records file), then refit and compare
     python benchmarks/chapter_costs.py measure --steps --datasets ml-100k ml-latest-small

@@ -291,3 +291,33 @@ def test_a_kernel_that_dies_before_its_first_cell_is_started_again(monkeypatch, 
                                    metadata=nb.metadata)
     _, done, _, failure, _ = _execute_one((uri, bad, 60, False))
     assert done is None and "ZeroDivisionError" in failure
+
+
+def test_an_executed_chapter_the_cache_refuses_is_left_to_sphinx(tmp_path):
+    import nbformat
+    from jupyter_cache import get_cache
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        from execution_cache import _store
+    finally:
+        sys.path.pop(0)
+    page = tmp_path / "page.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, page)
+    cache = get_cache(tmp_path / "cache")
+    cache.add_nb_to_project(str(page))
+    assert [r.uri for r in cache.list_unexecuted()] == [str(page)]
+    done = nbformat.from_dict(nb)
+    done.cells[0].execution_count = 1
+    done.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
+    assert _store(cache, str(page), done, 1.5) == ""  # stored: nothing left to execute
+    assert cache.list_unexecuted() == []
+
+    class Refusing:  # a cache whose write fails (a full disk, a locked database)
+        def cache_notebook_bundle(self, *args, **kwargs):
+            raise OSError("no space left on device")
+
+    assert _store(Refusing(), str(page), done, 1.5) == "OSError: no space left on device"

@@ -120,6 +120,19 @@ def _execute_one(
     raise AssertionError("unreachable")
 
 
+def _store(cache, uri: str, nb: dict, seconds: float) -> str:
+    """Write an executed notebook into the cache, in the build's own process (the only writer);
+    "" when stored, else the reason, and Sphinx executes the chapter again when it reads it."""
+    from jupyter_cache.base import CacheBundleIn
+
+    bundle = CacheBundleIn(nb, uri, data={"execution_seconds": seconds})
+    try:
+        cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+    except Exception as err:  # as a failed execution: the read executes it and reports
+        return f"{type(err).__name__}: {err}"
+    return ""
+
+
 def _execute_ahead(app, env, docnames) -> None:
     """Execute the notebooks among ``docnames`` that the execution cache lacks, ``jobs()`` at a
     time, and store each in the cache MyST-NB reads as it finishes."""
@@ -127,7 +140,6 @@ def _execute_ahead(app, env, docnames) -> None:
     if n < 2 or app.config.nb_execution_mode != "cache":
         return
     from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
     from myst_nb.core.read import is_myst_markdown_notebook
     from sphinx.util import logging
 
@@ -166,8 +178,10 @@ def _execute_ahead(app, env, docnames) -> None:
                 last = failure.strip().splitlines()[-1] if failure.strip() else "no message"
                 log.info(f"{name}: failed (executed again when read): {last}")
                 continue
-            bundle = CacheBundleIn(nb, uri, data={"execution_seconds": took})
-            cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+            unstored = _store(cache, uri, nb, took)
+            if unstored:
+                log.info(f"{name}: executed, not stored (executed again when read): {unstored}")
+                continue
             log.info(f"{name}: executed")
 
 
