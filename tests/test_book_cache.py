@@ -56,6 +56,25 @@ execution.finish()
 '''
 
 
+def _extension():
+    """The book's ``execution_cache`` extension, imported as Sphinx imports it."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        import execution_cache
+    finally:
+        sys.path.pop(0)
+    return execution_cache
+
+
+def _one_cell_notebook(source: str):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    return nb
+
+
 def _mini_book(folder: Path) -> None:
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
     cfg["bibtex_bibfiles"] = [str(ROOT / "book" / "references.bib")]
@@ -97,11 +116,7 @@ def test_quick_then_full_build_executes_the_full_profile(tmp_path):
 
 
 def test_cache_key_follows_the_package_sources(tmp_path):
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    try:
-        from execution_cache import cache_key
-    finally:
-        sys.path.pop(0)
+    cache_key = _extension().cache_key
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "a.py").write_text("x = 1\n")
@@ -201,11 +216,7 @@ def test_chapters_execute_side_by_side_and_a_failure_is_reported_as_when_serial(
 
 
 def test_how_many_chapters_run_at_once(monkeypatch):
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    try:
-        from execution_cache import jobs
-    finally:
-        sys.path.pop(0)
+    jobs = _extension().jobs
     monkeypatch.setenv("RECMETA_BOOK_JOBS", "3")
     assert jobs() == 3
     monkeypatch.delenv("RECMETA_BOOK_JOBS")
@@ -217,11 +228,7 @@ def test_how_many_chapters_run_at_once(monkeypatch):
 
 
 def test_the_longest_chapters_run_first_by_the_recorded_times(tmp_path):
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    try:
-        from execution_cache import _recorded_seconds
-    finally:
-        sys.path.pop(0)
+    _recorded_seconds = _extension()._recorded_seconds
     assert _recorded_seconds(tmp_path, "full") == {}
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
     lines = [
@@ -243,17 +250,10 @@ def test_the_longest_chapters_run_first_by_the_recorded_times(tmp_path):
 
 
 def test_a_kernel_that_dies_before_its_first_cell_is_started_again(monkeypatch, tmp_path):
-    import nbformat
     from jupyter_cache.executors import utils
 
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    try:
-        from execution_cache import _execute_one
-    finally:
-        sys.path.pop(0)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    _execute_one = _extension()._execute_one
+    nb = _one_cell_notebook("print(6 * 7)")
     uri = str(tmp_path / "page.md")
     real = utils.single_nb_execution
     calls: list[str] = []
@@ -287,8 +287,7 @@ def test_a_kernel_that_dies_before_its_first_cell_is_started_again(monkeypatch, 
     # a cell's error is the chapter's failure, reported once
     calls.clear()
     monkeypatch.setattr(utils, "single_nb_execution", real)
-    bad = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 / 0")],
-                                   metadata=nb.metadata)
+    bad = _one_cell_notebook("1 / 0")
     _, done, _, failure, _ = _execute_one((uri, bad, 60, False))
     assert done is None and "ZeroDivisionError" in failure
 
@@ -297,15 +296,9 @@ def test_an_executed_chapter_the_cache_refuses_is_left_to_sphinx(tmp_path):
     import nbformat
     from jupyter_cache import get_cache
 
-    sys.path.insert(0, str(ROOT / "book" / "_ext"))
-    try:
-        from execution_cache import _store
-    finally:
-        sys.path.pop(0)
+    _store = _extension()._store
     page = tmp_path / "page.ipynb"
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb = _one_cell_notebook("print(6 * 7)")
     nbformat.write(nb, page)
     cache = get_cache(tmp_path / "cache")
     cache.add_nb_to_project(str(page))
