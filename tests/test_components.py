@@ -276,6 +276,29 @@ def test_plsa_em_step_matches_loop(beta):
     assert np.allclose(t, t_ref) and np.allclose(p, p_ref)
 
 
+def test_plsa_training_reuses_the_likelihood_terms_and_stays_bit_equal():
+    # training passes each iteration's likelihood terms to the next E-step (β = 1); the model
+    # must equal, to the bit, the plain loop of em_step and log_likelihood from the same start
+    rng = np.random.default_rng(5)
+    u, i = np.nonzero(rng.random((30, 20)) < 0.3)
+    ds = _ds(list(zip(u, i)))
+    for beta in (1.0, 0.8):
+        s = PLSAScorer(topics=3, iterations=6, beta=beta)
+        s.train(ds, TrainingOptions(rng=4))
+        counts = ds.interactions().matrix().scipy(layout="csr").astype(float)
+        start = TrainingOptions(rng=4).random_generator()
+        theta = start.random((counts.shape[0], 3)) + 0.5
+        phi = start.random((counts.shape[1], 3)) + 0.5
+        theta /= theta.sum(axis=1, keepdims=True)
+        phi /= phi.sum(axis=0, keepdims=True)
+        ll = []
+        for _ in range(6):
+            theta, phi = em_step(counts, theta, phi, beta)
+            ll.append(log_likelihood(counts, theta, phi))
+        assert np.array_equal(s.theta_, theta) and np.array_equal(s.phi_, phi)
+        assert s.log_likelihood_ == ll
+
+
 def test_plsa_one_topic_is_popularity(tiny):
     # Z = 1: P(i|z) = n_i / N after one EM step, whatever the start (a=2, b=3, c=3, d=1 of 9)
     s = PLSAScorer(topics=1, iterations=1)

@@ -61,12 +61,21 @@ def _pair_dots(a: np.ndarray, b: np.ndarray, rows: np.ndarray, cols: np.ndarray)
 
 
 def em_step(
-    counts: sp.csr_array, theta: np.ndarray, phi: np.ndarray, beta: float = 1.0
+    counts: sp.csr_array,
+    theta: np.ndarray,
+    phi: np.ndarray,
+    beta: float = 1.0,
+    *,
+    dots: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One (tempered) EM iteration; ``theta`` = P(z|u) (users × Z), ``phi`` = P(i|z) (items × Z)."""
+    """One (tempered) EM iteration; ``theta`` = P(z|u) (users × Z), ``phi`` = P(i|z) (items × Z).
+
+    ``dots``: the sums Σ_z P(z|u) P(i|z) over the observed pairs in ``coo_array(counts)``'s
+    order, when already computed (for β = 1 they are the E-step's denominators, and
+    :func:`log_likelihood`'s terms)."""
     tb, pb = (theta, phi) if beta == 1.0 else (theta**beta, phi**beta)
     c = sp.coo_array(counts)
-    denom = _pair_dots(tb, pb, c.row, c.col)
+    denom = dots if dots is not None and beta == 1.0 else _pair_dots(tb, pb, c.row, c.col)
     ratio = sp.csr_array(
         (np.divide(c.data, denom, out=np.zeros_like(denom), where=denom > 0), (c.row, c.col)),
         shape=counts.shape,
@@ -85,7 +94,11 @@ def em_step(
 def log_likelihood(counts: sp.csr_array, theta: np.ndarray, phi: np.ndarray) -> float:
     r""":math:`\sum_{(u,i)} n_{ui} \log \sum_z P(z|u) P(i|z)` over the observed pairs."""
     c = sp.coo_array(counts)
-    return float(np.sum(c.data * np.log(_pair_dots(theta, phi, c.row, c.col))))
+    return _log_likelihood(c.data, _pair_dots(theta, phi, c.row, c.col))
+
+
+def _log_likelihood(counts: np.ndarray, dots: np.ndarray) -> float:
+    return float(np.sum(counts * np.log(dots)))
 
 
 class PLSAScorer(Component[ItemList], Trainable):
@@ -122,9 +135,13 @@ class PLSAScorer(Component[ItemList], Trainable):
         ll = []
         from tqdm import tqdm
 
+        # the likelihood's terms of one iteration are the next E-step's denominators (β = 1)
+        pairs = sp.coo_array(counts)
+        dots = None
         for _ in tqdm(range(c.iterations), desc="pLSA EM", leave=False, disable=None):
-            theta, phi = em_step(counts, theta, phi, c.beta)
-            ll.append(log_likelihood(counts, theta, phi))
+            theta, phi = em_step(counts, theta, phi, c.beta, dots=dots)
+            dots = _pair_dots(theta, phi, pairs.row, pairs.col)
+            ll.append(_log_likelihood(pairs.data, dots))
         self.theta_, self.phi_, self.log_likelihood_ = theta, phi, ll
         self.users, self.items = data.users, data.items
 
