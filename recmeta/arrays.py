@@ -26,6 +26,7 @@ __all__ = [
     "compile_once",
     "frame_hashes",
     "first_rows",
+    "has_duplicate_pairs",
     "has_duplicates",
     "keep_freed_memory",
     "lexsort",
@@ -175,6 +176,19 @@ def pair_codes(
     return [
         u.astype(np.int64) * m + i.astype(np.int64) for u, i in zip(users, items, strict=True)
     ], m
+
+
+def has_duplicate_pairs(users: ArrayLike, items: ArrayLike) -> bool:
+    """Whether a (user, item) pair occurs twice (``DataFrame.duplicated([user, item]).any()``):
+    :func:`has_duplicates` of the :func:`pair_codes` for non-negative integer ids, pandas' row
+    hashes otherwise (strings, floats, negative ids; NaN equals NaN there)."""
+    u, i = np.asarray(users).ravel(), np.asarray(items).ravel()
+    if len(u) != len(i):
+        raise ValueError(f"{len(u)} users and {len(i)} items: give one of each per pair")
+    coded = pair_codes([u], [i])
+    if coded is not None:
+        return has_duplicates(coded[0][0])
+    return bool(pd.DataFrame({"user": u, "item": i}).duplicated().any())
 
 
 def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:

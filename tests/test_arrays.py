@@ -16,6 +16,7 @@ from recmeta.arrays import (
     first_rows,
     group_sums,
     frame_hashes,
+    has_duplicate_pairs,
     has_duplicates,
     lexsort,
     pair_codes,
@@ -92,6 +93,32 @@ def test_pair_codes_decline_ids_they_cannot_code() -> None:
     assert pair_codes([np.array(["a", "b"])], [ok]) is None
     assert pair_codes([ok.astype(float)], [ok]) is None
     assert pair_codes([np.array([2**40])], [np.array([2**40])]) is None
+
+
+@pytest.mark.parametrize("kind", ["int", "uint", "negative", "huge", "float", "nan", "str"])
+@pytest.mark.parametrize("size", [0, 1, 2, 40, 3_000])
+def test_has_duplicate_pairs_is_pandas_duplicated(kind: str, size: int) -> None:
+    # the pairs' codes for integer ids, pandas for the rest: both must say what pandas says
+    rng = np.random.default_rng(size)
+    for trial in range(6):
+        high = 1 + (trial + 1) * max(size, 1) // 4  # from crowded to mostly distinct pairs
+        u, i = rng.integers(0, high, size), rng.integers(0, high, size)
+        if trial % 2:  # distinct pairs made certain half of the time
+            u, i = np.divmod(rng.permutation(size * size + 1)[:size], size + 1)
+        users, items = {
+            "int": (u, i),
+            "uint": (u.astype(np.uint32), i.astype(np.uint64)),
+            "negative": (u - high // 2, i),
+            "huge": (u + 2**40, i + 2**40),
+            "float": (u.astype(float), i + 0.5),
+            "nan": (np.where(u % 3 == 0, np.nan, u), i.astype(float)),
+            "str": (u.astype(str), i.astype(str).astype(object)),
+        }[kind]
+        expected = bool(pd.DataFrame({"u": users, "i": items}).duplicated().any())
+        assert has_duplicate_pairs(users, items) is expected
+        assert has_duplicate_pairs(pd.Series(users), pd.Series(items)) is expected
+    with pytest.raises(ValueError, match="one of each per pair"):
+        has_duplicate_pairs(np.arange(3), np.arange(2))
 
 
 def _positions_by_search(ids: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -26,6 +26,7 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
+from ..arrays import has_duplicate_pairs
 from ._trec_files import read_qrels
 
 __all__ = ["Judgments", "JudgmentsError"]
@@ -133,7 +134,7 @@ class Judgments:
             )
         if df[[user_col, item_col]].isna().any().any():
             raise JudgmentsError(f"columns {user_col!r}/{item_col!r} contain missing ids")
-        if df.duplicated([user_col, item_col]).any():
+        if has_duplicate_pairs(df[user_col], df[item_col]):
             dup = df[df.duplicated([user_col, item_col], keep=False)].head(3)
             raise JudgmentsError(
                 "duplicate (user, item) pairs in judgments, e.g.\n"

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..arrays import pair_codes, positions, sorted_unique
+from ..arrays import has_duplicate_pairs, pair_codes, positions, sorted_unique
 from ..recommenders.components.random import pair_uniform
 
 __all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores"]
@@ -124,7 +124,7 @@ def attach_scores(
     su, si = sets["user"].to_numpy(), sets["item"].to_numpy()
     cu, ci = scores["user"].to_numpy(), scores["item"].to_numpy()
     unique = _strictly_sorted(cu, ci)
-    if not unique and scores.duplicated(["user", "item"]).any():
+    if not unique and has_duplicate_pairs(cu, ci):
         raise ValueError("scores have duplicate (user, item) pairs; keep one score per pair")
     if unique and len(su) == len(cu) and np.array_equal(su, cu) and np.array_equal(si, ci):
         out = sets.assign(

@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..arrays import has_duplicates, positions, row_smallest, sorted_unique
+from ..arrays import has_duplicate_pairs, has_duplicates, positions, row_smallest, sorted_unique
 from ..data.popularity import percentile_strata
 
 __all__ = ["Candidates", "NonRelevant", "Protocol", "Relevant", "check_ratings", "target_sets"]
@@ -110,7 +110,7 @@ def check_ratings(df: pd.DataFrame, what: str) -> None:
         raise ValueError(
             f"{what} has missing user, item or rating values; drop or fill them first."
         )
-    if df.duplicated(["user", "item"]).any():
+    if has_duplicate_pairs(df["user"], df["item"]):
         raise ValueError(
             f"{what} has duplicate (user, item) pairs; keep one rating per pair "
             "(e.g. the latest) before building target sets."

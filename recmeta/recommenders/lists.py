@@ -64,6 +64,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..arrays import has_duplicate_pairs
 from ..metrics import text_order
 from .components.random import RandomScorer, pair_uniform
 from .training import RUN_COLUMNS, Candidates, Engine, Model, check_frame, fast_scorer
@@ -326,7 +327,7 @@ def score_candidates(
     from tqdm import tqdm
 
     check_frame(pairs, "the candidate pairs", ["user", "item"])
-    if pairs.duplicated(["user", "item"]).any():
+    if has_duplicate_pairs(pairs["user"], pairs["item"]):
         raise ValueError("candidate pairs repeat a (user, item); deduplicate them first")
     _check_ray(use_ray)
     ids, nums = _user_numbers(model, pairs["user"])
