@@ -61,6 +61,27 @@ def test_write_read_roundtrip_with_key(tmp_path):
     assert not list(p.parent.glob(".*"))  # no temp file left
 
 
+def test_every_column_kind_reads_back_as_written(tmp_path):
+    # ids and ranks are dictionary-coded, floats are not: neither may change a value or dtype
+    rng = np.random.default_rng(0)
+    n = 5_000
+    df = pd.DataFrame(
+        {
+            "user": np.repeat(np.arange(50), 100),
+            "item": rng.permutation(n).astype(np.int32),
+            "rank": np.tile(np.arange(1, 101), 50).astype(np.int16),
+            "score": np.where(rng.random(n) < 0.1, np.nan, rng.random(n)),
+            "low": np.full(n, -np.inf),
+            "score32": rng.random(n).astype(np.float32),
+            "name": rng.choice(["a", "b", "ü"], n),
+            "hit": rng.random(n) < 0.5,
+        }
+    )
+    p = cache.write_frame(df, tmp_path / "kinds.parquet", _key())
+    pd.testing.assert_frame_equal(cache.read_frame(p), df, check_exact=True)
+    assert np.array_equal(cache.read_frame(p)["score"], df["score"], equal_nan=True)
+
+
 def test_kill_mid_write_leaves_old_file_intact(tmp_path):
     """SIGKILL a writer after it wrote its temp file and before the rename: no corrupt file."""
     target = tmp_path / "run.parquet"
