@@ -486,20 +486,20 @@ def split_sets(
     if removed:
         test = remove_test_ratings(test, removed, seed=seed)
     exclude = head_items(ratings, head) if head else None
-    rated = ratings["item"].to_numpy()
-    items = sorted_unique(rated)
-    sets = target_sets(train, test, protocol, seed=seed, items=items, exclude_items=exclude)
+    sets = target_sets(
+        train,
+        test,
+        protocol,
+        seed=seed,
+        items=sorted_unique(ratings["item"]),
+        exclude_items=exclude,
+    )
     sizes = np.bincount(sets["set"].to_numpy())
     sizes = sizes[sizes > 0]
     t = harmonic_target_size(sizes)
     non = sets.loc[~sets["relevant"].to_numpy(dtype=bool), "item"].to_numpy()
-    # the mean rating count of the non-relevant items: ratings["item"].value_counts()
-    # .reindex(non).mean(), by positions among the rated items (the same int64 values, or
-    # float with NaN where an item is unrated, averaged by pandas as there)
-    per_item = np.bincount(positions(items, rated), minlength=len(items))
-    at = positions(items, non)
-    found = per_item[at] if (at >= 0).all() else np.where(at >= 0, per_item[at], np.nan)
-    non_pop = float(pd.Series(found).mean()) if len(non) else np.nan
+    counts = ratings["item"].value_counts()
+    non_pop = float(counts.reindex(non).mean()) if len(non) else np.nan
     formula = np.nan
     if split == "coin_flip" and protocol.percentiles is None and not head:
         if protocol.relevant == "1R":
@@ -513,7 +513,7 @@ def split_sets(
         "seed": seed,
         "removed": removed,
         "sets": len(sizes),
-        "candidates": len(sorted_unique(sets["item"].to_numpy())),
+        "candidates": int(sets["item"].nunique()),
         "nonrelevant popularity": non_pop,
         "t": t,
         "rho": random_precision(sets),
