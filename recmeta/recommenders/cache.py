@@ -118,12 +118,7 @@ def write_frame(
     *,
     extra: dict[bytes, bytes] | None = None,
 ) -> Path:
-    """Write ``df`` to ``path`` atomically (temp file in the same folder, then ``os.replace``).
-
-    Columns other than floats are dictionary-encoded (ids, ranks: few distinct values, long
-    runs), floats are not (scores: nearly all distinct, where parquet's dictionary attempt is
-    wasted work); LZ4 compression. A run of 5.9 M rows is written in half the time and read
-    in a third of it (``benchmarks/README.md``)."""
+    """Write ``df`` to ``path`` atomically (temp file in the same folder, then ``os.replace``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -133,11 +128,7 @@ def write_frame(
     if key is not None:
         meta[_META] = key.to_json().encode()
     table = table.replace_schema_metadata(meta)
-    coded = [f.name for f in table.schema if not pa.types.is_floating(f.type)]
-    write_atomic(
-        path,
-        lambda tmp: pq.write_table(table, tmp, use_dictionary=coded, compression="lz4"),
-    )
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp))
     return path
 
 
