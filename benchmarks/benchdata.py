@@ -30,6 +30,7 @@ The same ``seed`` gives the same table.
 from __future__ import annotations
 
 import gzip
+import time
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,18 @@ ZIPF_EXPONENT, ZIPF_OFFSET = 2.308, 389.0
 RATING_VALUES = np.arange(1, 11) / 2
 RATING_SHARES = np.array([0.0120, 0.0340, 0.0140, 0.0720, 0.0440,
                           0.2140, 0.1050, 0.2780, 0.0770, 0.1500])
+
+
+def best(fn, repeat: int = 3) -> tuple[float, object]:
+    """The shortest of ``repeat`` timings of ``fn()`` after a first, untimed call (numba's
+    compilation, the allocator's warm-up), and the last result."""
+    out = fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
 
 
 def half_million_csv(src: Path, folder: Path) -> Path:

@@ -17,26 +17,15 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdata import load  # noqa: E402
+from benchdata import best, load  # noqa: E402
 
 from recmeta.recommenders.components import itemcf  # noqa: E402
-
-
-def _best(fn, repeat: int = 3) -> tuple[float, object]:
-    out = fn()  # compiles, and warms the allocator
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def _scipy_co(x: sp.csr_array) -> sp.csr_array:
@@ -61,8 +50,8 @@ def main() -> None:
         for name in ("ml-100k", "ml-latest-small", "half"):
             label, ratings = load(name, Path(tmp))
             x = _binary(ratings)
-            t_ref, ref = _best(lambda x=x: _scipy_co(x))
-            t_new, new = _best(lambda x=x: itemcf.cooccurrence(x))
+            t_ref, ref = best(lambda x=x: _scipy_co(x))
+            t_new, new = best(lambda x=x: itemcf.cooccurrence(x))
             for a, b in zip(
                 (ref.indptr, ref.indices, ref.data),
                 (new.indptr, new.indices, new.data),
@@ -71,8 +60,8 @@ def main() -> None:
                 assert a.dtype == b.dtype and np.array_equal(a, b)
             s = itemcf.similarity(x, q=3.0)
             st = s.T.tocsr()
-            t_sref, sref = _best(lambda x=x, s=s: (x @ s.T).toarray())
-            t_snew, snew = _best(
+            t_sref, sref = best(lambda x=x, s=s: (x @ s.T).toarray())
+            t_snew, snew = best(
                 lambda x=x, st=st: itemcf._rows_times(
                     x.indptr, x.indices, x.data, st.indptr, st.indices, st.data, x.shape[1]
                 )

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +28,7 @@ import pandas as pd
 from lenskit.training import TrainingOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdata import load  # noqa: E402
+from benchdata import best, load  # noqa: E402
 
 from recmeta.arrays import has_duplicate_pairs, sorted_unique  # noqa: E402
 from recmeta.data.lenskit_objects import to_lenskit  # noqa: E402
@@ -39,16 +38,6 @@ from recmeta.recommenders.components.plsa import (  # noqa: E402
     em_step,
     log_likelihood,
 )
-
-
-def _best(fn, repeat: int = 3) -> tuple[float, object]:
-    out = fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def _plsa_loop(data, topics: int, iterations: int):
@@ -83,8 +72,8 @@ def main() -> None:
         for name in ("ml-100k", "ml-latest-small"):
             label, ratings = load(name, Path(tmp))
             data = to_lenskit(ratings)
-            t_old, old = _best(lambda d=data: _plsa_loop(d, 50, 50))
-            t_new, new = _best(lambda d=data: _plsa_train(d, 50, 50))
+            t_old, old = best(lambda d=data: _plsa_loop(d, 50, 50))
+            t_new, new = best(lambda d=data: _plsa_train(d, 50, 50))
             assert np.array_equal(old[0], new[0]) and np.array_equal(old[1], new[1])
             assert old[2] == new[2]
             print(_row("pLSA's EM, 50 topics × 50 iterations", label, t_old, t_new))
@@ -99,8 +88,8 @@ def main() -> None:
                 }
             )
             size = f"{label}, {len(grid):,} pairs"
-            t_old, old = _best(lambda g=grid: bool(g.duplicated(["user", "item"]).any()))
-            t_new, new = _best(lambda g=grid: has_duplicate_pairs(g["user"], g["item"]))
+            t_old, old = best(lambda g=grid: bool(g.duplicated(["user", "item"]).any()))
+            t_new, new = best(lambda g=grid: has_duplicate_pairs(g["user"], g["item"]))
             assert old is new is False
             print(_row("duplicate check of candidate pairs", size, t_old, t_new))
 
