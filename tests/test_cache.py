@@ -62,7 +62,8 @@ def test_write_read_roundtrip_with_key(tmp_path):
 
 
 def test_every_column_kind_reads_back_as_written(tmp_path):
-    # ids and ranks are dictionary-coded, floats are not: neither may change a value or dtype
+    # every column kind the runs hold (ids, ranks, scores with NaN and -inf, float32, text,
+    # flags) must come back with its values and its dtype
     rng = np.random.default_rng(0)
     n = 5_000
     df = pd.DataFrame(
