@@ -31,6 +31,7 @@ __all__ = [
     "keep_freed_memory",
     "lexsort",
     "pair_codes",
+    "pairs_strictly_increasing",
     "positions",
     "row_hashes",
     "row_smallest",
@@ -191,6 +192,32 @@ def has_duplicate_pairs(users: ArrayLike, items: ArrayLike) -> bool:
     return bool(pd.DataFrame({"user": u, "item": i}).duplicated().any())
 
 
+def pairs_strictly_increasing(users: ArrayLike, items: ArrayLike) -> bool:
+    """Whether the (user, item) pairs are in strictly increasing lexicographic order, users
+    first (so all distinct): (u_k, i_k) < (u_{k+1}, i_{k+1}) for every k. A NaN fails the
+    order. Numeric ids take one compiled pass that stops at the first pair out of order;
+    others numpy's comparisons, and ids that do not compare are not in order."""
+    u, i = np.asarray(users).ravel(), np.asarray(items).ravel()
+    if len(u) != len(i):
+        raise ValueError(f"{len(u)} users and {len(i)} items: give one of each per pair")
+    if len(u) < 2:
+        return True
+    if u.dtype.kind in "iuf" and i.dtype.kind in "iuf":
+        return bool(_pairs_increasing(u, i))
+    try:
+        return bool(np.all((u[1:] > u[:-1]) | ((u[1:] == u[:-1]) & (i[1:] > i[:-1]))))
+    except TypeError:  # ids that do not compare
+        return False
+
+
+@njit(cache=True, nogil=True)
+def _pairs_increasing(u, i):  # pragma: no cover - compiled
+    for k in range(1, len(u)):  # noqa: SIM110 - a loop numba compiles, stopping early
+        if not (u[k] > u[k - 1] or (u[k] == u[k - 1] and i[k] > i[k - 1])):
+            return False
+    return True
+
+
 def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:
     """Position of each of ``values`` in the sorted distinct ``ids``, −1 where absent.
 
@@ -228,7 +255,9 @@ def row_smallest(keys: np.ndarray, blocked: np.ndarray, n: int) -> tuple[np.ndar
     ascending within a row. One compiled pass per row keeps a max-heap of the ``n`` smallest
     (key, column) pairs so far; a later open key enters only below the heap's largest key
     (columns come in ascending order, so an equal key never displaces a lower column), and the
-    heap's columns are sorted at the row's end.
+    heap's columns are sorted at the row's end. In a row at least 8 ``n`` wide, keys above a
+    bound taken from a sample of the row are passed over (the row is read again without it if
+    fewer than ``n`` lie under it), so the result does not depend on the bound.
     """
     keys = np.ascontiguousarray(keys, dtype=np.float64)
     blocked = np.ascontiguousarray(blocked, dtype=np.bool_)
@@ -253,39 +282,61 @@ def _row_smallest(keys, blocked, n):  # pragma: no cover - compiled
         return out_r, out_c
     hk = np.empty(keep, dtype=np.float64)  # max-heap of (key, column), the largest at 0
     hc = np.empty(keep, dtype=np.int64)
+    # a bound from every step-th open key: the j-th smallest of the sample lies above the keep
+    # smallest keys of a row of random keys but for 3 standard deviations, so most keys are
+    # passed over by one comparison; a row with fewer than keep keys under it is read again
+    step = width // 256 if width >= 8 * keep else 0
+    sample = np.empty(width // max(step, 1) + 1, dtype=np.float64)
+    lam = keep / max(step, 1)
+    j = int(lam + 3.0 * np.sqrt(lam) + 2.0)
     at = 0
     for r in range(rows):
-        size = 0
-        for c in range(width):
-            if blocked[r, c]:
-                continue
-            v = keys[r, c]
-            if size < keep:  # push, sifting up past smaller parents
-                i = size
-                size += 1
-                while i > 0:
-                    p = (i - 1) >> 1
-                    if hk[p] > v or (hk[p] == v and hc[p] > c):
-                        break
-                    hk[i], hc[i] = hk[p], hc[p]
-                    i = p
-                hk[i], hc[i] = v, c
-            elif v < hk[0]:  # replace the largest, sifting down
-                i = 0
-                while True:
-                    big = 2 * i + 1
-                    if big >= size:
-                        break
-                    right = big + 1
-                    if right < size and (
-                        hk[right] > hk[big] or (hk[right] == hk[big] and hc[right] > hc[big])
-                    ):
-                        big = right
-                    if hk[big] < v or (hk[big] == v and hc[big] < c):
-                        break
-                    hk[i], hc[i] = hk[big], hc[big]
-                    i = big
-                hk[i], hc[i] = v, c
+        bound = np.inf
+        if step > 0:
+            s = 0
+            for c in range(0, width, step):
+                if not blocked[r, c]:
+                    sample[s] = keys[r, c]
+                    s += 1
+            if j < s:
+                bound = np.partition(sample[:s], j)[j]
+        while True:
+            size = 0
+            for c in range(width):
+                if blocked[r, c]:
+                    continue
+                v = keys[r, c]
+                if v > bound:
+                    continue
+                if size < keep:  # push, sifting up past smaller parents
+                    i = size
+                    size += 1
+                    while i > 0:
+                        p = (i - 1) >> 1
+                        if hk[p] > v or (hk[p] == v and hc[p] > c):
+                            break
+                        hk[i], hc[i] = hk[p], hc[p]
+                        i = p
+                    hk[i], hc[i] = v, c
+                elif v < hk[0]:  # replace the largest, sifting down
+                    i = 0
+                    while True:
+                        big = 2 * i + 1
+                        if big >= size:
+                            break
+                        right = big + 1
+                        if right < size and (
+                            hk[right] > hk[big] or (hk[right] == hk[big] and hc[right] > hc[big])
+                        ):
+                            big = right
+                        if hk[big] < v or (hk[big] == v and hc[big] < c):
+                            break
+                        hk[i], hc[i] = hk[big], hc[big]
+                        i = big
+                    hk[i], hc[i] = v, c
+            if size == keep or bound == np.inf:
+                break
+            bound = np.inf  # fewer than keep keys under the bound: read the row whole
         cols = np.sort(hc[:size])
         for k in range(size):
             out_r[at] = r

@@ -20,6 +20,7 @@ from recmeta.arrays import (
     has_duplicates,
     lexsort,
     pair_codes,
+    pairs_strictly_increasing,
     positions,
     row_hashes,
     row_smallest,
@@ -121,6 +122,54 @@ def test_has_duplicate_pairs_is_pandas_duplicated(kind: str, size: int) -> None:
         has_duplicate_pairs(np.arange(3), np.arange(2))
 
 
+def _increasing_by_definition(users: np.ndarray, items: np.ndarray) -> bool:
+    """(u_k, i_k) < (u_{k+1}, i_{k+1}) for every k, pair by pair in Python."""
+    u, i = users.tolist(), items.tolist()
+    return all(
+        u[k] > u[k - 1] or (u[k] == u[k - 1] and i[k] > i[k - 1]) for k in range(1, len(u))
+    )
+
+
+@pytest.mark.parametrize("kind", ["int", "uint", "negative", "huge", "float", "nan", "str"])
+@pytest.mark.parametrize("size", [0, 1, 2, 40, 3_000])
+def test_pairs_strictly_increasing_is_the_definition(kind: str, size: int) -> None:
+    # sorted distinct pairs, then the same with one pair repeated, two swapped, one lowered
+    rng = np.random.default_rng(size)
+    code = np.unique(rng.integers(0, 50 * max(size, 1), size + size // 2))[:size]
+    u0, i0 = np.divmod(code, 50)
+    cases = [(u0, i0)]
+    if size >= 2:
+        k = int(rng.integers(1, size))
+        cases.append((np.r_[u0[:k], u0[k - 1 :]], np.r_[i0[:k], i0[k - 1 :]]))
+        swap = np.arange(size)
+        swap[[k - 1, k]] = swap[[k, k - 1]]
+        cases.append((u0[swap], i0[swap]))
+        back_u, back_i = u0.copy(), i0.copy()
+        back_u[k], back_i[k] = u0[k - 1], i0[k - 1] - 1  # the user before, a lower item
+        cases.append((back_u, back_i))
+    for u, i in cases:
+        users, items = {
+            "int": (u, i),
+            "uint": (u.astype(np.uint32), i.astype(np.uint64)),
+            "negative": (u - 7, i - 25),
+            "huge": (u + 2**40, i + 2**40),
+            "float": (u.astype(float), i + 0.5),
+            "nan": (np.where(u % 3 == 0, np.nan, u), i.astype(float)),
+            "str": (
+                np.array([f"{x:06d}" for x in u], dtype=str),  # padded: ordered as numbers
+                np.array([f"{x:03d}" for x in i], dtype=object),
+            ),
+        }[kind]
+        expected = _increasing_by_definition(users, items)
+        assert pairs_strictly_increasing(users, items) is expected
+        assert pairs_strictly_increasing(pd.Series(users), pd.Series(items)) is expected
+    if size >= 2:  # the cases hold both answers
+        assert _increasing_by_definition(*cases[0])
+        assert not any(_increasing_by_definition(u, i) for u, i in cases[1:])
+    with pytest.raises(ValueError, match="one of each per pair"):
+        pairs_strictly_increasing(np.arange(3), np.arange(2))
+
+
 def _positions_by_search(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
     """The binary-search reading: searchsorted, kept where the id found is the value."""
     if not len(ids):
@@ -177,17 +226,21 @@ def test_row_smallest_keeps_the_n_smallest_open_keys_of_every_row(n: int, ties: 
     np.testing.assert_array_equal(counts, np.minimum((~blocked).sum(axis=1), n))
 
 
-@pytest.mark.parametrize("keys_of", ["uniform", "few values", "descending"])
+@pytest.mark.parametrize("keys_of", ["uniform", "few values", "descending", "low every 9th"])
 def test_row_smallest_on_wide_rows_as_the_chapters_draw_them(keys_of: str) -> None:
     """Rows thousands wide and n = 99, as an NN sample of 99 non-relevant items draws them: a
     key enters the bounded heap in many orders (uniform), ties cross the n-th key at many
-    columns (few values), and every key displaces the largest (descending)."""
+    columns (few values), every key displaces the largest (descending), and the row's sample
+    (every 9th of 2,500 columns) holds the lowest keys, so fewer than n lie under the bound
+    taken from it and the row is read again without it (low every 9th)."""
     rng = np.random.default_rng(len(keys_of))
     keys = rng.random((30, 2_500))
     if keys_of == "few values":
         keys = np.round(keys * 40) / 40
     elif keys_of == "descending":
         keys = np.sort(keys, axis=1)[:, ::-1].copy()
+    elif keys_of == "low every 9th":
+        keys[:, ::9] -= 1.0
     blocked = rng.random((30, 2_500)) < 0.3
     blocked[3, 60:] = True  # a pool shorter than n
     r, c = row_smallest(keys, blocked, 99)

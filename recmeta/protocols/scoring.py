@@ -8,20 +8,16 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..arrays import has_duplicate_pairs, pair_codes, positions, sorted_unique
+from ..arrays import (
+    has_duplicate_pairs,
+    pair_codes,
+    pairs_strictly_increasing,
+    positions,
+    sorted_unique,
+)
 from ..recommenders.components.random import pair_uniform
 
 __all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores"]
-
-
-def _strictly_sorted(u: np.ndarray, i: np.ndarray) -> bool:
-    """Whether the (u, i) pairs are in strictly increasing lexicographic order (so all distinct)."""
-    if len(u) < 2:
-        return True
-    try:
-        return bool(np.all((u[1:] > u[:-1]) | ((u[1:] == u[:-1]) & (i[1:] > i[:-1]))))
-    except TypeError:  # ids that do not compare
-        return False
 
 
 def _numeric(column: pd.Series) -> bool:
@@ -33,7 +29,7 @@ def _numeric(column: pd.Series) -> bool:
 def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
     """The distinct (user, item) pairs a recommender must score for these target sets, sorted."""
     u, i = sets["user"].to_numpy(), sets["item"].to_numpy()
-    if _strictly_sorted(u, i):  # AR sets come out of target_sets this way: nothing to do
+    if pairs_strictly_increasing(u, i):  # AR sets come out of target_sets this way: nothing to do
         return pd.DataFrame({"user": u, "item": i})
     if _numeric(sets["user"]) and _numeric(sets["item"]):
         # the distinct codes of the pairs over the distinct users and items, sorted: users
@@ -123,7 +119,7 @@ def attach_scores(
             raise ValueError(f"scores lack column {c!r}; expected a frame (user, item, score)")
     su, si = sets["user"].to_numpy(), sets["item"].to_numpy()
     cu, ci = scores["user"].to_numpy(), scores["item"].to_numpy()
-    unique = _strictly_sorted(cu, ci)
+    unique = pairs_strictly_increasing(cu, ci)
     if not unique and has_duplicate_pairs(cu, ci):
         raise ValueError("scores have duplicate (user, item) pairs; keep one score per pair")
     if unique and len(su) == len(cu) and np.array_equal(su, cu) and np.array_equal(si, ci):
