@@ -18,6 +18,7 @@ from recmeta.protocols import (
     one_r_an_metrics,
     protocol_mean,
     random_scores,
+    rank_in_sets,
     target_metrics,
     target_sets,
     uniform_test_size,
@@ -427,6 +428,34 @@ def test_target_metrics_do_not_depend_on_row_order() -> None:
     a = target_metrics(scored, 5, gain="rating")
     b = target_metrics(scored.sample(frac=1.0, random_state=0), 5, gain="rating")
     pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("relevant", ["AR", "1R"])
+def test_engine_metrics_per_set_whatever_the_row_order_and_with_ranks_given(relevant) -> None:
+    # sets as target_sets orders them (grouped by set), the same rows shuffled, and the ranks
+    # handed over as trials does: one per-set table, each set with its user and stratum
+    df = toy_ratings(9, items=120, per_user=30)
+    is_test = np.random.default_rng(4).random(len(df)) < 0.3
+    strata = {"percentiles": 3, "short_pool": "shrink"} if relevant == "1R" else {}
+    p = Protocol("TI", relevant, "NN", 15, threshold=4, **strata)
+    sets = target_sets(df[~is_test], df[is_test], p, seed=2)
+    assert sets["set"].nunique() > sets["user"].nunique() or relevant == "AR"
+    systems = {"a": random_scores(sets, 1), "b": item_scores(sets, df["item"].value_counts())}
+    names = ["P@5", "bpref", "nDCG@5"]
+    key = ["system", "set", "metric"]
+    got = engine_metrics(sets, systems, names, 4, per_set=True)
+    got = got.sort_values(key).reset_index(drop=True)
+    shuffled = engine_metrics(
+        sets.sample(frac=1.0, random_state=1), systems, names, 4, per_set=True
+    )
+    pd.testing.assert_frame_equal(got, shuffled.sort_values(key).reset_index(drop=True))
+    ranks = {k: rank_in_sets(attach_scores(sets, v)) for k, v in systems.items()}
+    given = engine_metrics(sets, systems, names, 4, per_set=True, ranks=ranks)
+    pd.testing.assert_frame_equal(got, given.sort_values(key).reset_index(drop=True))
+    first = sets.groupby("set")[["user", "stratum"]].first()
+    np.testing.assert_array_equal(got["user"], first.loc[got["set"], "user"])
+    np.testing.assert_array_equal(got["stratum"], first.loc[got["set"], "stratum"])
+    assert got["stratum"].nunique() == 3 or relevant == "AR"
 
 
 def test_engine_metrics_depth_and_judged_options() -> None:

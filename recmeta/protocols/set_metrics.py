@@ -236,13 +236,14 @@ def engine_metrics(
     of ``metrics`` if that is deeper — exact for metrics that read judged items only (P, R,
     nDCG, AP, RR, bpref, infAP, stratified recall; not AUC). The
     engine averages over sets with a relevant item — in 1R every set, which is eq. 1; in AR the
-    users with a positive test rating. ``ranks`` may pass each system's row ranks when known.
+    users with a positive test rating. ``ranks`` may pass each system's ranks of the rows of
+    ``sets`` when known (that system's scores are then not read again).
     Returns a frame system, metric, value; with ``per_set`` one row per evaluated set:
     system, set, user, stratum, metric, value.
     """
     if judged not in ("all", "relevant"):
         raise ValueError(f"judged must be 'all' or 'relevant', got {judged!r}")
-    set_ids, set_code, _ = set_codes(sets["set"].to_numpy(), sets["item"].to_numpy())
+    set_ids, set_code, grouped = set_codes(sets["set"].to_numpy(), sets["item"].to_numpy())
     ids = pd.Index(set_ids, name="user")
     keep = (
         sets["relevant"].to_numpy(dtype=bool)
@@ -267,13 +268,13 @@ def engine_metrics(
     elif depth is not None and depth < 1:
         raise ValueError(f"depth must be >= 1, 'judged' or None, got {depth}")
     frames = []
+    set_col, item_col = sets["set"].to_numpy(), sets["item"].to_numpy()
     for name, scores in systems.items():
-        scored = attach_scores(sets, scores, missing=missing)
-        rank = (
-            ranks[name]
-            if ranks is not None and name in ranks
-            else rank_in_sets(scored, depth=depth if isinstance(depth, int) else None)
-        )
+        if ranks is not None and name in ranks:
+            rank = ranks[name]  # of the rows of sets, which attach_scores keeps in order
+        else:
+            scored = attach_scores(sets, scores, missing=missing)
+            rank = rank_in_sets(scored, depth=depth if isinstance(depth, int) else None)
         if depth == "judged":
             last = np.zeros(set_code.max() + 1 if len(set_code) else 0, dtype=np.int64)
             np.maximum.at(last, set_code[is_judged], rank[is_judged] + 1)
@@ -283,8 +284,8 @@ def engine_metrics(
         frames.append(
             pd.DataFrame(
                 {
-                    "user": scored["set"].to_numpy()[keep],
-                    "item": scored["item"].to_numpy()[keep],
+                    "user": set_col[keep],
+                    "item": item_col[keep],
                     "rank": rank[keep],
                     "system": name,
                 }
@@ -294,6 +295,10 @@ def engine_metrics(
     if not per_set:
         return evaluate(j, runs, metrics)
     out = evaluate(j, runs, metrics, per_user=True).rename(columns={"user": "set"})
-    first = sets.drop_duplicates("set").set_index("set")[["user", "stratum"]]
+    if grouped:  # each set's first row opens its run of rows
+        top = np.flatnonzero(np.r_[True, set_code[1:] != set_code[:-1]])
+        first = sets.iloc[top][["user", "stratum"]].set_axis(pd.Index(set_ids, name="set"))
+    else:
+        first = sets.drop_duplicates("set").set_index("set")[["user", "stratum"]]
     out = out.join(first, on="set")
     return out[["system", "set", "user", "stratum", "metric", "value"]]
