@@ -18,6 +18,7 @@ from recmeta.papers.bellogin2017.trials import (
     random_scorer,
     remove_test_ratings,
     roster_scorer,
+    split_sets,
     summarise,
     trials,
 )
@@ -48,6 +49,26 @@ def test_trials_report_formula_rho_and_lemma_bounds() -> None:
     ar = trials(df, Protocol("AI", "AR", "AN", threshold=4, ar_users="all"), scorers, removed=0.5)
     n_pos = int((df["rating"] >= 4).sum())
     assert ar["formula"].iloc[0] == pytest.approx(0.2 * 0.5 * n_pos / (60 * ar["t"].iloc[0]))
+
+
+@pytest.mark.parametrize(
+    "protocol",
+    [
+        Protocol("TI", "1R", "NN", 9, threshold=4),
+        Protocol("AI", "AR", "AN", threshold=4),
+        Protocol("AI", "1R", "NN", 2, threshold=4, percentiles=4),
+    ],
+)
+def test_split_summary_counts_as_pandas_does(protocol: Protocol) -> None:
+    # the candidates and the mean rating count of the non-relevant items, by pandas itself
+    df = toy_ratings(seed=7, users=50, items=90, per_user=18)
+    for seed, removed, head in ((0, 0.0, 0.0), (1, 0.5, 0.1)):
+        _, _, sets, common = split_sets(df, protocol, seed, removed=removed, head=head)
+        non = sets.loc[~sets["relevant"].to_numpy(dtype=bool), "item"]
+        counts = df["item"].value_counts()
+        assert len(non) and common["candidates"] > 1
+        assert common["nonrelevant popularity"] == float(counts.reindex(non).mean())
+        assert common["candidates"] == sets["item"].nunique()
 
 
 def test_roster_scorer_scores_candidates_through_the_cached_runs(tmp_path) -> None:

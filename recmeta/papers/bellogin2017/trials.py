@@ -453,6 +453,26 @@ class TrialCache:
             self.sets.pop(next(iter(self.sets)))
 
 
+def _candidate_counts(
+    sets: pd.DataFrame, items: np.ndarray, rated: np.ndarray
+) -> tuple[int, float]:
+    """The distinct items of ``sets`` and the mean rating count of its non-relevant rows' items
+    (``ratings["item"].value_counts().reindex(non).mean()``), by counts over the rated
+    ``items``: Σ_i |R(i)| · #non-relevant rows of i / #non-relevant rows, its sum exact in int64,
+    as pandas' float sum of the integers is (partial sums below 2^53)."""
+    code = positions(items, sets["item"].to_numpy())
+    if (code < 0).any():
+        raise ValueError("the target sets hold items nobody rated; build them over rated items")
+    rows = np.bincount(code, minlength=len(items))
+    # the non-relevant rows of each item: its rows but the (few) relevant ones
+    non_rows = rows - np.bincount(code[sets["relevant"].to_numpy(dtype=bool)], minlength=len(items))
+    n_non = int(non_rows.sum())
+    if not n_non:
+        return int(np.count_nonzero(rows)), np.nan
+    per_item = np.bincount(positions(items, rated), minlength=len(items))
+    return int(np.count_nonzero(rows)), int(per_item @ non_rows) / n_non
+
+
 def split_sets(
     ratings: pd.DataFrame,
     protocol: Protocol,
@@ -486,20 +506,13 @@ def split_sets(
     if removed:
         test = remove_test_ratings(test, removed, seed=seed)
     exclude = head_items(ratings, head) if head else None
-    sets = target_sets(
-        train,
-        test,
-        protocol,
-        seed=seed,
-        items=sorted_unique(ratings["item"]),
-        exclude_items=exclude,
-    )
+    rated = ratings["item"].to_numpy()
+    items = sorted_unique(rated)
+    sets = target_sets(train, test, protocol, seed=seed, items=items, exclude_items=exclude)
     sizes = np.bincount(sets["set"].to_numpy())
     sizes = sizes[sizes > 0]
     t = harmonic_target_size(sizes)
-    non = sets.loc[~sets["relevant"].to_numpy(dtype=bool), "item"].to_numpy()
-    counts = ratings["item"].value_counts()
-    non_pop = float(counts.reindex(non).mean()) if len(non) else np.nan
+    candidates, non_pop = _candidate_counts(sets, items, rated)
     formula = np.nan
     if split == "coin_flip" and protocol.percentiles is None and not head:
         if protocol.relevant == "1R":
@@ -513,7 +526,7 @@ def split_sets(
         "seed": seed,
         "removed": removed,
         "sets": len(sizes),
-        "candidates": int(sets["item"].nunique()),
+        "candidates": candidates,
         "nonrelevant popularity": non_pop,
         "t": t,
         "rho": random_precision(sets),
