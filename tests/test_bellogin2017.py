@@ -104,6 +104,40 @@ def test_every_claim_evaluates_on_a_small_study(study) -> None:
         assert v[f"bellogin2017.{cid}"] == "holds"
 
 
+def test_a_design_builds_each_splits_sets_once_for_the_baselines_and_the_roster(
+    monkeypatch,
+) -> None:
+    # a stand-in roster system on the first two of five seeds: five splits built, not seven
+    # (the study keeps the last three splits' target sets)
+    st = b17.Study(toy(), settings(seeds=5, roster_seeds=2), dataset="toy")
+    st.cf = {"MF": st.systems["popularity"]}
+    built: list[int] = []
+    real = trials.target_sets
+
+    def counted(*args, **kwargs):
+        built.append(kwargs["seed"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trials, "target_sets", counted)
+    out = st.run(st.protocol("TI", "1R", "NN"))
+    assert sorted(built) == [0, 1, 2, 3, 4]
+    # the baselines' rows on every seed first, then the roster system's on its seeds
+    roster = out["system"].eq("MF").to_numpy()
+    assert roster.any() and not roster[: (~roster).sum()].any()
+    assert set(out.loc[roster, "seed"]) == {0, 1}
+    assert set(out.loc[~roster, "seed"]) == {0, 1, 2, 3, 4}
+    alone = trials.trials(
+        st.ratings,
+        st.protocol("TI", "1R", "NN"),
+        st.cf,
+        seeds=[0, 1],
+        sigma=st.s.sigma,
+        n=st.s.n,
+        per_set=True,
+    )
+    pd.testing.assert_frame_equal(out[roster].reset_index(drop=True), alone)
+
+
 def test_second_dataset_profile_leaves_out_costly_designs_and_says_so() -> None:
     st = b17.Study(
         toy(1),

@@ -103,10 +103,13 @@ class StudyBase:
         }
         if protocol.relevant == "AR" and protocol.nonrelevant == "AN":
             common.setdefault("metrics", self.ar_metrics)
-        frames = [trials(data, protocol, dict(systems or self.systems), seeds=seeds, **common)]
+        roster = None
         if self.cf and roster_seeds and systems is None:
-            frames.append(trials(data, protocol, self.cf, seeds=roster_seeds, **common))
-        return pd.concat(frames, ignore_index=True)
+            # the roster's few seeds first: the baselines' trial then finds those splits' target
+            # sets among the last the cache keeps, instead of building them again
+            roster = trials(data, protocol, self.cf, seeds=roster_seeds, **common)
+        frames = [trials(data, protocol, dict(systems or self.systems), seeds=seeds, **common)]
+        return pd.concat(frames if roster is None else [*frames, roster], ignore_index=True)
 
 
 def _rebuild(cls: type[StudyBase], ratings: pd.DataFrame, settings: Settings, dataset: str) -> Any:
