@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from recmeta import recommenders
@@ -81,6 +82,13 @@ def test_every_column_kind_reads_back_as_written(tmp_path):
     p = cache.write_frame(df, tmp_path / "kinds.parquet", _key())
     pd.testing.assert_frame_equal(cache.read_frame(p), df, check_exact=True)
     assert np.array_equal(cache.read_frame(p)["score"], df["score"], equal_nan=True)
+    # the encoding parquet_options states: ids, ranks and text dictionary-coded, floats plain
+    # (flags too: parquet packs them in bits), every column LZ4-compressed
+    meta = pq.ParquetFile(p).metadata.row_group(0)
+    chunks = {meta.column(k).path_in_schema: meta.column(k) for k in range(meta.num_columns)}
+    for name, chunk in chunks.items():
+        assert chunk.compression == "LZ4", name
+        assert chunk.has_dictionary_page == (df[name].dtype.kind not in "fb"), name
 
 
 def test_kill_mid_write_leaves_old_file_intact(tmp_path):
