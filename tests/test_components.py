@@ -337,6 +337,45 @@ def test_plsa_separates_two_communities():
 
 
 # ---------------------------------------------------------------- random scorer
+def _splitmix_uniform(seed: int, user: int, item: int) -> float:
+    """The documented hash in Python integers, masked to 64 bits (the reference)."""
+    m, phi = 2**64 - 1, 0x9E3779B97F4A7C15
+
+    def mix(z: int) -> int:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+        return z ^ (z >> 31)
+
+    h = mix((seed * phi + phi) & m)
+    h = mix(((h ^ (user & m)) * phi + phi) & m)
+    h = mix(((h ^ (item & m)) * phi + phi) & m)
+    return (h >> 11) * 2.0**-53
+
+
+def test_random_scores_are_the_documented_hash_compiled_or_broadcast():
+    rng = np.random.default_rng(7)
+    users = rng.integers(-(2**62), 2**62, 3_000)  # negative ids wrap as uint64 does
+    items = rng.integers(0, 2**31, 3_000).astype(np.int32)
+    for seed in (0, 3, 2**40 + 1):
+        same_shape = pair_uniform(seed, users, items)
+        want = [_splitmix_uniform(seed, int(u), int(i)) for u, i in zip(users, items, strict=True)]
+        assert same_shape.tolist() == want
+        grid = pair_uniform(seed, users[:40, None], items[None, :50])  # broadcast
+        want_grid = [
+            [_splitmix_uniform(seed, int(u), int(i)) for i in items[:50]] for u in users[:40]
+        ]
+        assert grid.tolist() == want_grid
+        one = pair_uniform(seed, np.int64(users[0]), items[:5])  # a scalar user
+        assert one.tolist() == want[:1] + [
+            _splitmix_uniform(seed, int(users[0]), int(i)) for i in items[1:5]
+        ]
+    square = pair_uniform(1, users[:60].reshape(6, 10), items[:60].reshape(6, 10))
+    assert square.shape == (6, 10)
+    assert square.ravel().tolist() == pair_uniform(1, users[:60], items[:60]).tolist()
+    both = pair_uniform(2, np.int64(users[1]), np.int32(items[1]))  # two scalars: a scalar
+    assert np.ndim(both) == 0 and float(both) == _splitmix_uniform(2, int(users[1]), int(items[1]))
+
+
 def test_random_scores_depend_only_on_pair():
     a = pair_uniform(3, np.int64(5), np.arange(1000))
     b = pair_uniform(3, np.int64(5), np.arange(1000)[::-1])[::-1]

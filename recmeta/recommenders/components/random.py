@@ -14,6 +14,7 @@ from typing import override
 import numpy as np
 from lenskit.data import ItemList, QueryInput, RecQuery
 from lenskit.pipeline import Component
+from numba import njit
 from numpy.typing import ArrayLike
 from pydantic import BaseModel
 
@@ -29,18 +30,40 @@ def _mix[Z: (np.ndarray, np.uint64)](z: Z) -> Z:
     return z ^ (z >> np.uint64(31))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _mix_one(z):  # pragma: no cover - compiled
+    """:func:`_mix` of one uint64."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _uniform_pairs(h_seed, u, i, out):  # pragma: no cover - compiled
+    """:func:`pair_uniform`'s hash of each pair (u[k], i[k]) in one pass, into ``out``."""
+    golden = np.uint64(0x9E3779B97F4A7C15)
+    for k in range(u.size):
+        h = _mix_one((h_seed ^ u[k]) * golden + golden)
+        h = _mix_one((h ^ i[k]) * golden + golden)
+        out[k] = np.float64(h >> np.uint64(11)) * 2.0**-53
+
+
 def pair_uniform(seed: int, users: ArrayLike, items: ArrayLike) -> np.ndarray:
-    """Uniform [0, 1) value for each (user, item) pair (broadcasting), fixed by ``seed``."""
+    """Uniform [0, 1) value for each (user, item) pair (broadcasting), fixed by ``seed``:
+    ``h = mix((mix((mix(seed·φ + φ) ^ u)·φ + φ) ^ i)·φ + φ)``, then ``(h >> 11) · 2⁻⁵³``, in
+    wrapping uint64 arithmetic (φ = 0x9E3779B97F4A7C15, ``mix`` the SplitMix64 finaliser),
+    in one compiled pass over the broadcast pairs."""
     for name, ids in (("user", users), ("item", items)):
         if not np.issubdtype(np.asarray(ids).dtype, np.integer):
             raise TypeError(f"RandomScorer needs integer {name} ids, got {np.asarray(ids).dtype}")
     with np.errstate(over="ignore"):
-        u = np.asarray(users).astype(np.uint64)
-        i = np.asarray(items).astype(np.uint64)
         h_seed = _mix(np.uint64(seed) * _GOLDEN + _GOLDEN)
-        h = _mix((h_seed ^ u) * _GOLDEN + _GOLDEN)
-        h = _mix((h ^ i) * _GOLDEN + _GOLDEN)
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    u, i = np.broadcast_arrays(np.asarray(users), np.asarray(items))
+    out = np.empty(u.shape)
+    flat_u = np.ascontiguousarray(u, dtype=np.uint64).reshape(-1)
+    flat_i = np.ascontiguousarray(i, dtype=np.uint64).reshape(-1)
+    _uniform_pairs(h_seed, flat_u, flat_i, out.reshape(-1))
+    return out if out.ndim else out[()]
 
 
 class RandomScoreConfig(BaseModel, extra="forbid"):
