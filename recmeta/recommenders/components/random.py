@@ -20,31 +20,24 @@ from pydantic import BaseModel
 
 __all__ = ["RandomScoreConfig", "RandomScorer", "pair_uniform"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix[Z: (np.ndarray, np.uint64)](z: Z) -> Z:
-    """SplitMix64 finaliser (wrapping uint64 arithmetic)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # φ, SplitMix64's increment
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _mix_one(z):  # pragma: no cover - compiled
-    """:func:`_mix` of one uint64."""
+def _mix(z):  # pragma: no cover - compiled
+    """SplitMix64 finaliser of one uint64 (wrapping arithmetic)."""
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
 
 
 @njit(cache=True, nogil=True)
-def _uniform_pairs(h_seed, u, i, out):  # pragma: no cover - compiled
+def _uniform_pairs(seed, u, i, out):  # pragma: no cover - compiled
     """:func:`pair_uniform`'s hash of each pair (u[k], i[k]) in one pass, into ``out``."""
-    golden = np.uint64(0x9E3779B97F4A7C15)
+    h_seed = _mix(seed * _GOLDEN + _GOLDEN)
     for k in range(u.size):
-        h = _mix_one((h_seed ^ u[k]) * golden + golden)
-        h = _mix_one((h ^ i[k]) * golden + golden)
+        h = _mix((h_seed ^ u[k]) * _GOLDEN + _GOLDEN)
+        h = _mix((h ^ i[k]) * _GOLDEN + _GOLDEN)
         out[k] = np.float64(h >> np.uint64(11)) * 2.0**-53
 
 
@@ -56,13 +49,11 @@ def pair_uniform(seed: int, users: ArrayLike, items: ArrayLike) -> np.ndarray:
     for name, ids in (("user", users), ("item", items)):
         if not np.issubdtype(np.asarray(ids).dtype, np.integer):
             raise TypeError(f"RandomScorer needs integer {name} ids, got {np.asarray(ids).dtype}")
-    with np.errstate(over="ignore"):
-        h_seed = _mix(np.uint64(seed) * _GOLDEN + _GOLDEN)
     u, i = np.broadcast_arrays(np.asarray(users), np.asarray(items))
     out = np.empty(u.shape)
     flat_u = np.ascontiguousarray(u, dtype=np.uint64).reshape(-1)
     flat_i = np.ascontiguousarray(i, dtype=np.uint64).reshape(-1)
-    _uniform_pairs(h_seed, flat_u, flat_i, out.reshape(-1))
+    _uniform_pairs(np.uint64(seed), flat_u, flat_i, out.reshape(-1))
     return out if out.ndim else out[()]
 
 
