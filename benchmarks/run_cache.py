@@ -6,28 +6,22 @@ Every run stored under FOLDER (after ``make book``, the full profile's 286 runs:
 and whole-grid candidate scores) is written with pyarrow's defaults (dictionary coding on every
 column, Snappy) and with :func:`recmeta.recommenders.cache.parquet_options`, then read back as
 :func:`~recmeta.recommenders.cache.read_frame` reads it; each read must equal the run. Times are
-the best of two per run, summed over the runs, with the files' total size.
+the best of two per run after a first call (``benchdata.best``), summed over the runs, with the
+files' total size.
 """
 
 from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from recmeta.recommenders import cache
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchdata import best  # noqa: E402
 
-
-def _time(fn) -> float:
-    best = float("inf")
-    for _ in range(2):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+from recmeta.recommenders import cache  # noqa: E402
 
 
 def main() -> None:
@@ -49,8 +43,8 @@ def main() -> None:
             rows += table.num_rows
             for way, options in ways.items():
                 kw = options(table.schema)
-                totals[way][0] += _time(lambda t=table, kw=kw: pq.write_table(t, out, **kw))
-                totals[way][1] += _time(lambda: cache.read_frame(out))
+                totals[way][0] += best(lambda t=table, kw=kw: pq.write_table(t, out, **kw), 2)[0]
+                totals[way][1] += best(lambda: cache.read_frame(out), 2)[0]
                 totals[way][2] += out.stat().st_size
                 if not cache.read_frame(out).equals(frame):
                     raise AssertionError(f"{path.name} reads back changed ({way})")

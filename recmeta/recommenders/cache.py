@@ -141,7 +141,7 @@ def parquet_options(schema: Any) -> dict[str, Any]:
     bit-packed anyway), floats not (scores, nearly all distinct: parquet's dictionary attempt
     would be wasted work), LZ4 compression.
     On the 286 runs of a full-profile book, 1.4 times as fast to write as pyarrow's defaults,
-    1.5 times to read, and 12 % smaller (``benchmarks/run_cache.py``)."""
+    1.4 to 1.5 times to read, and 12 % smaller (``benchmarks/run_cache.py``)."""
     import pyarrow as pa
 
     coded = [f.name for f in schema if not pa.types.is_floating(f.type)]
