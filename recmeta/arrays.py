@@ -181,11 +181,15 @@ def pair_codes(
 
 def has_duplicate_pairs(users: ArrayLike, items: ArrayLike) -> bool:
     """Whether a (user, item) pair occurs twice (``DataFrame.duplicated([user, item]).any()``):
-    :func:`has_duplicates` of the :func:`pair_codes` for non-negative integer ids, pandas' row
-    hashes otherwise (strings, floats, negative ids; NaN equals NaN there)."""
+    none when the pairs are strictly increasing (:func:`pairs_strictly_increasing`, one pass
+    that stops at the first pair out of order), else :func:`has_duplicates` of the
+    :func:`pair_codes` for non-negative integer ids, pandas' row hashes otherwise (strings,
+    floats, negative ids; NaN equals NaN there)."""
     u, i = np.asarray(users).ravel(), np.asarray(items).ravel()
     if len(u) != len(i):
         raise ValueError(f"{len(u)} users and {len(i)} items: give one of each per pair")
+    if u.dtype.kind in "iuf" and i.dtype.kind in "iuf" and pairs_strictly_increasing(u, i):
+        return False
     coded = pair_codes([u], [i])
     if coded is not None:
         return has_duplicates(coded[0][0])

@@ -118,6 +118,10 @@ def test_has_duplicate_pairs_is_pandas_duplicated(kind: str, size: int) -> None:
         expected = bool(pd.DataFrame({"u": users, "i": items}).duplicated().any())
         assert has_duplicate_pairs(users, items) is expected
         assert has_duplicate_pairs(pd.Series(users), pd.Series(items)) is expected
+        # sorted, users first: strictly increasing pairs end the check early, equal
+        # neighbours (or a NaN) must not
+        order = np.lexsort((items, users))
+        assert has_duplicate_pairs(users[order], items[order]) is expected
     with pytest.raises(ValueError, match="one of each per pair"):
         has_duplicate_pairs(np.arange(3), np.arange(2))
 
