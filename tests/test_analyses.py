@@ -189,6 +189,36 @@ def test_a_package_ledger_is_read_back_and_a_test_ledger_is_not_cached(root):
     assert len(list(root.rglob("*.pkl"))) == stored
 
 
+def test_a_ledger_hashes_each_result_once_per_evaluation(root, monkeypatch):
+    from recmeta.ledger import Claim, Ledger, not_reproduced
+
+    own = Ledger("a-test-chapter")
+    for k in range(3):
+        own.add(Claim(id=f"t.{k}", chapter="a-test-chapter", statement="s", source="§1",
+                      rule="r", needs=("big",),
+                      evaluate=lambda r: not_reproduced(f"{len(r['big'])} rows")))
+    # its rules are this file's, which the key does not cover: give the ledger a key
+    monkeypatch.setattr(Ledger, "analysis_key", lambda self: ("a-test-chapter",))
+    hashed: list[int] = []
+    token = analyses.token
+    monkeypatch.setattr(analyses, "token", lambda obj: hashed.append(id(obj)) or token(obj))
+    big = pd.DataFrame({"x": np.arange(1_000)})
+    results = {"big": big, "small": 1}
+    first = own.evaluate(results, dataset="ml-100k", profile="quick")
+    assert hashed.count(id(big)) == 1  # for the evaluation's key and all three rows
+    assert set(first["reason"]) == {"1000 rows"}
+    # each row is stored under the result's digest: a row asked for alone is read back
+    before = dict(analyses.ANALYSIS_COUNTS)
+    row = own.row("t.1", {"big": big.copy()}, dataset="ml-100k", profile="quick")
+    assert analyses.ANALYSIS_COUNTS["cached"] - before["cached"] == 1
+    assert row["reason"] == "1000 rows"
+    # another content under the same name is another key
+    before = dict(analyses.ANALYSIS_COUNTS)
+    row = own.row("t.1", {"big": big.iloc[:10]}, dataset="ml-100k", profile="quick")
+    assert analyses.ANALYSIS_COUNTS["computed"] - before["computed"] == 1
+    assert row["reason"] == "10 rows"
+
+
 @dataclasses.dataclass(frozen=True)
 class Plan:
     size: int

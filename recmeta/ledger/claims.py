@@ -168,6 +168,26 @@ def with_tie_sensitive(frame: pd.DataFrame, variants: Mapping[str, pd.DataFrame]
     return out
 
 
+def _needed(
+    names: Iterable[str], results: Mapping[str, Any], memo: dict[str, Any]
+) -> dict[str, Any]:
+    """What keys an evaluation in the analysis cache: the content digest
+    (:func:`recmeta.analyses.token`) of each named result, taken from ``memo`` when another
+    claim of the same evaluation hashed it; a result the cache cannot key stays as it is, so
+    the evaluation is computed uncached, with the cache's warning."""
+    out = {}
+    for k in names:
+        if k not in results:
+            continue
+        if k not in memo:
+            try:
+                memo[k] = analyses.token(results[k])
+            except TypeError:
+                memo[k] = results[k]
+        out[k] = memo[k]
+    return out
+
+
 def _nan(x: float | None) -> float:
     return float("nan") if x is None else float(x)
 
@@ -309,12 +329,19 @@ class Ledger:
         (:meth:`analysis_key`); results the cache cannot key are evaluated, uncached.
         """
 
+        memo: dict[str, Any] = {}  # each result hashed once, for the key and for every row
+
         def compute() -> pd.DataFrame:
             return self._evaluate(
-                results, dataset=dataset, profile=profile, strict=strict, tie_variants=tie_variants
+                results,
+                dataset=dataset,
+                profile=profile,
+                strict=strict,
+                tie_variants=tie_variants,
+                memo=memo,
             )
 
-        inputs = (results, dataset, profile, strict, tie_variants)
+        inputs = (_needed(results, results, memo), dataset, profile, strict, tie_variants)
         frame: pd.DataFrame = self._analysis("evaluate", inputs, compute)
         return frame
 
@@ -354,10 +381,20 @@ class Ledger:
         profile: str,
         strict: bool,
         tie_variants: Mapping[str, Mapping[str, Any]] | None,
+        memo: dict[str, Any],
     ) -> pd.DataFrame:
-        # each row through the analysis cache: a claim the chapter's text cited is read back
+        # each row through the analysis cache: a claim the chapter's text cited is read back;
+        # a result several claims need is hashed once for all of them
         rows = [
-            self.row(c.id, results, dataset=dataset, profile=profile, strict=strict) for c in self
+            self._cached_row(
+                c.id,
+                results,
+                _needed(c.needs, results, memo),
+                dataset=dataset,
+                profile=profile,
+                strict=strict,
+            )
+            for c in self
         ]
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         frame[["ours", "low", "high", "margin"]] = frame[["ours", "low", "high", "margin"]].astype(
@@ -385,10 +422,26 @@ class Ledger:
         an analysis, cached as :meth:`evaluate` is, keyed by the results the claim needs (the
         only ones its rule can read)."""
 
+        needed = _needed(self[claim_id].needs, results, {})
+        return self._cached_row(
+            claim_id, results, needed, dataset=dataset, profile=profile, strict=strict
+        )
+
+    def _cached_row(
+        self,
+        claim_id: str,
+        results: Mapping[str, Any],
+        needed: Mapping[str, Any],
+        *,
+        dataset: str,
+        profile: str,
+        strict: bool,
+    ) -> dict[str, Any]:
+        """:meth:`row` through the analysis cache, keyed by ``needed`` (:func:`_needed`)."""
+
         def compute() -> dict[str, Any]:
             return self._row(claim_id, results, dataset=dataset, profile=profile, strict=strict)
 
-        needed = {k: results[k] for k in self[claim_id].needs if k in results}
         row: dict[str, Any] = self._analysis(
             "row", (claim_id, needed, dataset, profile, strict), compute
         )
