@@ -4,9 +4,10 @@ A chapter that computes its second dataset's experiments at its ledger, after th
 dataset's, leaves a core idle on a machine with two. :func:`start` hands studies' analysis
 methods (:func:`recmeta.analyses.analysis_method`) to one spawned worker, which takes them one at
 a time in the given order, computes them on a copy of each study and writes each result to the
-analysis cache. A step the chapter asks for meanwhile is read once the worker has written it
-(the chapter waits if the worker is computing it), or is taken back and computed in the chapter's
-process if the worker has not started it. :meth:`Ahead.finish` computes in the chapter's process
+analysis cache. A step the chapter asks for meanwhile is read once the worker has written it,
+or is taken back and computed in the chapter's process if the worker has not started it; while
+the worker computes it, the chapter's process computes the steps nobody has started, from the
+last, instead of waiting idle. :meth:`Ahead.finish` computes in the chapter's process
 the steps nobody has started, from the last, while the worker goes on from the first, so both
 cores work to the end; after it the chapter's own calls read every result from the cache.
 
@@ -101,6 +102,7 @@ class Ahead:
         self.feeder: threading.Thread | None = None
         self.claims: list[str] = []
         self.paths: dict[int, str] = {}
+        self.here: list[str] = []  # the steps nobody had started, computed in this process
         if not tasks or jobs < 2 or analyses.cache_dir() is None:
             return
         # what the cache holds is read, not handed over (a re-run starts no worker)
@@ -140,15 +142,32 @@ class Ahead:
 
     def _claim(self, task: _Task) -> None:
         """This process asks for ``task``'s entry: take the task back if nobody started it,
-        else wait for the worker to write it."""
+        else compute the steps nobody has started, from the last, until the worker has written
+        it (no core idles while this process waits)."""
         with self.lock:
             if any(t is task for t in self.pending):
                 self.pending = [t for t in self.pending if t is not task]
                 return
             future = next((f for t, f in self.done if t is task), None)
-        if future is None or future.exception() is not None:
+        if future is None:
+            return
+        while not future.done() and not self._failed():
+            other = self._take(last=True)
+            if other is None:
+                break
+            self._here(other)
+        if future.exception() is not None:
             return  # computed here (finish raises the worker's error)
         self._fold(task, future)
+
+    def _here(self, task: _Task) -> None:
+        """Compute in this process a step nobody has started (taken with :meth:`_take`)."""
+        path = self.paths[id(task)]
+        fresh = not os.path.exists(path)
+        getattr(task.study, task.name)()
+        if fresh:  # computed ahead of the chapter's own call, as in the worker
+            analyses.COMPUTED_AHEAD.add(path)
+        self.here.append(task.name)
 
     def _fold(self, task: _Task, future: Future[tuple[dict, dict, bool]]) -> None:
         """Count the worker's analyses and runs of ``task`` as this process's, once."""
@@ -177,20 +196,16 @@ class Ahead:
     def finish(self) -> list[str]:
         """Compute here the steps nobody has started, from the last, while the worker finishes
         its own; count the worker's analyses and runs as this process's. Returns the steps
-        computed here. The chapter's next call of each step reads it and counts nothing more.
+        computed here because nobody had started them (here or while the chapter waited for
+        a step of the worker's). The chapter's next call of each step reads it and counts
+        nothing more.
 
         A worker's error is raised with the step it was computing."""
         if self.pool is None:
             return []
-        here = []
         try:
             while not self._failed() and (task := self._take(last=True)) is not None:
-                path = self.paths[id(task)]
-                fresh = not os.path.exists(path)
-                getattr(task.study, task.name)()
-                if fresh:  # computed ahead of the chapter's own call, as in the worker
-                    analyses.COMPUTED_AHEAD.add(path)
-                here.append(task.name)
+                self._here(task)
             assert self.feeder is not None
             self.feeder.join()
             for task, future in list(self.done):
@@ -202,7 +217,7 @@ class Ahead:
                 self.pending.clear()
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
-        return here
+        return list(self.here)
 
 
 def start(*parts: Any, jobs: int | None = None) -> Ahead:
