@@ -354,9 +354,11 @@ class Study(PopularityStudy):
         return ["table3", *names] if table3 else names
 
     def late_steps(self) -> list[str]:
-        """The experiments the chapter's page asks for last, in its order: a worker computes
-        them while the page computes the ones before (:func:`recmeta.book.background.start`)."""
-        return ["lemma", "eq5", "simulation", "fig8"]
+        """The experiments the chapter's page asks for last: a worker computes them while the
+        page computes the ones before (:func:`recmeta.book.background.start`). Eq. 5 first: it
+        runs the random recommender only, so the worker does not wait on the roster runs the
+        page is training for Fig. 2 (the lemma needs them)."""
+        return ["eq5", "lemma", "simulation", "fig8"]
 
     def run_all(self, *, table3: bool = False) -> dict[str, Any]:
         """Every experiment the ledger reads (and Table 3 if asked); returns :attr:`results`."""
