@@ -12,7 +12,9 @@ import ctypes
 import inspect
 import os
 import platform
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,8 @@ __all__ = [
     "row_hashes",
     "row_smallest",
     "sorted_unique",
+    "threaded_map",
+    "threaded_rows",
 ]
 
 
@@ -104,6 +108,50 @@ def keep_freed_memory() -> bool:
     return bool(libc.mallopt(m_mmap_threshold, limit)) and bool(
         libc.mallopt(m_trim_threshold, limit)
     )
+
+
+def threaded_map[T, R](fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+    """``map(fn, items)``, with up to ``numba.get_num_threads()`` calls computing at once.
+
+    For work that releases the GIL (numpy's matrix products and ufuncs, ``scipy.special``): a
+    matrix product on one BLAS thread (what the chapters use, see
+    :func:`recmeta.book.execution.start`) then runs beside the next one, instead of after it,
+    and each call computes exactly what it computes alone, so every bit of the results is the
+    serial map's. The results come in the order of ``items``. ``items`` is read in the calling
+    thread, lazily: a result is handed back once one more item than there are threads has been
+    read, so a generator of large arrays holds only that many at once."""
+    width = numba.get_num_threads()
+    if width < 2:
+        yield from map(fn, items)
+        return
+    with ThreadPoolExecutor(width) as pool:
+        running: deque[Future[R]] = deque()
+        for item in items:
+            running.append(pool.submit(fn, item))
+            if len(running) > width:
+                yield running.popleft().result()
+        while running:
+            yield running.popleft().result()
+
+
+def threaded_rows(fn: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:
+    """``fn(*arrays)`` for an element-wise ``fn`` (a ufunc, or a composition of them), computed
+    by blocks of rows in :func:`threaded_map`'s threads: the same values, element by element.
+
+    The arrays broadcast together along their first axis (length 1 or the rows'); a block of
+    fewer than 65,536 elements per thread is not worth a thread and is computed at once."""
+    rows = max(a.shape[0] if a.ndim else 1 for a in arrays)
+    size = max(a.size for a in arrays)
+    parts = min(numba.get_num_threads(), rows, size // 65_536)
+    if parts < 2:
+        return fn(*arrays)
+    bounds = np.linspace(0, rows, parts + 1).astype(np.int64)
+
+    def block(k: int) -> np.ndarray:
+        s = slice(bounds[k], bounds[k + 1])
+        return fn(*(a[s] if a.ndim and a.shape[0] == rows else a for a in arrays))
+
+    return np.concatenate(list(threaded_map(block, range(parts))))
 
 
 def _short(lo: int, hi: int, n: int) -> bool:

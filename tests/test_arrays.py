@@ -25,6 +25,8 @@ from recmeta.arrays import (
     row_hashes,
     row_smallest,
     sorted_unique,
+    threaded_map,
+    threaded_rows,
 )
 
 
@@ -459,3 +461,57 @@ def test_compile_once_compiles_for_the_call_types_under_a_lock(tmp_path, monkeyp
     before = len(kernel.overloads)
     score_rankings(np.eye(6), ["nDCG@3"])
     assert len(kernel.overloads) == before  # the same types: nothing compiled on the call
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threaded_map_is_map_in_order_and_reads_items_lazily(threads: int) -> None:
+    import numba
+
+    read = []
+
+    def items():
+        for k in range(12):
+            read.append(k)
+            yield k
+
+    rng = np.random.default_rng(4)
+    a, b = rng.random((300, 200)), rng.random((200, 150))
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        width = numba.get_num_threads()
+        out = threaded_map(lambda k: (k, read[-1], (a * k) @ b), items())
+        got = list(out)
+    finally:
+        numba.set_num_threads(before)
+    assert [k for k, _, _ in got] == list(range(12))
+    # one item more than the threads is read before a result is handed back
+    ahead = 0 if width < 2 else width
+    assert all(last <= k + ahead for k, last, _ in got)
+    assert all(np.array_equal(m, (a * k) @ b) for k, _, m in got)  # every bit the serial map's
+
+
+def test_threaded_map_raises_what_a_call_raises() -> None:
+    def fail(k):
+        if k == 3:
+            raise ValueError("three")
+        return k
+
+    with pytest.raises(ValueError, match="three"):
+        list(threaded_map(fail, range(8)))
+
+
+@pytest.mark.parametrize("rows", [1, 7, 1000])
+def test_threaded_rows_is_the_whole_call_element_by_element(rows: int) -> None:
+    from scipy import special
+
+    rng = np.random.default_rng(5)
+    t = rng.normal(size=(rows, 1800)) * 3
+    df = rng.integers(1, 900, size=(rows, 1)).astype(float)
+    got = threaded_rows(lambda d, x: 2.0 * special.stdtr(d - 1.0, -np.abs(x)), df, t)
+    assert got.shape == t.shape
+    assert np.array_equal(got, 2.0 * special.stdtr(df - 1.0, -np.abs(t)))
+    # an argument with one row, or none, goes to every block whole
+    scale = np.float64(0.5)
+    assert np.array_equal(threaded_rows(np.multiply, t, scale), t * scale)
+    assert np.array_equal(threaded_rows(np.add, t, t[:1]), t + t[:1])

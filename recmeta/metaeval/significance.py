@@ -32,7 +32,7 @@ p-value exact in distribution; only the Monte-Carlo errors of different pairs be
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike
 from scipy import special, stats
 from tqdm import tqdm
 
+from ..arrays import threaded_map, threaded_rows
 from . import permutation_counts as counts
 
 __all__ = [
@@ -126,22 +127,31 @@ def permutation_test(
         unsure = np.zeros(ia.size, dtype=np.bool_)
     n_words = (n_users + 63) // 64  # 64 random bits per word, whole words per permutation
     hits = np.zeros(ia.size, dtype=np.int64)
-    done = 0
-    with tqdm(total=n_permutations, disable=not progress, desc="permutations") as bar:
+
+    def chunks() -> Iterator[np.ndarray]:
+        """The sign flips, chunk by chunk, drawn in order from ``rng``."""
+        done = 0
         while done < n_permutations:
             c = min(chunk_size, n_permutations - done)
             # one random bit per (permutation, user): bit 1 flips the sign of that user's d_u
             # (raw words, so the stream does not depend on chunk_size)
             words = rng.bit_generator.random_raw(c * n_words).astype("<u8").reshape(c, n_words)
             flips = np.unpackbits(words.view(np.uint8), axis=1, count=n_users)
-            flips = flips.astype(np.float64)
+            done += c
+            yield flips.astype(np.float64)
+
+    def flipped(flips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A chunk's flips and their sums Σ_u ε_u x_u (of the pairs' or the systems' x)."""
+        return flips, flips @ (scores_t if by_system else diff_t)
+
+    with tqdm(total=n_permutations, disable=not progress, desc="permutations") as bar:
+        # the next chunks' products computed while this one's flips are counted (threaded_map)
+        for flips, sums in threaded_map(flipped, chunks()):
             # Σ_u ε_u d_u = Σ_u d_u - 2 Σ_{u flipped} d_u
             if not by_system:
-                counts.count_by_pair(flips @ diff_t, total, threshold, hits)
+                counts.count_by_pair(sums, total, threshold, hits)
             else:
-                counts.count_by_system(
-                    flips @ scores_t, ja, jb, total, threshold, margin, chunk_counts, unsure
-                )
+                counts.count_by_system(sums, ja, jb, total, threshold, margin, chunk_counts, unsure)
                 redo = np.flatnonzero(unsure)
                 if redo.size:
                     chunk_counts[redo] = 0
@@ -151,8 +161,7 @@ def permutation_test(
                     )
                     chunk_counts[redo] = again
                 hits += chunk_counts
-            done += c
-            bar.update(c)
+            bar.update(flips.shape[0])
     return (hits + 1) / (n_permutations + 1)
 
 
@@ -368,13 +377,15 @@ def bootstrap_t_pvalues(
         raise ValueError("a paired t-test needs at least two users")
     d_t = np.ascontiguousarray((a[ia] - a[ib]).T)  # users × pairs
     total = c.sum(axis=1, keepdims=True)
-    mean = (c @ d_t) / total
-    var = np.maximum((c @ (d_t * d_t)) / total - mean**2, 0.0) * total / (total - 1.0)
+    # the two products side by side, and Student's t by blocks of resamples (threaded_map)
+    sums, squares = threaded_map(lambda x: c @ x, [d_t, d_t * d_t])
+    mean = sums / total
+    var = np.maximum(squares / total - mean**2, 0.0) * total / (total - 1.0)
     scale = np.maximum(np.abs(d_t).max(axis=0, initial=0.0), 1e-300)
     flat = var <= (1e-12 * scale) ** 2
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.abs(mean) / np.sqrt(np.where(flat, 1.0, var) / total)
-    p = 2.0 * special.stdtr(total - 1.0, -t)
+    p = threaded_rows(lambda df, x: 2.0 * special.stdtr(df - 1.0, -x), total, t)
     return np.where(flat, np.where(np.abs(mean) <= 1e-12 * scale, 1.0, 0.0), p)
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ... import analyses, data, recommenders
+from ...arrays import threaded_map
 from ...book.costs import Plan, Size, run_seconds
 from ...data import splits
 from ...metaeval import agreement, bootstrap, incompleteness, significance
@@ -324,36 +325,36 @@ def analyse(
 
     against = agreement.TauAgainst(boot_means)  # nan_kendall_tau(·, boot_means)
 
-    def boot_tau(pu: np.ndarray | None) -> np.ndarray:
-        """τ with the full test set in every bootstrap resample of the users (B × measures),
-        from the per-user scores of an incomplete test set (None: the full one)."""
-        if pu is None:
-            return against(boot_means)
-        return against(bootstrap.weighted_means(pu[:, :, evaluated], counts))
+    def resampled(pu: np.ndarray | None) -> np.ndarray:
+        """The means in every bootstrap resample of the users (B × measures × systems) of an
+        incomplete test set's per-user scores (None: the full test set)."""
+        return boot_means if pu is None else bootstrap.weighted_means(pu[:, :, evaluated], counts)
 
     def sparse_boot(idx: np.ndarray) -> np.ndarray:
-        """:func:`boot_tau` of the sparse masks ``idx`` (one share's), scored together."""
+        """τ with the full test set in every resample (B × measures) of the sparse masks
+        ``idx`` (one share's), scored together; the resamples' means of the next masks are
+        computed while one's τ is (threaded_map)."""
         keep = sparse.keep[idx]
-        return np.stack(
-            [
-                boot_tau(None if k.all() else _stacked(s))
-                for k, s in zip(keep, subsets.scores(keep), strict=True)
-            ]
+        pus = (
+            None if k.all() else _stacked(s)
+            for k, s in zip(keep, subsets.scores(keep), strict=True)
         )
+        return np.stack([against(m) for m in threaded_map(resampled, pus)])
 
     groups = [np.flatnonzero(sparse.share == s)[:boot_masks] for s in pd.unique(sparse.share)]
     sparsity_boot = draws.over_group_batches(sparse_boot, groups)  # B × shares × measures
-    rows, boot_rows = [], []
-    for j in range(len(popular)):
-        if popular.keep[j].all():
-            rows.append(agreement.kendall_tau(means, means))
-            boot_rows.append(boot_tau(None))
-            continue
-        pu = _per_user(subsets, popular.keep[j])
-        rows.append(agreement.kendall_tau(nanmean(pu), means))
-        boot_rows.append(boot_tau(pu))
+    rows = []
+
+    def popular_scores(keep: np.ndarray) -> np.ndarray | None:
+        """A popularity mask's per-user scores (None: every item kept), its τ in ``rows``."""
+        pu = None if keep.all() else _per_user(subsets, keep)
+        rows.append(agreement.kendall_tau(means if pu is None else nanmean(pu), means))
+        return pu
+
+    # B × masks × measures; the masks read one by one, in order
+    pus = map(popular_scores, popular.keep)
+    popularity_boot = np.stack([against(m) for m in threaded_map(resampled, pus)], axis=1)
     popularity = _tidy(np.array(rows), measures, popular.frame())
-    popularity_boot = np.stack(boot_rows, axis=1)  # B × masks × measures
 
     # discriminative power: every measure's permutation tests in one pass (the same random
     # signs as one test per measure, so the same p-values)

@@ -32,7 +32,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from ...arrays import group_sums
+from ...arrays import group_sums, threaded_map
 from ...metaeval import agreement
 from ...metaeval.incompleteness import Masks
 from ...metaeval.two_level import TwoLevel
@@ -174,10 +174,14 @@ def curve_replicates(
     #: the statistics of a mask, stacked on a last axis: τ and level, each under both means
     keys = [(what, agg) for what in ("tau", "level") for agg in AGGREGATES]
 
-    def per_mask(keep: np.ndarray, scores: dict[str, np.ndarray]) -> np.ndarray:
-        """τ with the full test set and each metric's level on one mask with these per-topic
-        ``scores``: B × metrics × keys."""
-        boot = full if keep.all() else _boot_means(scores, names, codes, counts)
+    def boot_means(mask: tuple[np.ndarray, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        """:func:`_boot_means` of one mask (its rows kept, its per-topic scores)."""
+        keep, scores = mask
+        return full if keep.all() else _boot_means(scores, names, codes, counts)
+
+    def per_mask(boot: dict[str, np.ndarray]) -> np.ndarray:
+        """τ with the full test set and each metric's level on one mask, from its replicates'
+        means ``boot`` (:func:`boot_means`): B × metrics × keys."""
         out = np.empty((int(n_boot), len(names), len(keys)))
         for k, (what, agg) in enumerate(keys):
             if what == "tau":
@@ -189,9 +193,11 @@ def curve_replicates(
         return out
 
     def share_stats(stack: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """:func:`per_mask` of the masks ``idx`` of one share, scored together."""
+        """:func:`per_mask` of the masks ``idx`` of one share, scored together; the next masks'
+        replicate means are computed while one's τ is (threaded_map)."""
         keep = stack[idx]
-        return np.stack([per_mask(k, s) for k, s in zip(keep, subsets.scores(keep), strict=True)])
+        boots = threaded_map(boot_means, zip(keep, subsets.scores(keep), strict=True))
+        return np.stack([per_mask(boot) for boot in boots])
 
     shares: dict[str, np.ndarray] = {}
     n_masks: dict[str, int] = {}
