@@ -15,6 +15,7 @@ import platform
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +125,14 @@ def threaded_map[T, R](fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
     if width < 2:
         yield from map(fn, items)
         return
+    rest = iter(items)
+    head = list(islice(rest, 2))
+    if len(head) < 2:  # nothing to compute beside: no threads started
+        yield from map(fn, head)
+        return
     with ThreadPoolExecutor(width) as pool:
         running: deque[Future[R]] = deque()
-        for item in items:
+        for item in chain(head, rest):
             running.append(pool.submit(fn, item))
             if len(running) > width:
                 yield running.popleft().result()

@@ -489,6 +489,11 @@ def test_threaded_map_is_map_in_order_and_reads_items_lazily(threads: int) -> No
     ahead = 0 if width < 2 else width
     assert all(last <= k + ahead for k, last, _ in got)
     assert all(np.array_equal(m, (a * k) @ b) for k, _, m in got)  # every bit the serial map's
+    # a single item is computed in the calling thread, with no thread started for it
+    import threading
+
+    assert list(threaded_map(lambda k: threading.get_ident(), [0])) == [threading.get_ident()]
+    assert list(threaded_map(lambda k: k, [])) == []
 
 
 def test_threaded_map_raises_what_a_call_raises() -> None:
