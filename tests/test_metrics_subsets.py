@@ -136,6 +136,35 @@ def test_means_equal_the_engine_aggregates():
             )
 
 
+def test_each_masks_means_are_the_same_whichever_thread_takes_it():
+    # the masks are dealt out to the threads in turn: any number of threads gives every mask
+    # the floats of its own call, whole-user masks and the others
+    j, runs, rng = _case(7)
+    names = ["P@5", "AP@20", "nDCG@10", "RR"]
+    sub = Subsets(j, runs, names)
+    users = incompleteness.random_users(j.to_frame(), [0.7, 0.4], 2, seed=3).keep
+    keep = np.vstack([_masks(j, rng, 5), users])
+    alone = [sub.means(keep[k : k + 1], aggregates=("mean", "gmean")) for k in range(len(keep))]
+    n_req = sub._plan.codes.shape[0]
+    every = np.arange(len(keep))
+    _, kept = K.whole_users(keep, sub._indptr)
+    full = sub._full_values()
+    for chunks in (1, 2, 3, 8):
+        mean = np.full((len(keep), n_req, 3), np.nan)
+        gmean = np.full_like(mean, np.nan)
+        K.subset_means(keep, every, mean, gmean, sub._args(), GMEAN_FLOOR, True, chunks)
+        whole_mean, whole_gmean = np.full_like(mean, np.nan), np.full_like(mean, np.nan)
+        last = every[-len(users):]
+        K.user_subset_means(full, kept, last, whole_mean, whole_gmean, GMEAN_FLOOR, True, chunks)
+        for agg, values in (("mean", mean), ("gmean", gmean)):
+            per = by_request(sub.specs, sub._unique, sub._plan, np.moveaxis(values, 0, -1))
+            for m, v in enumerate(per):
+                for k in range(len(keep)):
+                    assert np.array_equal(v[..., k], alone[k][agg][0, m], equal_nan=True)
+        assert np.array_equal(whole_mean[last], mean[last], equal_nan=True)
+        assert np.array_equal(whole_gmean[last], gmean[last], equal_nan=True)
+
+
 @pytest.mark.parametrize("opts", [{}, {"users": "all"}, {"ties": "pessimistic"}])
 def test_masks_of_whole_users_equal_the_pass_and_the_rebuilt_judgments(opts):
     # users sampled whole: their means are read from the full evaluation, and must be the

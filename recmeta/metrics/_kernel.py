@@ -1570,9 +1570,8 @@ def user_subset_means(
     n = which.size
     logs = np.empty_like(full)
     floored_logs(full, floor, with_gmean, logs)
-    per = (n + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
-        for i in range(c * per, min(n, (c + 1) * per)):
+        for i in range(c, n, n_chunks):  # every n_chunks-th mask (see subset_means)
             k = which[i]
             _user_means(full, logs, users[k], mean[k], gmean[k], with_gmean)
 
@@ -1593,17 +1592,18 @@ def subset_means(
     as for :func:`subset_scores_many`.
 
     Users left out on a mask (NaN) are left out of its means; the geometric mean (computed
-    when ``with_gmean``) floors values at ``floor`` (:func:`_user_means`). Masks are shared
-    among ``n_chunks`` threads.
+    when ``with_gmean``) floors values at ``floor`` (:func:`_user_means`). Masks are dealt
+    out among ``n_chunks`` threads in turn; each mask's values do not depend on its thread.
     """
     n_req, n_sys, n_users = mean.shape[1], mean.shape[2], hits[1]  # hits: n_sys, n_users, ...
     n = which.size
-    per = (n + n_chunks - 1) // n_chunks
     every = np.ones(n_users, dtype=np.bool_)
     for c in prange(n_chunks):
         out = np.empty((n_req, n_sys, n_users))
         logs = np.empty_like(out)
-        for i in range(c * per, min(n, (c + 1) * per)):
+        # every n_chunks-th mask: masks come grouped by share, and a share's masks cost alike,
+        # so contiguous blocks left one thread the costly shares while the other sat idle
+        for i in range(c, n, n_chunks):
             k = which[i]
             _subset_pass(keep[k], *(hits + (out,)))
             floored_logs(out, floor, with_gmean, logs)
