@@ -4,6 +4,7 @@ waits for the other (``benchmarks/README.md``).
 
     .venv/bin/python benchmarks/timeline.py statistical-biases [--out DIR] [--min 1.5]
     .venv/bin/python benchmarks/timeline.py --show DIR/timeline.tsv
+    .venv/bin/python benchmarks/timeline.py --cores DIR/samples.tsv [--window 5]
 
 The chapter runs as ``recmeta run CHAPTER --no-html`` with ``benchmarks/timeline`` on
 ``PYTHONPATH``: its ``sitecustomize`` wraps ``recmeta.analyses.cached_call`` in every process the
@@ -11,6 +12,11 @@ chapter starts and logs each call. Printed per process: the outermost analyses o
 ``--min`` seconds (start and end in seconds from the first analysis), then the time inside
 analyses and the span from the first start to the last end. A step a process waits for is an
 analysis too (it reads the entry the other process writes), so a wait shows as a long call.
+
+Each process also samples itself every half second (``samples.tsv``): the cores it used and the
+innermost ``recmeta`` function of its main thread. ``--cores`` prints them by windows of
+``--window`` seconds: the cores each process used, their sum, and where the busiest process
+was; a sum well below the machine's cores is time a core sat idle.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -29,8 +35,9 @@ HERE = Path(__file__).resolve().parent
 def run(chapter: str, out: Path) -> Path:
     """Execute ``chapter`` from empty caches under ``out``; returns the log."""
     out.mkdir(parents=True, exist_ok=True)
-    log = out / "timeline.tsv"
+    log, samples = out / "timeline.tsv", out / "samples.tsv"
     log.unlink(missing_ok=True)
+    samples.unlink(missing_ok=True)
     env = {
         **os.environ,
         "RECMETA_CACHE": str(out / "runs"),
@@ -38,6 +45,7 @@ def run(chapter: str, out: Path) -> Path:
         "RECMETA_RESULTS": str(out / "results"),
         "TQDM_DISABLE": "1",
         "TIMELINE_LOG": str(log),
+        "TIMELINE_SAMPLES": str(samples),
         "PYTHONPATH": os.pathsep.join(
             [str(HERE / "timeline"), str(HERE.parent), os.environ.get("PYTHONPATH", "")]
         ),
@@ -75,20 +83,55 @@ def show(log: Path, least: float) -> None:
         print(f"  inside analyses {inside:.1f} s; from {outer[0][0]:.1f} to {outer[-1][1]:.1f} s")
 
 
+def show_cores(samples: Path, window: float) -> None:
+    """Print the cores each process used per ``window`` seconds (see the module's docstring)."""
+    rows = []
+    for line in samples.read_text().splitlines():
+        pid, t, cores, where = line.split("\t")
+        rows.append((pid, float(t), float(cores), where))
+    t0 = min(r[1] for r in rows)
+    total: dict[str, float] = defaultdict(float)
+    for pid, _, cores, _ in rows:
+        total[pid] += cores
+    pids = [p for p, c in sorted(total.items(), key=lambda x: -x[1]) if c * 0.5 >= 1.0]
+    print(f"{'from':>6} " + " ".join(f"{p:>8}" for p in pids) + "     sum  busiest process in")
+    end = max(r[1] for r in rows) - t0
+    at = 0.0
+    while at < end:
+        part = [r for r in rows if at <= r[1] - t0 < at + window]
+        use = {}
+        for p in pids:
+            mine = [r[2] for r in part if r[0] == p]
+            use[p] = sum(mine) / len(mine) if mine else 0.0
+        busiest = max(pids, key=lambda p: use[p])
+        where = Counter(r[3] for r in part if r[0] == busiest and r[3]).most_common(2)
+        names = ", ".join(f"{w} ({n})" for w, n in where)
+        cells = " ".join(f"{use[p]:8.2f}" for p in pids)
+        print(f"{at:6.0f} {cells} {sum(use.values()):7.2f}  {names}")
+        at += window
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("chapter", nargs="?", help="a chapter's name, e.g. statistical-biases")
     ap.add_argument("--out", type=Path, help="where the caches, pages and log go")
     ap.add_argument("--min", type=float, default=1.5, help="shortest analysis printed (s)")
     ap.add_argument("--show", type=Path, help="print the timeline of an earlier log")
+    ap.add_argument("--cores", type=Path, help="print the cores used, from an earlier samples.tsv")
+    ap.add_argument("--window", type=float, default=5.0, help="seconds per line of --cores")
     args = ap.parse_args()
     if args.show:
         show(args.show, args.min)
         return
+    if args.cores:
+        show_cores(args.cores, args.window)
+        return
     if not args.chapter:
         ap.error("name a chapter, or --show a log")
     out = args.out or Path(tempfile.mkdtemp(prefix="timeline-"))
-    show(run(args.chapter, out), args.min)
+    log = run(args.chapter, out)
+    show(log, args.min)
+    show_cores(out / "samples.tsv", args.window)
 
 
 if __name__ == "__main__":
