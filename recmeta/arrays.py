@@ -41,6 +41,7 @@ __all__ = [
     "sorted_unique",
     "threaded_map",
     "threaded_rows",
+    "threads_share_numba",
 ]
 
 
@@ -111,6 +112,25 @@ def keep_freed_memory() -> bool:
     )
 
 
+@njit(cache=True, parallel=True)
+def _start_numba_threads(x):  # pragma: no cover - compiled
+    for i in prange(x.size):
+        x[i] = i
+
+
+def threads_share_numba() -> bool:
+    """Whether two threads of this process may run numba's parallel kernels at once: numba's
+    threading layer is ``tbb`` or ``omp``, not ``workqueue``, which aborts the process on such
+    a call (numba's documentation, "The Threading Layers"). A call of :func:`threaded_map` may
+    reach a parallel kernel while the calling thread runs another one."""
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run in this process yet: the layer is chosen then
+        _start_numba_threads(np.zeros(2))
+        layer = numba.threading_layer()
+    return layer in ("tbb", "omp")
+
+
 def threaded_map[T, R](fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
     """``map(fn, items)``, with up to ``numba.get_num_threads()`` calls computing at once.
 
@@ -120,9 +140,11 @@ def threaded_map[T, R](fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
     and each call computes exactly what it computes alone, so every bit of the results is the
     serial map's. The results come in the order of ``items``. ``items`` is read in the calling
     thread, lazily: a result is handed back once one more item than there are threads has been
-    read, so a generator of large arrays holds only that many at once."""
+    read, so a generator of large arrays holds only that many at once. With numba's
+    ``workqueue`` threading layer (:func:`threads_share_numba`) the calls run one after the
+    other, in the calling thread."""
     width = numba.get_num_threads()
-    if width < 2:
+    if width < 2 or not threads_share_numba():
         yield from map(fn, items)
         return
     rest = iter(items)

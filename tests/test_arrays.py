@@ -27,6 +27,7 @@ from recmeta.arrays import (
     sorted_unique,
     threaded_map,
     threaded_rows,
+    threads_share_numba,
 )
 
 
@@ -520,3 +521,23 @@ def test_threaded_rows_is_the_whole_call_element_by_element(rows: int) -> None:
     scale = np.float64(0.5)
     assert np.array_equal(threaded_rows(np.multiply, t, scale), t * scale)
     assert np.array_equal(threaded_rows(np.add, t, t[:1]), t + t[:1])
+
+
+def test_threaded_map_runs_in_the_calling_thread_where_numba_forbids_threads(monkeypatch) -> None:
+    import threading
+
+    import numba
+
+    from recmeta import arrays
+
+    assert threads_share_numba() == (numba.threading_layer() in ("tbb", "omp"))
+    # a process on numba's workqueue layer (not safe across threads) is told so
+    script = "from recmeta.arrays import threads_share_numba; print(threads_share_numba())"
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
+    monkeypatch.setattr(arrays, "threads_share_numba", lambda: False)
+    here = threading.get_ident()
+    assert list(threaded_map(lambda k: (k, threading.get_ident()), range(5))) == [
+        (k, here) for k in range(5)
+    ]
