@@ -107,7 +107,8 @@ def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
 
 
-def driver() -> webdriver.Chrome:
+def driver(profile: str) -> webdriver.Chrome:
+    """Headless Chromium keeping its profile in the folder ``profile``."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -122,7 +123,7 @@ def driver() -> webdriver.Chrome:
     opts.binary_location = chrome
     for flag in CHROME_FLAGS:
         opts.add_argument(flag)
-    opts.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='chromium-')}")
+    opts.add_argument(f"--user-data-dir={profile}")
     return webdriver.Chrome(service=Service(executable_path=chromedriver), options=opts)
 
 
@@ -138,7 +139,9 @@ def check(root: Path, shots: Path, pages: list[str] | None = None) -> list[str]:
         and "_sources" not in p.parts
     )
     httpd, base = serve(root)
-    browser = driver()
+    # the browser profile (about 18 MB) is removed when the check ends
+    profile = tempfile.TemporaryDirectory(prefix="chromium-", ignore_cleanup_errors=True)
+    browser = driver(profile.name)
     try:
         for rel in files:
             browser.get(base + rel)
@@ -163,6 +166,7 @@ def check(root: Path, shots: Path, pages: list[str] | None = None) -> list[str]:
     finally:
         browser.quit()
         httpd.shutdown()
+        profile.cleanup()
     return problems
 
 

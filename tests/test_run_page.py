@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -76,10 +77,14 @@ def test_nbconvert_pages_would_fail_the_same_check(page):
 
 @pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
                     reason="headless Chromium: scripts/install-browser.sh (make test runs it)")
-def test_page_in_chromium(page, tmp_path):
+def test_page_in_chromium(page, tmp_path, monkeypatch):
     out, nb = page
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     problems = browser_check.check(out, tmp_path / "shots", pages=["tiny.html"])
     assert not [p for p in problems if "broken link" not in p], problems
+    assert not list(scratch.iterdir())  # the browser's profile (18 MB) is not left behind
     subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html",
                     "--output-dir", str(tmp_path / "old"), str(nb)], check=True,
                    capture_output=True)
