@@ -256,6 +256,19 @@ def test_row_smallest_on_wide_rows_as_the_chapters_draw_them(keys_of: str) -> No
     assert set(pairs) == _row_smallest_by_sort(keys, blocked, 99)
 
 
+def test_the_bounds_selection_is_numpys_partition() -> None:
+    from recmeta.arrays import _select
+
+    rng = np.random.default_rng(5)
+    for size in (1, 2, 3, 7, 64, 257):
+        for values in (rng.random(size), rng.integers(0, 4, size).astype(float),
+                       np.full(size, 0.5), np.arange(size, 0, -1.0)):
+            for j in {0, size // 2, size - 1}:
+                a = values.copy()
+                assert _select(a, j) == np.partition(values, j)[j], (size, j, values)
+                assert sorted(a) == sorted(values)  # reordered, nothing lost
+
+
 def test_row_smallest_takes_empty_matrices_and_rejects_bad_input() -> None:
     r, c = row_smallest(np.zeros((0, 5)), np.zeros((0, 5), bool), 3)
     assert len(r) == len(c) == 0
