@@ -9,8 +9,9 @@ new argument types compiles it and writes the result beside the module (``__pyca
 processes load it. A fresh clone has no such files, so its first ``make test`` pays every
 compilation once.
 
-* ``engine``: the metric engine's two kernels (:func:`recmeta.metrics._kernel.evaluate_lists`,
-  threaded, and its one-thread twin ``evaluate_lists_serial``, which share the per-user code),
+* ``engine``: the metric engine's two paths (:func:`recmeta.metrics._kernel.evaluate_lists`,
+  which calls the compiled per-user block from threads, and the one-thread kernel
+  ``evaluate_lists_serial`` around the same block),
   each compiled in a fresh process on a copy of the package without compiled files, in both
   orders. The second of each order shows what the first left in the cache for it. Each also
   prints how many variants of the shared per-user block (``_table_block``) it holds: numba

@@ -131,20 +131,23 @@ def threads_share_numba() -> bool:
     return layer in ("tbb", "omp")
 
 
-def threaded_map[T, R](fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+def threaded_map[T, R](
+    fn: Callable[[T], R], items: Iterable[T], *, parallel_kernels: bool = True
+) -> Iterator[R]:
     """``map(fn, items)``, with up to ``numba.get_num_threads()`` calls computing at once.
 
-    For work that releases the GIL (numpy's matrix products and ufuncs, ``scipy.special``): a
-    matrix product on one BLAS thread (what the chapters use, see
+    For work that releases the GIL (numpy's matrix products and ufuncs, ``scipy.special``,
+    numba's ``nogil`` kernels): a matrix product on one BLAS thread (what the chapters use, see
     :func:`recmeta.book.execution.start`) then runs beside the next one, instead of after it,
     and each call computes exactly what it computes alone, so every bit of the results is the
     serial map's. The results come in the order of ``items``. ``items`` is read in the calling
     thread, lazily: a result is handed back once one more item than there are threads has been
-    read, so a generator of large arrays holds only that many at once. With numba's
-    ``workqueue`` threading layer (:func:`threads_share_numba`) the calls run one after the
-    other, in the calling thread."""
+    read, so a generator of large arrays holds only that many at once. Where ``fn`` may run
+    numba's parallel kernels (``parallel_kernels``) and numba's threading layer is
+    ``workqueue`` (:func:`threads_share_numba`), the calls run one after the other, in the
+    calling thread."""
     width = numba.get_num_threads()
-    if width < 2 or not threads_share_numba():
+    if width < 2 or (parallel_kernels and not threads_share_numba()):
         yield from map(fn, items)
         return
     rest = iter(items)

@@ -28,8 +28,11 @@ tie-aware twin and the two passes that feed them share the metric codes and scra
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
+
+from ..arrays import threaded_map
 
 # metric codes (the plan's ``codes``); module-level ints are compile-time constants in numba
 (
@@ -1210,7 +1213,6 @@ def evaluate_lists_serial(
     return out, gmax
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def evaluate_lists(
     ranks: np.ndarray,
     tied: np.ndarray,
@@ -1236,51 +1238,32 @@ def evaluate_lists(
     max_entries: int,
     all_users: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Run the table pass over all users in parallel blocks.
+    """Run the table pass over all users, blocks of consecutive users in threads
+    (:func:`recmeta.arrays.threaded_map`; four blocks a thread, of at least
+    :data:`USERS_PER_BLOCK` users).
 
     Returns ``out`` (requests × systems × users; requests sorted by cut-off, NaN for users
     without a relevant item unless ``all_users``) and ``gmax`` (largest grade ranked per user).
+    Threads of this process rather than a numba ``prange``: a parallel kernel around the pass
+    compiled for 7 s more in a fresh clone, and each user's values are the same either way.
     """
     n_sys, n_users, _ = ranks.shape
     out = np.full((codes.shape[0], n_sys, n_users), np.nan)
     gmax = np.zeros(n_users)
-    max_cut = np.int64(0)  # not the literal 0: a literal would compile the block twice
-    for c in cuts:
-        max_cut = max(max_cut, c)
-    n_blocks = (n_users + USERS_PER_BLOCK - 1) // USERS_PER_BLOCK
-    for b in prange(n_blocks):
-        u0 = b * USERS_PER_BLOCK
-        u1 = min(n_users, u0 + USERS_PER_BLOCK)
-        _table_block(
-            u0,
-            u1,
-            ranks,
-            tied,
-            tie_mode,
-            indptr,
-            ent_items,
-            ent_grades,
-            active,
-            n_judged,
-            threshold,
-            infap_pooled,
-            codes,
-            cuts,
-            kdivs,
-            slots,
-            need,
-            rmax,
-            weights,
-            recall_levels,
-            gain_keys,
-            gain_vals,
-            ideal_len,
-            max_entries,
-            max_cut,
-            all_users,
-            out,
-            gmax,
-        )
+    max_cut = np.int64(cuts.max()) if cuts.size else np.int64(0)
+    size = max(USERS_PER_BLOCK, -(-n_users // (4 * numba.get_num_threads())))
+    blocks = [(u0, min(n_users, u0 + size)) for u0 in range(0, n_users, size)]
+    args: tuple[object, ...] = (
+        *(ranks, tied, tie_mode, indptr, ent_items, ent_grades, active, n_judged, threshold),
+        *(infap_pooled, codes, cuts, kdivs, slots, need, rmax, weights, recall_levels),
+        *(gain_keys, gain_vals, ideal_len, max_entries, max_cut, all_users, out, gmax),
+    )
+    for _ in threaded_map(
+        lambda b: _table_block(np.int64(b[0]), np.int64(b[1]), *args),
+        blocks,
+        parallel_kernels=False,
+    ):
+        pass
     return out, gmax
 
 
@@ -1459,14 +1442,30 @@ def _subset_pass(
         )
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
+def _subset_scores(keep, out, hits):  # pragma: no cover - compiled
+    """:func:`subset_scores_many` of the masks ``keep``, in the calling thread."""
+    for k in range(keep.shape[0]):
+        _subset_pass(keep[k], *(hits + (out[k],)))
+
+
 def subset_scores_many(keep: np.ndarray, out: np.ndarray, hits: tuple) -> None:
     """Per-user values on the judgments each mask of ``keep`` (masks × rows) leaves, into
-    ``out`` (masks × requests × systems × users; NaN = excluded), the masks shared among
-    numba's threads. ``hits`` are :func:`_subset_pass`'s arguments after the mask, up to
-    ``out`` (``Subsets._args``)."""
-    for k in prange(keep.shape[0]):
-        _subset_pass(keep[k], *(hits + (out[k],)))
+    ``out`` (masks × requests × systems × users; NaN = excluded), runs of consecutive masks in
+    threads (:func:`recmeta.arrays.threaded_map`). ``hits`` are :func:`_subset_pass`'s
+    arguments after the mask, up to ``out`` (``Subsets._args``).
+
+    Threads of this process rather than a numba ``prange``: a parallel kernel around the pass
+    compiled for 8 s more in a fresh clone, and each mask's values are the same either way."""
+    n = keep.shape[0]
+    bounds = np.linspace(0, n, min(n, numba.get_num_threads()) + 1).astype(np.int64)
+    runs = zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+    for _ in threaded_map(
+        lambda ab: _subset_scores(keep[ab[0] : ab[1]], out[ab[0] : ab[1]], hits),
+        runs,
+        parallel_kernels=False,
+    ):
+        pass
 
 
 @njit(cache=True, nogil=True)
@@ -1576,7 +1575,20 @@ def user_subset_means(
             _user_means(full, logs, users[k], mean[k], gmean[k], with_gmean)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
+def _subset_means_turn(keep, which, mean, gmean, hits, floor, with_gmean, c, n_chunks):
+    """The masks ``which[c::n_chunks]`` of :func:`subset_means`, in the calling thread."""
+    n_req, n_sys, n_users = mean.shape[1], mean.shape[2], hits[1]  # hits: n_sys, n_users, ...
+    every = np.ones(n_users, dtype=np.bool_)
+    out = np.empty((n_req, n_sys, n_users))
+    logs = np.empty_like(out)
+    for i in range(c, which.size, n_chunks):
+        k = which[i]
+        _subset_pass(keep[k], *(hits + (out,)))
+        floored_logs(out, floor, with_gmean, logs)
+        _user_means(out, logs, every, mean[k], gmean[k], with_gmean)
+
+
 def subset_means(
     keep: np.ndarray,
     which: np.ndarray,
@@ -1593,18 +1605,15 @@ def subset_means(
 
     Users left out on a mask (NaN) are left out of its means; the geometric mean (computed
     when ``with_gmean``) floors values at ``floor`` (:func:`_user_means`). Masks are dealt
-    out among ``n_chunks`` threads in turn; each mask's values do not depend on its thread.
+    out among ``n_chunks`` threads in turn (:func:`recmeta.arrays.threaded_map`): masks come
+    grouped by share, and a share's masks cost alike, so contiguous blocks left one thread the
+    costly shares while the other sat idle. Each mask's values do not depend on its thread.
     """
-    n_req, n_sys, n_users = mean.shape[1], mean.shape[2], hits[1]  # hits: n_sys, n_users, ...
-    n = which.size
-    every = np.ones(n_users, dtype=np.bool_)
-    for c in prange(n_chunks):
-        out = np.empty((n_req, n_sys, n_users))
-        logs = np.empty_like(out)
-        # every n_chunks-th mask: masks come grouped by share, and a share's masks cost alike,
-        # so contiguous blocks left one thread the costly shares while the other sat idle
-        for i in range(c, n, n_chunks):
-            k = which[i]
-            _subset_pass(keep[k], *(hits + (out,)))
-            floored_logs(out, floor, with_gmean, logs)
-            _user_means(out, logs, every, mean[k], gmean[k], with_gmean)
+    for _ in threaded_map(
+        lambda c: _subset_means_turn(
+            keep, which, mean, gmean, hits, floor, with_gmean, c, n_chunks
+        ),
+        range(n_chunks),
+        parallel_kernels=False,
+    ):
+        pass

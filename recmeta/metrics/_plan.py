@@ -358,7 +358,9 @@ def run_plan(
         _max_entries(judgments),
         bool(all_users),
     )
-    compile_once(kernel, args)  # the largest kernel: processes starting together compile it once
+    # the largest kernel: processes starting together compile it once; the threaded pass
+    # calls the per-user block it compiles (``_table_block``) from Python
+    compile_once(K.evaluate_lists_serial, args)
     out, gmax = kernel(*args)
     check_err(plan, gmax.max(initial=0.0))
     return by_request(specs, unique, plan, out)
