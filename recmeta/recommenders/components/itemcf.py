@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from lenskit.data import Dataset, ItemList, QueryInput, Vocabulary
 from lenskit.pipeline import Component
 from lenskit.training import Trainable, TrainingOptions
-from numba import njit, prange
+from numba import njit
 from pydantic import BaseModel, PositiveFloat, PositiveInt
 
 from ._common import history_numbers, scored, training_matrix
@@ -54,20 +54,20 @@ class ItemCFConfig(BaseModel, extra="forbid"):
 
 
 # ----------------------------------------------------------------------------- kernels
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _compact(ptr, idx, keep, vals, scale):  # pragma: no cover - compiled
     """The CSR arrays (row pointers, columns, values) of the entries ``keep`` marks, each
     row's values divided by its ``scale``."""
     n = ptr.shape[0] - 1
     size = np.zeros(n + 1, dtype=np.int64)
-    for r in prange(n):
+    for r in range(n):
         for p in range(ptr[r], ptr[r + 1]):
             if keep[p]:
                 size[r + 1] += 1
     out_ptr = np.cumsum(size)
     out_idx = np.empty(out_ptr[n], dtype=np.int32)
     out_vals = np.empty(out_ptr[n])
-    for r in prange(n):
+    for r in range(n):
         o = out_ptr[r]
         for p in range(ptr[r], ptr[r + 1]):
             if keep[p]:
@@ -93,9 +93,11 @@ def _co_row(i, ptr, idx, t_ptr, t_idx, acc, touched):  # pragma: no cover - comp
     return m
 
 
-# The co-occurrence and score passes run on one thread: written for numba's threads they took
-# about 3.5 s longer to compile (a fresh clone's first item CF), more than threads save in a
-# chapter, whose two cores are busy with other work.
+# Every pass runs on one thread. Written for numba's threads, the co-occurrence and score
+# passes took about 3.5 s longer to compile (a fresh clone's first item CF) and the four passes
+# over its entries 5 s longer, more than threads save in a chapter, whose two cores are busy
+# with other work: on ml-latest-small the similarity takes 1.9–2.2 s (q = 3) and 1.4–1.6 s
+# (k' = 10) either way.
 @njit(cache=True, nogil=True)
 def _co_sizes(ptr, idx, t_ptr, t_idx, n_items):  # pragma: no cover - compiled
     """The number of columns of each row of :math:`X^\\top X` (row *i* at *i* + 1)."""
@@ -163,14 +165,14 @@ def _rows_times(h_ptr, h_idx, h_vals, b_ptr, b_idx, b_vals, n_cols):  # pragma: 
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _cosines(ptr, idx, co, counts):  # pragma: no cover - compiled
     """Eq. 27's base :math:`|U_i \\cap U_j| / \\sqrt{|U_i|\\,|U_j|}` for the stored
     off-diagonal entries of the co-occurrence ``(ptr, idx, co)`` (CSR, sorted columns), as
     CSR arrays."""
     keep = np.empty(co.shape[0], dtype=np.bool_)
     base = np.zeros(co.shape[0])
-    for r in prange(ptr.shape[0] - 1):
+    for r in range(ptr.shape[0] - 1):
         for p in range(ptr[r], ptr[r + 1]):
             c = idx[p]
             keep[p] = c != r and co[p] > 0
@@ -179,14 +181,14 @@ def _cosines(ptr, idx, co, counts):  # pragma: no cover - compiled
     return _compact(ptr, idx, keep, base, np.ones(ptr.shape[0] - 1))
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _kth(ptr, cols, vals, k):  # pragma: no cover - compiled
     """Each row's k-th entry by value descending, then column ascending: (value, column);
     (-inf, n) for a row of k entries or fewer, which keeps them all."""
     n = ptr.shape[0] - 1
     kv = np.full(n, -np.inf)
     kc = np.full(n, n, dtype=np.int64)
-    for r in prange(n):
+    for r in range(n):
         a, b = ptr[r], ptr[r + 1]
         if b - a <= k:
             continue
@@ -211,7 +213,7 @@ def _kth(ptr, cols, vals, k):  # pragma: no cover - compiled
     return kv, kc
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _sparsify_normalise(ptr, cols, vals, row_v, row_c, col_v, col_c):  # pragma: no cover
     """Eqs. 28–29: keep s_ij when j is among row i's kept (``row_*``, :func:`_kth`) and i among
     column j's (``col_*``: by symmetry, row j's), then divide each row by its L2 norm, summed in
@@ -219,7 +221,7 @@ def _sparsify_normalise(ptr, cols, vals, row_v, row_c, col_v, col_c):  # pragma:
     n = ptr.shape[0] - 1
     keep = np.empty(cols.shape[0], dtype=np.bool_)
     norms = np.zeros(n)
-    for r in prange(n):
+    for r in range(n):
         sq = 0.0
         for p in range(ptr[r], ptr[r + 1]):
             c, v = cols[p], vals[p]
