@@ -554,3 +554,8 @@ def test_threaded_map_runs_in_the_calling_thread_where_numba_forbids_threads(mon
     assert list(threaded_map(lambda k: (k, threading.get_ident()), range(5))) == [
         (k, here) for k in range(5)
     ]
+    # serial kernels (parallel_kernels=False) are safe on any layer: they still get threads
+    if numba.get_num_threads() > 1:
+        seen = {t for _, t in threaded_map(lambda k: (k, threading.get_ident()), range(5),
+                                            parallel_kernels=False)}
+        assert here not in seen
