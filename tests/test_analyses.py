@@ -217,6 +217,17 @@ def test_a_ledger_hashes_each_result_once_per_evaluation(root, monkeypatch):
     row = own.row("t.1", {"big": big.iloc[:10]}, dataset="ml-100k", profile="quick")
     assert analyses.ANALYSIS_COUNTS["computed"] - before["computed"] == 1
     assert row["reason"] == "10 rows"
+    # with the cache off nothing is keyed, so nothing is hashed; the rows are the same
+    monkeypatch.setenv(analyses.ENV_VAR, "off")
+    hashed.clear()
+    before = dict(analyses.ANALYSIS_COUNTS)
+    off = own.evaluate(results, dataset="ml-100k", profile="quick")
+    alone = own.row("t.2", results, dataset="ml-100k", profile="quick")
+    assert hashed == []
+    # the evaluation, its three rows and the row asked for alone, each computed
+    assert analyses.ANALYSIS_COUNTS["computed"] - before["computed"] == 5
+    pd.testing.assert_frame_equal(off, first)
+    assert alone["claim"] == "t.2" and alone["reason"] == "1000 rows"
 
 
 @dataclasses.dataclass(frozen=True)

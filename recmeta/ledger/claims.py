@@ -174,8 +174,11 @@ def _needed(
     """What keys an evaluation in the analysis cache: the content digest
     (:func:`recmeta.analyses.token`) of each named result, taken from ``memo`` when another
     claim of the same evaluation hashed it; a result the cache cannot key stays as it is, so
-    the evaluation is computed uncached, with the cache's warning."""
-    out = {}
+    the evaluation is computed uncached, with the cache's warning. With the cache off
+    (:func:`recmeta.analyses.cache_dir` is None) nothing is keyed, so nothing is hashed."""
+    out: dict[str, Any] = {}
+    if analyses.cache_dir() is None:
+        return out
     for k in names:
         if k not in results:
             continue
