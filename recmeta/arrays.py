@@ -335,12 +335,12 @@ def row_smallest(keys: np.ndarray, blocked: np.ndarray, n: int) -> tuple[np.ndar
     Row r keeps {c : not blocked[r, c]} whole when it holds at most ``n`` columns, else the
     ``n`` of smallest key (equal keys: the lower column first) — what an ``argpartition`` of
     each row with blocked keys set above every open one selects. Rows ascending, columns
-    ascending within a row. One compiled pass per row keeps a max-heap of the ``n`` smallest
-    (key, column) pairs so far; a later open key enters only below the heap's largest key
-    (columns come in ascending order, so an equal key never displaces a lower column), and the
-    heap's columns are sorted at the row's end. In a row at least 8 ``n`` wide, keys above a
-    bound taken from a sample of the row are passed over (the row is read again without it if
-    fewer than ``n`` lie under it), so the result does not depend on the bound.
+    ascending within a row. One compiled pass per row gathers the open keys at or under a
+    bound (in a row at least 8 ``n`` wide, taken from a sample of the row; else none), finds
+    the ``n``-th smallest of them (Hoare's FIND, :func:`_select`) and keeps, in column order,
+    the keys under it and the lowest columns of the keys equal to it. A row with fewer than
+    ``n`` keys under the bound is read again without it, so the result does not depend on the
+    bound. A NaN among the open keys is refused.
     """
     keys = np.ascontiguousarray(keys, dtype=np.float64)
     blocked = np.ascontiguousarray(blocked, dtype=np.bool_)
@@ -350,9 +350,10 @@ def row_smallest(keys: np.ndarray, blocked: np.ndarray, n: int) -> tuple[np.ndar
         )
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
-    if np.isnan(keys).any():
+    r, c, nan = _row_smallest(keys, blocked, int(n))
+    if nan:
         raise ValueError("keys contain NaN; give every open entry a number")
-    return _row_smallest(keys, blocked, int(n))
+    return r, c
 
 
 @njit(cache=True, nogil=True)
@@ -389,12 +390,13 @@ def _row_smallest(keys, blocked, n):  # pragma: no cover - compiled
     out_r = np.empty(rows * keep, dtype=np.int64)
     out_c = np.empty(rows * keep, dtype=np.int64)
     if keep == 0:
-        return out_r, out_c
-    hk = np.empty(keep, dtype=np.float64)  # max-heap of (key, column), the largest at 0
-    hc = np.empty(keep, dtype=np.int64)
+        return out_r, out_c, False
+    ck = np.empty(width, dtype=np.float64)  # the row's open keys at or under the bound
+    cc = np.empty(width, dtype=np.int64)  # and their columns, ascending
+    scratch = np.empty(width, dtype=np.float64)
     # a bound from every step-th open key: the j-th smallest of the sample lies above the keep
     # smallest keys of a row of random keys but for 3 standard deviations, so most keys are
-    # passed over by one comparison; a row with fewer than keep keys under it is read again
+    # passed over; a row with fewer than keep keys under it is read again
     step = width // 256 if width >= 8 * keep else 0
     sample = np.empty(width // max(step, 1) + 1, dtype=np.float64)
     lam = keep / max(step, 1)
@@ -411,48 +413,42 @@ def _row_smallest(keys, blocked, n):  # pragma: no cover - compiled
             if j < s:
                 bound = _select(sample[:s], j)
         while True:
-            size = 0
-            for c in range(width):
-                if blocked[r, c]:
-                    continue
+            m = 0
+            nan = False
+            for c in range(width):  # without branches: every key written, the open kept
                 v = keys[r, c]
-                if v > bound:
-                    continue
-                if size < keep:  # push, sifting up past smaller parents
-                    i = size
-                    size += 1
-                    while i > 0:
-                        p = (i - 1) >> 1
-                        if hk[p] > v or (hk[p] == v and hc[p] > c):
-                            break
-                        hk[i], hc[i] = hk[p], hc[p]
-                        i = p
-                    hk[i], hc[i] = v, c
-                elif v < hk[0]:  # replace the largest, sifting down
-                    i = 0
-                    while True:
-                        big = 2 * i + 1
-                        if big >= size:
-                            break
-                        right = big + 1
-                        if right < size and (
-                            hk[right] > hk[big] or (hk[right] == hk[big] and hc[right] > hc[big])
-                        ):
-                            big = right
-                        if hk[big] < v or (hk[big] == v and hc[big] < c):
-                            break
-                        hk[i], hc[i] = hk[big], hc[big]
-                        i = big
-                    hk[i], hc[i] = v, c
-            if size == keep or bound == np.inf:
+                ck[m] = v
+                cc[m] = c
+                opened = not blocked[r, c]
+                nan |= opened and v != v
+                m += opened and v <= bound
+            if nan:
+                return out_r[:0], out_c[:0], True
+            if m >= keep or bound == np.inf:
                 break
             bound = np.inf  # fewer than keep keys under the bound: read the row whole
-        cols = np.sort(hc[:size])
-        for k in range(size):
-            out_r[at] = r
-            out_c[at] = cols[k]
-            at += 1
-    return out_r[:at], out_c[:at]
+        if m <= keep:  # the whole pool, or exactly keep keys
+            for k in range(m):
+                out_r[at] = r
+                out_c[at] = cc[k]
+                at += 1
+            continue
+        scratch[:m] = ck[:m]
+        t = _select(scratch[:m], keep - 1)  # the keep-th smallest key
+        need = keep
+        for k in range(m):
+            if ck[k] < t:
+                need -= 1
+        # every key under t, and the lowest columns of those equal to t, in column order
+        for k in range(m):
+            v = ck[k]
+            if v < t or (v == t and need > 0):
+                if v == t:
+                    need -= 1
+                out_r[at] = r
+                out_c[at] = cc[k]
+                at += 1
+    return out_r[:at], out_c[:at], False
 
 
 def first_rows(codes: ArrayLike) -> np.ndarray:

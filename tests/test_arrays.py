@@ -278,6 +278,13 @@ def test_row_smallest_takes_empty_matrices_and_rejects_bad_input() -> None:
         row_smallest(np.zeros((2, 3)), np.zeros((3, 2), bool), 1)
     with pytest.raises(ValueError, match="NaN"):
         row_smallest(np.full((1, 2), np.nan), np.zeros((1, 2), bool), 1)
+    with pytest.raises(ValueError, match="NaN"):  # an open NaN past a wide row's bound
+        keys = np.random.default_rng(0).random((2, 900))
+        keys[1, 700] = np.nan
+        row_smallest(keys, np.zeros((2, 900), bool), 5)
+    # a blocked entry is never read as a key
+    r, c = row_smallest(np.array([[np.nan, 0.5, 0.2]]), np.array([[True, False, False]]), 1)
+    assert r.tolist() == [0] and c.tolist() == [2]
     with pytest.raises(ValueError, match="n must be"):
         row_smallest(np.zeros((1, 2)), np.zeros((1, 2), bool), -1)
 
