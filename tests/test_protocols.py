@@ -19,11 +19,13 @@ from recmeta.protocols import (
     protocol_mean,
     random_scores,
     rank_in_sets,
+    shared_pairs,
     target_metrics,
     target_sets,
     uniform_test_size,
     uniform_test_split,
 )
+from recmeta.protocols import scoring
 
 # Items 1..7 (item 7 has no rating at all); relevant means rating >= 4.
 #   train  u1: 1(5) 2(2)     u2: 2(4) 3(5)     u3: 1(3) 6(5)
@@ -335,6 +337,46 @@ def test_scores_missing_pairs_raise_or_rank_last() -> None:
     scored = attach_scores(s, partial, missing="last")
     per_set = target_metrics(scored, n=1)
     assert per_set["P"].tolist() == [1.0, 1.0, 1.0, 0.0]
+
+
+def test_pairs_shared_by_systems_give_the_frames_computed_apart(monkeypatch) -> None:
+    """Inside shared_pairs, candidate_pairs of the frame is computed once and scores for
+    exactly those pairs are joined by each row's pair: the same frames as without it, for 1R
+    sets whose rows repeat pairs, AR sets whose rows are the pairs, scores with NaN, and scores
+    for other pairs (joined by search, as outside)."""
+    rng = np.random.default_rng(3)
+    users = np.repeat(np.arange(60), 12)
+    train = pd.DataFrame({"user": users, "item": rng.integers(0, 40, len(users)),
+                          "rating": rng.integers(1, 6, len(users)).astype(float)})
+    train = train.drop_duplicates(["user", "item"]).reset_index(drop=True)
+    test = train.sample(frac=0.3, random_state=1)
+    train = train.drop(test.index).reset_index(drop=True)
+    test = test.reset_index(drop=True)
+    searched: list[int] = []
+    lookup = scoring._lookup
+    monkeypatch.setattr(scoring, "_lookup", lambda *a: searched.append(1) or lookup(*a))
+    for p in (Protocol("TI", "1R", "NN", 5, threshold=4), Protocol("AI", "AR", "AN", threshold=4)):
+        sets = target_sets(train, test, p, items=np.arange(40), seed=2)
+        plain = candidate_pairs(sets)
+        nan = random_scores(sets, 1)
+        nan.loc[::7, "score"] = np.nan
+        other = random_scores(sets, 2).iloc[::2].reset_index(drop=True)
+        systems = [random_scores(sets, 5), nan, other]
+        apart = [attach_scores(sets, s, missing="last") for s in systems]
+        searched.clear()
+        with shared_pairs(sets):
+            pd.testing.assert_frame_equal(candidate_pairs(sets), plain)
+            pd.testing.assert_frame_equal(random_scores(sets, 5), systems[0])
+            together = [attach_scores(sets, s, missing="last") for s in systems[:2]]
+            # the shared pairs' scores were gathered; only the other pairs were searched
+            assert searched == []
+            together.append(attach_scores(sets, systems[2], missing="last"))
+            assert searched == [1]
+            assert candidate_pairs(sets.copy()).equals(plain)  # another frame: computed
+        for a, b in zip(apart, together, strict=True):
+            pd.testing.assert_frame_equal(a, b)
+        if p.relevant == "1R":
+            assert len(plain) < len(sets)  # rows repeat pairs
 
 
 def test_bad_input_is_named() -> None:

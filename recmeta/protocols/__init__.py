@@ -33,7 +33,7 @@ from .expectations import (
     top_positive_counts,
 )
 from .ranks import rank_in_sets, rank_within, set_codes
-from .scoring import attach_scores, candidate_pairs, item_scores, random_scores
+from .scoring import attach_scores, candidate_pairs, item_scores, random_scores, shared_pairs
 from .set_metrics import (
     engine_metrics,
     evaluate_systems,
@@ -80,6 +80,7 @@ __all__ = [
     "random_precision_ar",
     "random_precision_terms",
     "random_scores",
+    "shared_pairs",
     "rank_in_sets",
     "rank_within",
     "relevance_density",

@@ -3,6 +3,9 @@ scores, and the join back onto the target-set frame."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 import numpy as np
@@ -17,7 +20,12 @@ from ..arrays import (
 )
 from ..recommenders.components.random import pair_uniform
 
-__all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores"]
+__all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores", "shared_pairs"]
+
+#: (sets, its candidate pairs, the pair of each of its rows) inside :func:`shared_pairs`
+_SHARED: ContextVar[tuple[pd.DataFrame, pd.DataFrame, np.ndarray] | None] = ContextVar(
+    "recmeta_shared_pairs", default=None
+)
 
 
 def _numeric(column: pd.Series) -> bool:
@@ -28,23 +36,51 @@ def _numeric(column: pd.Series) -> bool:
 
 def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
     """The distinct (user, item) pairs a recommender must score for these target sets, sorted."""
+    shared = _SHARED.get()
+    if shared is not None and sets is shared[0]:
+        return shared[1].copy(deep=False)
+    return _pairs_and_rows(sets, rows=False)[0]
+
+
+def _pairs_and_rows(
+    sets: pd.DataFrame, *, rows: bool = True
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """:func:`candidate_pairs` and, if asked and the ids are numeric, the index of each row's
+    pair among them."""
     u, i = sets["user"].to_numpy(), sets["item"].to_numpy()
     if pairs_strictly_increasing(u, i):  # AR sets come out of target_sets this way: nothing to do
-        return pd.DataFrame({"user": u, "item": i})
+        return pd.DataFrame({"user": u, "item": i}), np.arange(len(u)) if rows else None
     if _numeric(sets["user"]) and _numeric(sets["item"]):
         # the distinct codes of the pairs over the distinct users and items, sorted: users
         # first, items within (1R repeats pairs); dense codes keep the range of the pair
         # codes near the number of pairs, which sorted_unique marks in a table instead of
         # sorting
         users, items = sorted_unique(u), sorted_unique(i)
-        key = sorted_unique(positions(users, u) * len(items) + positions(items, i))
-        return pd.DataFrame({"user": users[key // len(items)], "item": items[key % len(items)]})
-    return (
+        codes = positions(users, u) * len(items) + positions(items, i)
+        key = sorted_unique(codes)
+        pairs = pd.DataFrame({"user": users[key // len(items)], "item": items[key % len(items)]})
+        return pairs, positions(key, codes) if rows else None
+    pairs = (
         sets[["user", "item"]]
         .drop_duplicates()
         .sort_values(["user", "item"])
         .reset_index(drop=True)
     )
+    return pairs, None
+
+
+@contextmanager
+def shared_pairs(sets: pd.DataFrame) -> Iterator[None]:
+    """Within the block, :func:`candidate_pairs` of this very frame is computed once, and
+    :func:`attach_scores` joins scores given for exactly those pairs by each row's pair instead
+    of searching for it: the same frames, for several systems scoring one set of target sets.
+    The frame must not change inside the block."""
+    pairs, rows = _pairs_and_rows(sets)
+    token = _SHARED.set(None if rows is None else (sets, pairs, rows))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
 
 
 def item_scores(sets: pd.DataFrame, scores: pd.Series) -> pd.DataFrame:
@@ -119,7 +155,13 @@ def attach_scores(
             raise ValueError(f"scores lack column {c!r}; expected a frame (user, item, score)")
     su, si = sets["user"].to_numpy(), sets["item"].to_numpy()
     cu, ci = scores["user"].to_numpy(), scores["item"].to_numpy()
-    unique = pairs_strictly_increasing(cu, ci)
+    shared = _SHARED.get()
+    rows = None
+    if shared is not None and sets is shared[0] and len(cu) == len(shared[1]):
+        pu, pi = shared[1]["user"].to_numpy(), shared[1]["item"].to_numpy()
+        if np.array_equal(cu, pu) and np.array_equal(ci, pi):
+            rows = shared[2]  # the scores are for the frame's candidate pairs, in their order
+    unique = rows is not None or pairs_strictly_increasing(cu, ci)
     if not unique and has_duplicate_pairs(cu, ci):
         raise ValueError("scores have duplicate (user, item) pairs; keep one score per pair")
     if unique and len(su) == len(cu) and np.array_equal(su, cu) and np.array_equal(si, ci):
@@ -132,7 +174,12 @@ def attach_scores(
         and _same_numeric_ids(sets, scores)
         and scores["score"].dtype.kind == "f"
     ):
-        out = sets.reset_index(drop=True).assign(score=_lookup(su, si, cu, ci, scores["score"]))
+        values = (
+            scores["score"].to_numpy()[rows]
+            if rows is not None
+            else _lookup(su, si, cu, ci, scores["score"])
+        )
+        out = sets.reset_index(drop=True).assign(score=values)
     else:
         out = sets.merge(scores[["user", "item", "score"]], on=["user", "item"], how="left")
     nan = out["score"].isna()

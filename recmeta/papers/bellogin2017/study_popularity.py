@@ -220,18 +220,22 @@ class PopularityStudy(StudyBase):
                 ("1R TI-NN", self.protocol("TI", "1R", "NN")),
             ):
                 train, _, sets, _ = split_sets(self.ratings, p, sd, sigma=s.sigma, cache=self.cache)
-                scores = score_all(
-                    {**self.systems, **(self.cf if sd in s.roster_seeds else {})}, train, sets, sd
-                )
-                res = protocols.engine_metrics(
-                    sets,
-                    scores,
-                    names,
-                    s.threshold,
-                    popularity=self.positive,
-                    per_set=True,
-                    depth="judged",
-                )
+                with protocols.shared_pairs(sets):
+                    scores = score_all(
+                        {**self.systems, **(self.cf if sd in s.roster_seeds else {})},
+                        train,
+                        sets,
+                        sd,
+                    )
+                    res = protocols.engine_metrics(
+                        sets,
+                        scores,
+                        names,
+                        s.threshold,
+                        popularity=self.positive,
+                        per_set=True,
+                        depth="judged",
+                    )
                 frames.append(res.assign(design=name, seed=sd))
         out = pd.concat(frames, ignore_index=True)
         out["metric"] = out["metric"].map(labels)

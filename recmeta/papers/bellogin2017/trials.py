@@ -35,6 +35,7 @@ from ...protocols import (
     random_precision_ar,
     random_scores,
     rank_in_sets,
+    shared_pairs,
     target_metrics,
     target_sets,
     uniform_test_split,
@@ -377,46 +378,47 @@ def trials(
                 head=head,
                 cache=cache,
             )
-            for name, scores in score_all(todo, train, sets, seed).items():
-                scored = attach_scores(sets, scores, missing=missing)
-                rank = rank_in_sets(
-                    scored, depth=None if metrics and depth is None else max(n, depth or n)
-                )
-                per = target_metrics(scored, n, gain=gain, rank=rank)
-                row = {
-                    **common,
-                    "system": name,
-                    "P": protocol_mean(per, "P"),
-                    "nDCG": protocol_mean(per, "nDCG"),
-                }
-                if (
-                    protocol.relevant == "1R"
-                    and protocol.shared_nonrelevant
-                    and protocol.percentiles is None
-                ):
-                    # P@n does not depend on the gain: the per-set values serve the lemma too
-                    row["lower"], _, row["upper"] = lemma_bounds(scored, n, per_set=per)
-                if not per_set:
-                    rows.append(row)
-                    continue
-                split_cols = {k: v for k, v in row.items() if k not in ("P", "nDCG")}
-                per = per.assign(**split_cols)
-                if metrics:
-                    eng = engine_metrics(
-                        sets,
-                        {name: scores},
-                        list(metrics),
-                        protocol.threshold,
-                        missing=missing,
-                        per_set=True,
-                        depth=depth,
-                        ranks={name: rank},
+            with shared_pairs(sets):
+                for name, scores in score_all(todo, train, sets, seed).items():
+                    scored = attach_scores(sets, scores, missing=missing)
+                    rank = rank_in_sets(
+                        scored, depth=None if metrics and depth is None else max(n, depth or n)
                     )
-                    wide = eng.pivot_table(index="set", columns="metric", values="value")
-                    per = per.join(wide.reindex(columns=list(metrics)), on="set")
-                if cache is not None:
-                    cache.results[result_key[name]] = per
-                frames.append(per)
+                    per = target_metrics(scored, n, gain=gain, rank=rank)
+                    row = {
+                        **common,
+                        "system": name,
+                        "P": protocol_mean(per, "P"),
+                        "nDCG": protocol_mean(per, "nDCG"),
+                    }
+                    if (
+                        protocol.relevant == "1R"
+                        and protocol.shared_nonrelevant
+                        and protocol.percentiles is None
+                    ):
+                        # P@n does not depend on the gain: the per-set values serve the lemma too
+                        row["lower"], _, row["upper"] = lemma_bounds(scored, n, per_set=per)
+                    if not per_set:
+                        rows.append(row)
+                        continue
+                    split_cols = {k: v for k, v in row.items() if k not in ("P", "nDCG")}
+                    per = per.assign(**split_cols)
+                    if metrics:
+                        eng = engine_metrics(
+                            sets,
+                            {name: scores},
+                            list(metrics),
+                            protocol.threshold,
+                            missing=missing,
+                            per_set=True,
+                            depth=depth,
+                            ranks={name: rank},
+                        )
+                        wide = eng.pivot_table(index="set", columns="metric", values="value")
+                        per = per.join(wide.reindex(columns=list(metrics)), on="set")
+                    if cache is not None:
+                        cache.results[result_key[name]] = per
+                    frames.append(per)
         if per_set and cache is not None:
             frames.extend(cache.results[result_key[name]] for name in scorers if name not in todo)
     if per_set:
