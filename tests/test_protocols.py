@@ -379,6 +379,23 @@ def test_pairs_shared_by_systems_give_the_frames_computed_apart(monkeypatch) -> 
             assert len(plain) < len(sets)  # rows repeat pairs
 
 
+def test_pairs_shared_for_text_ids_are_computed_once_and_joined_as_outside(monkeypatch) -> None:
+    sets = pd.DataFrame({"set": [0, 0, 1, 1], "user": ["a", "a", "a", "b"],
+                         "item": ["x", "y", "x", "y"], "relevant": [True, False, True, False]})
+    scores = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "y"],
+                           "score": [0.3, 0.1, 0.7]})
+    apart = attach_scores(sets, scores)
+    made = []
+    pairs_and_rows = scoring._pairs_and_rows
+    monkeypatch.setattr(scoring, "_pairs_and_rows",
+                        lambda *a, **k: made.append(1) or pairs_and_rows(*a, **k))
+    with shared_pairs(sets):
+        assert candidate_pairs(sets).values.tolist() == [["a", "x"], ["a", "y"], ["b", "y"]]
+        assert candidate_pairs(sets).equals(candidate_pairs(sets))
+        pd.testing.assert_frame_equal(attach_scores(sets, scores), apart)
+    assert made == [1]  # once, on entering the block
+
+
 def test_bad_input_is_named() -> None:
     with pytest.raises(ValueError, match="share"):
         target_sets(TRAIN, TRAIN, Protocol(threshold=4))

@@ -22,8 +22,9 @@ from ..recommenders.components.random import pair_uniform
 
 __all__ = ["attach_scores", "candidate_pairs", "item_scores", "random_scores", "shared_pairs"]
 
-#: (sets, its candidate pairs, the pair of each of its rows) inside :func:`shared_pairs`
-_SHARED: ContextVar[tuple[pd.DataFrame, pd.DataFrame, np.ndarray] | None] = ContextVar(
+#: (sets, its candidate pairs, the pair of each of its rows or None for ids that are not
+#: numbers) inside :func:`shared_pairs`
+_SHARED: ContextVar[tuple[pd.DataFrame, pd.DataFrame, np.ndarray | None] | None] = ContextVar(
     "recmeta_shared_pairs", default=None
 )
 
@@ -73,10 +74,10 @@ def _pairs_and_rows(
 def shared_pairs(sets: pd.DataFrame) -> Iterator[None]:
     """Within the block, :func:`candidate_pairs` of this very frame is computed once, and
     :func:`attach_scores` joins scores given for exactly those pairs by each row's pair instead
-    of searching for it: the same frames, for several systems scoring one set of target sets.
-    The frame must not change inside the block."""
-    pairs, rows = _pairs_and_rows(sets)
-    token = _SHARED.set(None if rows is None else (sets, pairs, rows))
+    of searching for it (numeric ids; others are joined as outside): the same frames, for
+    several systems scoring one set of target sets. The frame must not change inside the
+    block."""
+    token = _SHARED.set((sets, *_pairs_and_rows(sets)))
     try:
         yield
     finally:
@@ -157,7 +158,12 @@ def attach_scores(
     cu, ci = scores["user"].to_numpy(), scores["item"].to_numpy()
     shared = _SHARED.get()
     rows = None
-    if shared is not None and sets is shared[0] and len(cu) == len(shared[1]):
+    if (
+        shared is not None
+        and sets is shared[0]
+        and shared[2] is not None
+        and len(cu) == len(shared[1])
+    ):
         pu, pi = shared[1]["user"].to_numpy(), shared[1]["item"].to_numpy()
         if np.array_equal(cu, pu) and np.array_equal(ci, pi):
             rows = shared[2]  # the scores are for the frame's candidate pairs, in their order
