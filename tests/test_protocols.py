@@ -379,6 +379,14 @@ def test_pairs_shared_by_systems_give_the_frames_computed_apart(monkeypatch) -> 
             assert len(plain) < len(sets)  # rows repeat pairs
 
 
+def test_only_plain_numpy_numbers_count_as_numeric_ids() -> None:
+    assert scoring._numeric(pd.Series([1, 2])) and scoring._numeric(pd.Series([1.0, 2.0]))
+    assert not scoring._numeric(pd.Series([1.0, np.nan]))
+    for other in (pd.Series(["a", "b"]), pd.Series([1, 2], dtype="Int64"),
+                  pd.Series(["a", "b"], dtype=object)):
+        assert not scoring._numeric(other), other.dtype
+
+
 def test_pairs_shared_for_text_ids_are_computed_once_and_joined_as_outside(monkeypatch) -> None:
     sets = pd.DataFrame({"set": [0, 0, 1, 1], "user": ["a", "a", "a", "b"],
                          "item": ["x", "y", "x", "y"], "relevant": [True, False, True, False]})

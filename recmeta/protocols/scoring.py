@@ -31,8 +31,10 @@ _SHARED: ContextVar[tuple[pd.DataFrame, pd.DataFrame, np.ndarray | None] | None]
 
 def _numeric(column: pd.Series) -> bool:
     """A column of plain numpy integers or floats (no extension dtype, no NaN for floats)."""
-    kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else ""
-    return kind in "iu" or (kind == "f" and not column.isna().any())
+    if not isinstance(column.dtype, np.dtype):
+        return False
+    kind = column.dtype.kind
+    return kind in ("i", "u") or (kind == "f" and not column.isna().any())
 
 
 def candidate_pairs(sets: pd.DataFrame) -> pd.DataFrame:
