@@ -371,3 +371,11 @@ def test_runs_made_ahead_are_estimated_at_their_measured_share(monkeypatch):
         ).frame()
         runs = folds.loc[folds["group"] == "recommender runs", "seconds"].sum()
         assert runs == pytest.approx(2 * one_at_a_time * share)
+
+
+def test_a_measured_time_is_rounded_before_it_is_split_into_minutes():
+    from recmeta.book.costs import clock
+
+    assert clock(419.6) == "7 min 0 s"  # not "6 min 60 s"
+    assert [clock(x) for x in (0.4, 89.4, 89.6, 150.0, 3_601.2)] == [
+        "0 s", "89 s", "1 min 30 s", "2 min 30 s", "60 min 1 s"]

@@ -423,6 +423,13 @@ class Plan:
         return float(f["seconds"].sum()), float(f["low"].sum()), float(f["high"].sum())
 
 
+def clock(seconds: float) -> str:
+    """A measured time as a page states it: whole seconds under 90 s, else minutes and seconds,
+    rounded to the second before it is split (419.6 s is 7 min 0 s, not 6 min 60 s)."""
+    whole = round(seconds)
+    return f"{whole} s" if whole < 90 else f"{whole // 60} min {whole % 60} s"
+
+
 def duration(seconds: float) -> str:
     """A duration for prose: seconds, minutes or hours, two significant figures."""
     if seconds < 90:

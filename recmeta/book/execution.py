@@ -15,7 +15,7 @@ import pandas as pd
 
 from .. import analyses, arrays, data
 from . import costs
-from .costs import duration
+from .costs import clock, duration
 
 __all__ = ["PROFILE_TEXT", "RECORD_VAR", "Execution", "Facts", "start"]
 
@@ -171,7 +171,7 @@ class Execution:
     def markdown(self) -> str:
         f = self.facts()
         secs = float(f["seconds"])
-        wall = f"{secs:.0f} s" if secs < 90 else f"{int(secs // 60)} min {secs % 60:.0f} s"
+        wall = clock(secs)
         total = int(f["runs_cached"]) + int(f["runs_made"])
         if total == 0:
             runs_text = "no recommender runs"
