@@ -19,8 +19,8 @@ checked equal (to the bit, or value for value) before any time is printed:
   both read every pair).
 - **The NN sample of non-relevant items** (``target_sets``: the 99 smallest of uniform keys over
   each unit's open candidates): numpy's ``argpartition`` of every row with the blocked keys set
-  to +inf, against ``arrays.row_smallest``; the blocked share and the widths are those of 1R
-  TI-NN on each dataset (the test items as candidates), one row per relevant test rating.
+  to +inf, against ``protocols.smallest.row_smallest``; the blocked share and the widths are
+  those of 1R TI-NN on each dataset (the test items as candidates), one row per relevant test rating.
 - **A split's candidate counts** (statistical biases' ``split_sets``, every split of the
   chapter): the distinct items of the target sets and the mean rating count of their
   non-relevant rows' items, by pandas (``nunique``, ``value_counts().reindex(...).mean()``)
@@ -46,12 +46,12 @@ from benchdata import best, load  # noqa: E402
 from recmeta.arrays import (  # noqa: E402
     has_duplicate_pairs,
     pairs_strictly_increasing,
-    row_smallest,
     sorted_unique,
 )
 from recmeta.data.lenskit_objects import to_lenskit  # noqa: E402
 from recmeta.papers.bellogin2017.trials import _candidate_counts, split_sets  # noqa: E402
 from recmeta.protocols import Protocol  # noqa: E402
+from recmeta.protocols.smallest import row_smallest  # noqa: E402
 from recmeta.recommenders.components._common import training_matrix  # noqa: E402
 from recmeta.recommenders.components.plsa import (  # noqa: E402
     PLSAScorer,

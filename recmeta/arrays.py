@@ -37,7 +37,6 @@ __all__ = [
     "pairs_strictly_increasing",
     "positions",
     "row_hashes",
-    "row_smallest",
     "sorted_unique",
     "threaded_map",
     "threaded_rows",
@@ -306,7 +305,8 @@ def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:
 
     The binary search ``k = searchsorted(ids, v)``, kept where ``ids[k] == v``. For integer ids
     spanning a short range (at most a few times the number of ids and values) it reads a table
-    indexed by id instead: one gather, no search.
+    indexed by id instead: one compiled pass, no search. Numbers that rise (a frame's sorted
+    keys) take one compiled pass too, each search starting where the last one ended.
     """
     ids = np.asarray(ids)
     values = np.asarray(values)
@@ -317,138 +317,66 @@ def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:
     )
     lo, hi = (int(ids[0]), int(ids[-1])) if small else (0, -1)
     if small and _short(lo, hi, len(values) + len(ids)):
-        table = np.full(hi - lo + 1, -1, dtype=np.int64)
-        table[ids.astype(np.int64) - lo] = np.arange(len(ids), dtype=np.int64)
-        inside = (values >= lo) & (values <= hi)
-        if inside.all():
-            return table[values.astype(np.int64) - lo]
-        out = np.full(len(values), -1, dtype=np.int64)
-        out[inside] = table[values[inside].astype(np.int64) - lo]
-        return out
+        return _table_positions(ids, values, lo, hi)
+    if _compiled_numbers(ids) and _compiled_numbers(values) and _rising(values):
+        return _rising_positions(ids, values)
     at = np.searchsorted(ids, values).clip(0, len(ids) - 1)
     return np.where(ids[at] == values, at, -1)
 
 
-def row_smallest(keys: np.ndarray, blocked: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The columns of the ``n`` smallest open keys of every row, as (row, column) arrays.
-
-    Row r keeps {c : not blocked[r, c]} whole when it holds at most ``n`` columns, else the
-    ``n`` of smallest key (equal keys: the lower column first) — what an ``argpartition`` of
-    each row with blocked keys set above every open one selects. Rows ascending, columns
-    ascending within a row. One compiled pass per row gathers the open keys at or under a
-    bound (in a row at least 8 ``n`` wide, taken from a sample of the row; else none), finds
-    the ``n``-th smallest of them (Hoare's FIND, :func:`_select`) and keeps, in column order,
-    the keys under it and the lowest columns of the keys equal to it. A row with fewer than
-    ``n`` keys under the bound is read again without it, so the result does not depend on the
-    bound. A NaN among the open keys is refused.
-    """
-    keys = np.ascontiguousarray(keys, dtype=np.float64)
-    blocked = np.ascontiguousarray(blocked, dtype=np.bool_)
-    if keys.ndim != 2 or keys.shape != blocked.shape:
-        raise ValueError(
-            f"keys {keys.shape} and blocked {blocked.shape} must be matrices of one shape"
-        )
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    r, c, nan = _row_smallest(keys, blocked, int(n))
-    if nan:
-        raise ValueError("keys contain NaN; give every open entry a number")
-    return r, c
+def _compiled_numbers(a: np.ndarray) -> bool:
+    """Whether the compiled passes compare ``a`` as numpy does: integers other than uint64
+    (which numba would compare with signed ones as floats), float32 and float64."""
+    kind, size = a.dtype.kind, a.dtype.itemsize
+    return kind == "i" or (kind == "u" and size < 8) or (kind == "f" and size in (4, 8))
 
 
 @njit(cache=True, nogil=True)
-def _select(a, j):  # pragma: no cover - compiled
-    """The ``j``-th smallest value of ``a`` (from 0; no NaN), reordering ``a`` in place:
-    Hoare's (1961) FIND. The value ``np.partition(a, j)[j]`` gives, which numba compiles
-    in about 5 s where this takes a fraction of one."""
-    lo, hi = 0, a.shape[0] - 1
-    while lo < hi:
-        pivot = a[(lo + hi) >> 1]
-        i, k = lo, hi
-        while i <= k:  # a[lo:i] <= pivot <= a[k + 1:hi + 1]
-            while a[i] < pivot:
-                i += 1
-            while a[k] > pivot:
-                k -= 1
-            if i <= k:
-                a[i], a[k] = a[k], a[i]
-                i += 1
-                k -= 1
-        if j <= k:
-            hi = k
-        elif j >= i:
-            lo = i
-        else:  # between the two parts: equal to the pivot
-            break
-    return a[j]
+def _table_positions(ids, values, lo, hi):  # pragma: no cover - compiled
+    """:func:`positions` by a table of the ids' range ``lo..hi``."""
+    table = np.full(hi - lo + 1, -1, dtype=np.int64)
+    for k in range(len(ids)):
+        table[np.int64(ids[k]) - lo] = k
+    out = np.empty(len(values), dtype=np.int64)
+    for k in range(len(values)):
+        v = np.int64(values[k])
+        out[k] = table[v - lo] if lo <= v <= hi else -1
+    return out
 
 
 @njit(cache=True, nogil=True)
-def _row_smallest(keys, blocked, n):  # pragma: no cover - compiled
-    rows, width = keys.shape
-    keep = min(n, width)
-    out_r = np.empty(rows * keep, dtype=np.int64)
-    out_c = np.empty(rows * keep, dtype=np.int64)
-    if keep == 0:
-        return out_r, out_c, False
-    ck = np.empty(width, dtype=np.float64)  # the row's open keys at or under the bound
-    cc = np.empty(width, dtype=np.int64)  # and their columns, ascending
-    scratch = np.empty(width, dtype=np.float64)
-    # a bound from every step-th open key: the j-th smallest of the sample lies above the keep
-    # smallest keys of a row of random keys but for 3 standard deviations, so most keys are
-    # passed over; a row with fewer than keep keys under it is read again
-    step = width // 256 if width >= 8 * keep else 0
-    sample = np.empty(width // max(step, 1) + 1, dtype=np.float64)
-    lam = keep / max(step, 1)
-    j = int(lam + 3.0 * np.sqrt(lam) + 2.0)
-    at = 0
-    for r in range(rows):
-        bound = np.inf
-        if step > 0:
-            s = 0
-            for c in range(0, width, step):
-                if not blocked[r, c]:
-                    sample[s] = keys[r, c]
-                    s += 1
-            if j < s:
-                bound = _select(sample[:s], j)
-        while True:
-            m = 0
-            nan = False
-            for c in range(width):  # without branches: every key written, the open kept
-                v = keys[r, c]
-                ck[m] = v
-                cc[m] = c
-                opened = not blocked[r, c]
-                nan |= opened and v != v
-                m += opened and v <= bound
-            if nan:
-                return out_r[:0], out_c[:0], True
-            if m >= keep or bound == np.inf:
-                break
-            bound = np.inf  # fewer than keep keys under the bound: read the row whole
-        if m <= keep:  # the whole pool, or exactly keep keys
-            for k in range(m):
-                out_r[at] = r
-                out_c[at] = cc[k]
-                at += 1
-            continue
-        scratch[:m] = ck[:m]
-        t = _select(scratch[:m], keep - 1)  # the keep-th smallest key
-        need = keep
-        for k in range(m):
-            if ck[k] < t:
-                need -= 1
-        # every key under t, and the lowest columns of those equal to t, in column order
-        for k in range(m):
-            v = ck[k]
-            if v < t or (v == t and need > 0):
-                if v == t:
-                    need -= 1
-                out_r[at] = r
-                out_c[at] = cc[k]
-                at += 1
-    return out_r[:at], out_c[:at], False
+def _rising(v):  # pragma: no cover - compiled
+    """Whether ``v`` never falls (stops at the first fall; a NaN counts as a fall)."""
+    for k in range(1, len(v)):  # noqa: SIM110 - a loop numba compiles, stopping early
+        if not v[k] >= v[k - 1]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _rising_positions(ids, values):  # pragma: no cover - compiled
+    """:func:`positions` of rising ``values``: each search gallops from the last position (steps
+    1, 2, 4, … until an id is not below the value), then bisects that span."""
+    n = len(ids)
+    out = np.empty(len(values), dtype=np.int64)
+    lo = 0
+    for k in range(len(values)):
+        v = values[k]
+        step = 1
+        hi = lo
+        while hi < n and ids[hi] < v:
+            lo = hi + 1
+            hi = lo + step
+            step *= 2
+        hi = min(hi, n)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if ids[mid] < v:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[k] = lo if lo < n and ids[lo] == v else -1
+    return out
 
 
 def first_rows(codes: ArrayLike) -> np.ndarray:

@@ -14,8 +14,8 @@ import pytest
 
 from recmeta.arrays import (
     first_rows,
-    group_sums,
     frame_hashes,
+    group_sums,
     has_duplicate_pairs,
     has_duplicates,
     lexsort,
@@ -23,12 +23,12 @@ from recmeta.arrays import (
     pairs_strictly_increasing,
     positions,
     row_hashes,
-    row_smallest,
     sorted_unique,
     threaded_map,
     threaded_rows,
     threads_share_numba,
 )
+from recmeta.protocols.smallest import row_smallest
 
 
 @pytest.mark.parametrize("high", [3, 1_000, 10**12])
@@ -257,7 +257,7 @@ def test_row_smallest_on_wide_rows_as_the_chapters_draw_them(keys_of: str) -> No
 
 
 def test_the_bounds_selection_is_numpys_partition() -> None:
-    from recmeta.arrays import _select
+    from recmeta.protocols.smallest import _select
 
     rng = np.random.default_rng(5)
     for size in (1, 2, 3, 7, 64, 257):
@@ -304,6 +304,38 @@ def test_sorted_unique_of_a_short_integer_range_is_numpy_unique(dtype, low: int)
         np.testing.assert_array_equal(got, want)
     wide = np.array([0, 10**15] * 600, dtype=np.int64)  # a long range: the sort
     np.testing.assert_array_equal(sorted_unique(wide), [0, 10**15])
+
+
+@pytest.mark.parametrize("high", [50, 10**12])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint32", "float64", "float32"])
+def test_positions_of_rising_values_equal_the_binary_search(high: int, dtype: str) -> None:
+    """Rising values take the compiled gallop; the search is the reference, on every dtype the
+    pass accepts, repeated values, values below and above every id, and a NaN among them."""
+    rng = np.random.default_rng(high % 97)
+    top = min(high, np.iinfo(np.int32).max - 10) if dtype in ("int32", "uint32") else high
+    low = 0 if dtype == "uint32" else -3
+    ids = np.unique(rng.integers(0, top, size=3_000)).astype(dtype)
+    values = np.sort(rng.integers(low, top + 3, size=9_000)).astype(dtype)
+    values = np.sort(np.concatenate([values, ids[::7]]))  # hits, and repeats of them
+    for v in (values, values[::-1], values.astype(np.int64) if dtype == "uint32" else values):
+        got = positions(ids, v)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, _positions_by_search(ids, v))
+    if dtype.startswith("float"):
+        with_nan = np.concatenate([values, [np.nan, values[-1]]]).astype(dtype)
+        np.testing.assert_array_equal(
+            positions(ids, with_nan), _positions_by_search(ids, with_nan)
+        )
+        assert positions(ids, with_nan)[-2] == -1
+    # ints among floats and floats among ints compare as numbers
+    np.testing.assert_array_equal(
+        positions(ids.astype(float), np.sort(values).astype(np.int64)),
+        _positions_by_search(ids.astype(float), np.sort(values).astype(np.int64)),
+    )
+    halves = np.sort(values.astype(float) + 0.5)
+    np.testing.assert_array_equal(
+        positions(ids.astype(np.int64), halves), np.full(len(halves), -1)
+    )
 
 
 def test_positions_of_negative_and_unsigned_ids() -> None:

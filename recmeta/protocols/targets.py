@@ -30,8 +30,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..arrays import has_duplicate_pairs, has_duplicates, positions, row_smallest, sorted_unique
+from ..arrays import has_duplicate_pairs, has_duplicates, positions, sorted_unique
 from ..data.popularity import percentile_strata
+from .smallest import row_smallest
 
 __all__ = ["Candidates", "NonRelevant", "Protocol", "Relevant", "check_ratings", "target_sets"]
 
