@@ -20,18 +20,26 @@ def set_codes(s: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 
     Numeric columns take one compiled pass, which stops at the first row out of that order;
     others the same test by numpy. Rows out of that order are coded by ``np.unique``."""
+    sets, code, grouped, _ = _set_layout(s, item)
+    return sets, code, grouped
+
+
+def _set_layout(
+    s: np.ndarray, item: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray | None]:
+    """:func:`set_codes` and, for grouped rows, the first row of each set (else None)."""
     if len(s) > 1 and s.dtype.kind in "iu" and item.dtype.kind in "iuf":
         grouped, code, firsts = _grouped_codes(s, item)
         if grouped:
-            return s[firsts], code, True
+            return s[firsts], code, True, firsts
     else:
         same = s[1:] == s[:-1]
         grouped = len(s) < 2 or bool(np.all((s[1:] > s[:-1]) | (same & (item[1:] >= item[:-1]))))
         if grouped:
             start = np.r_[True, ~same] if len(s) else np.zeros(0, bool)
-            return s[start], np.cumsum(start) - 1, True
+            return s[start], np.cumsum(start) - 1, True, np.flatnonzero(start)
     sets, inverse = np.unique(s, return_inverse=True)
-    return sets, inverse, False
+    return sets, inverse, False, None
 
 
 def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
@@ -48,17 +56,19 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
     s = scored["set"].to_numpy()
     item = scored["item"].to_numpy()
     score = scored["score"].to_numpy(dtype=float)
-    _, inv, grouped = set_codes(s, item)
+    _, inv, grouped, firsts = _set_layout(s, item)
     if depth is not None and depth < 1:
         raise ValueError(f"depth must be >= 1 or None, got {depth}")
     rows = np.arange(len(s))
-    if depth is not None and grouped and len(s):
-        counts = np.bincount(inv)
+    # grouped rows: set g holds rows bounds[g]:bounds[g + 1]
+    bounds = np.r_[firsts, len(s)] if firsts is not None and len(s) else None
+    if depth is not None and bounds is not None:
+        counts = np.diff(bounds)
         width = int(counts.max())
         if width > depth and len(counts) * width <= 4 * len(s) + 4096:
             if not np.isnan(score).any():
-                return _grouped_top_ranks(np.r_[0, np.cumsum(counts)], score, depth)
-            starts = np.r_[0, np.cumsum(counts)[:-1]]
+                return _grouped_top_ranks(bounds, score, depth)
+            starts = bounds[:-1]
             table = np.full((len(counts), width), -np.inf)
             table[inv, rows - starts[inv]] = score
             # the depth-th largest score of each set: every row that can rank above depth has
@@ -70,8 +80,8 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
             so = inv[order]
             rank[order] = np.arange(len(order)) - np.searchsorted(so, so, side="left")
             return rank
-    if grouped and len(s) and not np.isnan(score).any():
-        return _grouped_ranks(np.r_[0, np.cumsum(np.bincount(inv))], score)
+    if bounds is not None and not np.isnan(score).any():
+        return _grouped_ranks(bounds, score)
     if grouped:  # stable sorts keep the item order among equal scores
         by_score = np.argsort(-score, kind="stable")
         order = by_score[np.argsort(inv[by_score], kind="stable")]
