@@ -21,6 +21,12 @@ checked equal (to the bit, or value for value) before any time is printed:
   each unit's open candidates): numpy's ``argpartition`` of every row with the blocked keys set
   to +inf, against ``protocols.smallest.row_smallest``; the blocked share and the widths are
   those of 1R TI-NN on each dataset (the test items as candidates), one row per relevant test rating.
+- **Positions of keys among sorted ids** (``arrays.positions``: a target set's rows among the
+  test ratings, a frame's pairs among the scored pairs): numpy's binary search
+  (``searchsorted``, kept where the id found is the key) against the compiled table of a short
+  range of ids and the compiled gallop over rising keys, on the AR AI-AN sets' (user, item) keys
+  among the test ratings' (a fifth of the ratings), coded over the item count (a short range)
+  and over 10^9 (a long one).
 - **A split's candidate counts** (statistical biases' ``split_sets``, every split of the
   chapter): the distinct items of the target sets and the mean rating count of their
   non-relevant rows' items, by pandas (``nunique``, ``value_counts().reindex(...).mean()``)
@@ -46,6 +52,7 @@ from benchdata import best, load  # noqa: E402
 from recmeta.arrays import (  # noqa: E402
     has_duplicate_pairs,
     pairs_strictly_increasing,
+    positions,
     sorted_unique,
 )
 from recmeta.data.lenskit_objects import to_lenskit  # noqa: E402
@@ -90,6 +97,12 @@ def _smallest_by_numpy(keys: np.ndarray, blocked: np.ndarray, n: int) -> np.ndar
     """The columns of the n smallest open keys of every row, sorted, by one argpartition."""
     cols = np.argpartition(np.where(blocked, np.inf, keys), n - 1, axis=1)[:, :n]
     return np.sort(cols, axis=1)
+
+
+def _positions_by_search(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Positions of values among sorted distinct ids by numpy's binary search, -1 if absent."""
+    at = np.searchsorted(ids, values).clip(0, len(ids) - 1)
+    return np.where(ids[at] == values, at, -1)
 
 
 def _counts_by_pandas(sets: pd.DataFrame, ratings: pd.DataFrame) -> tuple[int, float]:
@@ -171,6 +184,18 @@ def main() -> None:
             assert old == new
             what = f"{label}, AR AI-AN, {len(sets):,} rows"
             print(_row("a split's candidate counts", what, "pandas", t_old, t_new))
+
+            u_code = np.searchsorted(users, sets["user"].to_numpy())
+            i_code = np.searchsorted(items, sets["item"].to_numpy())
+            t_u = np.searchsorted(users, test["user"].to_numpy())
+            t_i = np.searchsorted(items, test["item"].to_numpy())
+            for scale, span in ((len(items), "short"), (10**9, "long")):
+                keys, ids = u_code * scale + i_code, np.sort(t_u * scale + t_i)
+                t_old, old = best(lambda i=ids, k=keys: _positions_by_search(i, k))
+                t_new, new = best(lambda i=ids, k=keys: positions(i, k))
+                assert np.array_equal(old, new)
+                what = f"{label}, {len(keys):,} rising keys, {len(ids):,} ids, {span} range"
+                print(_row("positions of keys", what, "numpy searchsorted", t_old, t_new))
 
 
 if __name__ == "__main__":
