@@ -312,13 +312,12 @@ def positions(ids: np.ndarray, values: ArrayLike) -> np.ndarray:
     values = np.asarray(values)
     if not len(ids):
         return np.full(len(values), -1, dtype=np.int64)
-    small = all(
-        a.dtype.kind == "i" or (a.dtype.kind == "u" and a.itemsize < 8) for a in (ids, values)
-    )
+    numbers = _compiled_numbers(ids) and _compiled_numbers(values)
+    small = numbers and ids.dtype.kind != "f" and values.dtype.kind != "f"
     lo, hi = (int(ids[0]), int(ids[-1])) if small else (0, -1)
     if small and _short(lo, hi, len(values) + len(ids)):
         return _table_positions(ids, values, lo, hi)
-    if _compiled_numbers(ids) and _compiled_numbers(values) and _rising(values):
+    if numbers and _rising(values):
         return _rising_positions(ids, values)
     at = np.searchsorted(ids, values).clip(0, len(ids) - 1)
     return np.where(ids[at] == values, at, -1)
