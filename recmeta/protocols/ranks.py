@@ -60,13 +60,14 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
     if depth is not None and depth < 1:
         raise ValueError(f"depth must be >= 1 or None, got {depth}")
     rows = np.arange(len(s))
+    has_nan = bool(np.isnan(score).any())
     # grouped rows: set g holds rows bounds[g]:bounds[g + 1]
     bounds = np.r_[firsts, len(s)] if firsts is not None and len(s) else None
     if depth is not None and bounds is not None:
         counts = np.diff(bounds)
         width = int(counts.max())
         if width > depth and len(counts) * width <= 4 * len(s) + 4096:
-            if not np.isnan(score).any():
+            if not has_nan:
                 return _grouped_top_ranks(bounds, score, depth)
             starts = bounds[:-1]
             table = np.full((len(counts), width), -np.inf)
@@ -80,7 +81,7 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
             so = inv[order]
             rank[order] = np.arange(len(order)) - np.searchsorted(so, so, side="left")
             return rank
-    if bounds is not None and not np.isnan(score).any():
+    if bounds is not None and not has_nan:
         return _grouped_ranks(bounds, score)
     if grouped:  # stable sorts keep the item order among equal scores
         by_score = np.argsort(-score, kind="stable")
