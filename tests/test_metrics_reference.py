@@ -247,3 +247,19 @@ def test_stratified_recall_with_external_popularity():
     runs2 = Runs.from_frame(runs.to_frame().assign(system="s"), j2)
     got = score_matrices(j2, runs2, ["SRecall(gamma=inf)@1"])["SRecall(gamma=inf)@1"][0, 0]
     assert got == pytest.approx(1 / (1 / 9 + 1))
+
+
+def test_exponential_gain_is_the_power_it_replaces():
+    # the kernel takes 2^g − 1 of a whole grade by a shift; every grade must give the float
+    # the power gives (compiled as it was before the shortcut), exactly
+    from numba import njit
+
+    from recmeta.metrics._kernel import _exp_gain
+
+    exp_gain = njit(lambda g: _exp_gain(g))
+    power = njit(lambda g: 2.0**g - 1.0)
+    grades = [*np.arange(0.0, 60.5, 0.5), -0.0, -1.0, -2.5, 1e-300, 52.0 - 2**-40, 1e6]
+    for g in grades:
+        assert exp_gain(g) == power(g), g
+    assert exp_gain(52.0) == 2.0**52 - 1 and exp_gain(3.0) == 7.0
+    assert np.isnan(exp_gain(np.nan)) and exp_gain(np.inf) == np.inf

@@ -83,12 +83,24 @@ def _kind_of(c):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _exp_gain(g):
+    """2^g − 1, the exponential gain. A whole grade from 0 to 52 takes a shift instead of the
+    power: 2^g − 1 is then an integer below 2^53, which the power gives exactly too, so the
+    float is the same."""
+    if g >= 0.0 and g <= 52.0:
+        whole = int(g)
+        if whole == g:
+            return float((1 << whole) - 1)
+    return 2.0**g - 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _gain(kind, g, top, threshold, gain_keys, gain_vals):
     """Gain of a judged grade ``g >= 0`` (see :mod:`recmeta.metrics._options`)."""
     if kind == 0:
         return g
     if kind == 1:
-        return 2.0**g - 1.0
+        return _exp_gain(g)
     if kind == 2:
         return 1.0 if g >= threshold and g > 0 else 0.0
     if kind == 3:
@@ -856,7 +868,7 @@ def _score_user(
                 dcg0 += g * disc[d]
             if need_exp and g != last_g:  # grades repeat along a list: one power per change
                 last_g = g
-                last_exp = 2.0**g - 1.0
+                last_exp = _exp_gain(g)
             exp_gain = last_exp
             if nk1:
                 dcg1 += exp_gain * disc[d]
