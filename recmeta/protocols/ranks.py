@@ -20,26 +20,27 @@ def set_codes(s: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 
     Numeric columns take one compiled pass, which stops at the first row out of that order;
     others the same test by numpy. Rows out of that order are coded by ``np.unique``."""
-    sets, code, grouped, _ = _set_layout(s, item)
-    return sets, code, grouped
+    sets, code, firsts = _set_layout(s, item)
+    return sets, code, firsts is not None
 
 
 def _set_layout(
     s: np.ndarray, item: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray | None]:
-    """:func:`set_codes` and, for grouped rows, the first row of each set (else None)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`set_codes` with, in place of whether the rows are grouped, the first row of each
+    set when they are (else None)."""
     if len(s) > 1 and s.dtype.kind in "iu" and item.dtype.kind in "iuf":
         grouped, code, firsts = _grouped_codes(s, item)
         if grouped:
-            return s[firsts], code, True, firsts
+            return s[firsts], code, firsts
     else:
         same = s[1:] == s[:-1]
         grouped = len(s) < 2 or bool(np.all((s[1:] > s[:-1]) | (same & (item[1:] >= item[:-1]))))
         if grouped:
             start = np.r_[True, ~same] if len(s) else np.zeros(0, bool)
-            return s[start], np.cumsum(start) - 1, True, np.flatnonzero(start)
+            return s[start], np.cumsum(start) - 1, np.flatnonzero(start)
     sets, inverse = np.unique(s, return_inverse=True)
-    return sets, inverse, False, None
+    return sets, inverse, None
 
 
 def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
@@ -56,7 +57,7 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
     s = scored["set"].to_numpy()
     item = scored["item"].to_numpy()
     score = scored["score"].to_numpy(dtype=float)
-    _, inv, grouped, firsts = _set_layout(s, item)
+    _, inv, firsts = _set_layout(s, item)
     if depth is not None and depth < 1:
         raise ValueError(f"depth must be >= 1 or None, got {depth}")
     rows = np.arange(len(s))
@@ -83,7 +84,7 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
             return rank
     if bounds is not None and not has_nan:
         return _grouped_ranks(bounds, score)
-    if grouped:  # stable sorts keep the item order among equal scores
+    if firsts is not None:  # stable sorts keep the item order among equal scores
         by_score = np.argsort(-score, kind="stable")
         order = by_score[np.argsort(inv[by_score], kind="stable")]
     else:
