@@ -61,9 +61,9 @@ def rank_in_sets(scored: pd.DataFrame, depth: int | None = None) -> np.ndarray:
     if depth is not None and depth < 1:
         raise ValueError(f"depth must be >= 1 or None, got {depth}")
     rows = np.arange(len(s))
-    has_nan = bool(np.isnan(score).any())
-    # grouped rows: set g holds rows bounds[g]:bounds[g + 1]
+    # grouped rows: set g holds rows bounds[g]:bounds[g + 1]; only their passes read has_nan
     bounds = np.r_[firsts, len(s)] if firsts is not None and len(s) else None
+    has_nan = bounds is not None and bool(np.isnan(score).any())
     if depth is not None and bounds is not None:
         counts = np.diff(bounds)
         width = int(counts.max())
